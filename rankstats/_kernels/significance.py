@@ -1,0 +1,117 @@
+"""McNemar's and Cochran's tests on paired binary outcomes: NumPy kernels over the last axes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ScoreValueError
+from .concordance import _scipy_stats
+from .ranking import check_choice, missing_among_present, usable_judges, warn_nan
+
+MCNEMAR_METHODS = ("exact", "midp", "chi2", "chi2_cc")
+
+
+def check_binary(x, statistic: str) -> None:
+    """Raise unless every non-NaN value of ``x`` is 0 or 1."""
+    bad = ~np.isnan(x) & (x != 0) & (x != 1)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ScoreValueError(
+            f"{statistic}: needs binary scores (0 or 1); found {x[where]!r} at index {where} "
+            f"and {int(bad.sum()) - 1} other non-binary value(s)"
+        )
+
+
+def mcnemar_matrix(x, *, method="exact", nan_policy="propagate"):
+    """McNemar's test between every pair of rows of ``(..., m, samples)``.
+
+    ``b[a, c]`` counts samples row a gets right and row c wrong. Returns a dict
+    of ``(..., m, m)`` arrays: ``statistic`` (min(b, c) for the exact and mid-p
+    tests, the chi-square otherwise), ``pvalue``, ``b``, ``c`` and
+    ``n_samples`` (samples both rows observe).
+    """
+    check_choice("method", method, MCNEMAR_METHODS)
+    x = np.asarray(x, dtype=float)
+    check_binary(x, "mcnemar")
+    samples_present, rows_present, holes = missing_among_present(x, nan_policy, "mcnemar")
+    observed = ~np.isnan(x) & samples_present[..., None, :]
+    right = np.where(observed, x, 0.0)
+    wrong = np.where(observed, 1.0 - x, 0.0)
+    b = right @ np.swapaxes(wrong, -1, -2)
+    c = np.swapaxes(b, -1, -2)
+    n_samples = observed.astype(float) @ np.swapaxes(observed, -1, -2).astype(float)
+    discordant = b + c
+    stats = _scipy_stats()
+    smaller = np.minimum(b, c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "exact":
+            statistic = smaller
+            pvalue = np.minimum(1.0, 2.0 * stats.binom.cdf(smaller, discordant, 0.5))
+            pvalue = np.where(discordant == 0, 1.0, pvalue)
+        elif method == "midp":
+            statistic = smaller
+            pvalue = 2.0 * stats.binom.cdf(smaller, discordant, 0.5)
+            pvalue = pvalue - stats.binom.pmf(smaller, discordant, 0.5)
+            pvalue = np.where(discordant == 0, 1.0, np.minimum(1.0, pvalue))
+        else:
+            shift = 1.0 if method == "chi2_cc" else 0.0
+            statistic = (np.abs(b - c) - shift) ** 2 / discordant
+            pvalue = stats.chi2.sf(statistic, 1)
+    pair_present = rows_present[..., :, None] & rows_present[..., None, :]
+    poisoned = (holes[..., :, None] | holes[..., None, :]) if nan_policy == "propagate" else False
+    undefined = ~pair_present | poisoned
+    if method in ("chi2", "chi2_cc"):
+        m = x.shape[-2]
+        upper = np.arange(m)[:, None] < np.arange(m)
+        warn_nan("mcnemar", (discordant == 0) & ~undefined & upper,
+                 "no discordant samples (b = c = 0); the chi-square test is undefined")
+        undefined = undefined | (discordant == 0)
+    nan_if = lambda values: np.where(undefined, np.nan, values)  # noqa: E731
+    return {
+        "statistic": nan_if(statistic),
+        "pvalue": nan_if(pvalue),
+        "b": np.where(pair_present, b, np.nan),
+        "c": np.where(pair_present, c, np.nan),
+        "n_samples": np.where(pair_present, n_samples, 0.0),
+    }
+
+
+def mcnemar_pair(x, y, *, method="exact", nan_policy="propagate"):
+    """McNemar's test of ``x`` against ``y`` along the last axis (broadcast together)."""
+    x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    out = mcnemar_matrix(np.stack([x, y], axis=-2), method=method, nan_policy=nan_policy)
+    return {key: value[..., 0, 1] for key, value in out.items()}
+
+
+def cochran_q(x, *, nan_policy="propagate"):
+    """Cochran's Q over ``(..., blocks, treatments)`` binary outcomes.
+
+    Q = (k - 1) (k sum_j C_j^2 - T^2) / (k T - sum_i R_i^2), with C_j the
+    treatment totals, R_i the block totals and T the grand total.
+    """
+    x = np.asarray(x, dtype=float)
+    check_binary(x, "cochran_q")
+    used, treatments_present, poisoned = usable_judges(x, nan_policy, "cochran_q")
+    keep = used[..., :, None] & treatments_present[..., None, :]
+    values = np.where(keep, x, 0.0)
+    k = treatments_present.sum(-1).astype(float)
+    n_blocks = used.sum(-1).astype(float)
+    column = values.sum(-2)
+    row = values.sum(-1)
+    total = row.sum(-1)
+    denominator = k * total - (row**2).sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = (k - 1.0) * (k * (column**2).sum(-1) - total**2) / denominator
+    few = (k < 2) | (n_blocks < 1)
+    constant = ~few & (denominator == 0)
+    warn_nan("cochran_q", few & ~poisoned, "fewer than two treatments or no complete block")
+    warn_nan("cochran_q", constant & ~poisoned, "every block has the same outcome throughout")
+    q = np.where(poisoned | few | constant, np.nan, q)
+    dof = k - 1.0
+    return {
+        "statistic": q,
+        "dof": dof,
+        "pvalue": _scipy_stats().chi2.sf(q, dof),
+        "n_blocks": n_blocks,
+        "n_treatments": k,
+    }

@@ -1,0 +1,235 @@
+"""The one bridge between the public functions and the NumPy kernels.
+
+Labelled inputs (xarray) go through :func:`xarray.apply_ufunc` with
+``dask="parallelized"``, so dask-chunked cubes work out of core; NumPy inputs
+have their core axes moved last. Either way the kernel sees
+``(..., *core)`` arrays and returns a dict of arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import xarray as xr
+
+from .errors import CoordinateMismatchError, DimensionError
+
+SAMPLE = "sample"
+
+
+def is_labelled(x) -> bool:
+    """Whether ``x`` is an xarray object (and so addressed by dimension names)."""
+    return isinstance(x, (xr.DataArray, xr.Dataset))
+
+
+def scores_of(x, statistic: str, keep: Sequence[str] = ()) -> xr.DataArray:
+    """The scores of a cube or DataArray, averaged over samples unless ``sample`` is kept.
+
+    A statistic that works on per-template scores receives the mean over
+    samples (missing samples skipped), as :func:`rankstats.template_scores`.
+    """
+    if isinstance(x, xr.Dataset):
+        if "score" not in x.data_vars:
+            raise DimensionError(
+                f"{statistic}: the Dataset has no 'score' variable "
+                f"(variables: {', '.join(map(str, x.data_vars)) or 'none'})"
+            )
+        x = x["score"]
+    if SAMPLE in x.dims and SAMPLE not in keep:
+        x = mean_over(x, SAMPLE)
+    return x
+
+
+def mean_over(x: xr.DataArray, dim: str) -> xr.DataArray:
+    """Mean along ``dim`` skipping NaN; NaN (without a warning) where nothing is observed."""
+    observed = x.notnull()
+    total = x.where(observed, 0.0).sum(dim)
+    count = observed.sum(dim)
+    return (total / count.where(count > 0)).assign_attrs(x.attrs)
+
+
+def higher_is_better_of(x, given: bool | None) -> bool:
+    """``given``, else the cube's ``higher_is_better`` attribute, else True."""
+    if given is not None:
+        return bool(given)
+    attrs = getattr(x, "attrs", {})
+    return bool(attrs.get("higher_is_better", True))
+
+
+def numpy_axis(statistic: str, role: str, value, default_name: str, default_axis: int) -> int:
+    """The axis a NumPy input uses for ``role``: an int, or the default for the default name."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if value == default_name:
+        return default_axis
+    raise DimensionError(
+        f"{statistic}: NumPy input has no named dimensions; pass an axis number for "
+        f"{role} instead of {value!r}"
+    )
+
+
+def check_dims(statistic: str, x: xr.DataArray, roles: Mapping[str, str]) -> None:
+    """Raise unless each named dimension exists once."""
+    names = list(roles.values())
+    for role, dim in roles.items():
+        if dim not in x.dims:
+            raise DimensionError(
+                f"{statistic}: the {role} dimension {dim!r} is not among the input's "
+                f"dimensions ({', '.join(map(str, x.dims))})"
+            )
+    if len(set(names)) != len(names):
+        raise DimensionError(f"{statistic}: one dimension given for two roles: {dict(roles)}")
+
+
+def check_aligned(statistic: str, arrays: Sequence[xr.DataArray]) -> None:
+    """Raise unless the arrays label every shared dimension and coordinate identically."""
+    first = arrays[0]
+    for other in arrays[1:]:
+        for name in set(first.coords) & set(other.coords):
+            a, b = first.coords[name], other.coords[name]
+            if a.dims != b.dims and not set(a.dims) & set(b.dims):
+                continue
+            if a.shape != b.shape or not _same_values(a.values, b.values):
+                raise CoordinateMismatchError(
+                    f"{statistic}: the inputs disagree on coordinate {name!r}: "
+                    f"{_describe_difference(a, b)}"
+                )
+        for dim in set(first.dims) & set(other.dims):
+            if first.sizes[dim] != other.sizes[dim]:
+                raise CoordinateMismatchError(
+                    f"{statistic}: the inputs have {first.sizes[dim]} and {other.sizes[dim]} "
+                    f"positions along dimension {dim!r}"
+                )
+
+
+def _same_values(a, b) -> bool:
+    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.array_equal(a.astype(object), b.astype(object)))
+
+
+def _describe_difference(a: xr.DataArray, b: xr.DataArray) -> str:
+    if a.shape != b.shape:
+        return f"shapes {a.shape} and {b.shape} along {a.dims}"
+    av, bv = np.asarray(a.values, dtype=object), np.asarray(b.values, dtype=object)
+    differs = np.argwhere(av != bv)
+    where = tuple(int(i) for i in differs[0])
+    shown = ", ".join(f"{dim}={i}" for dim, i in zip(a.dims, where, strict=True))
+    first = f"{av[where]!r} vs {bv[where]!r}"
+    return f"{len(differs)} label(s) differ, first at {shown or 'scalar'}: {first}"
+
+
+def _chunked(x: xr.DataArray) -> bool:
+    return x.chunks is not None
+
+
+def apply_labelled(
+    statistic: str,
+    kernel: Callable[..., dict],
+    arrays: Sequence[xr.DataArray],
+    core_dims: Sequence[Sequence[str]],
+    outputs: Mapping[str, tuple[str, Sequence[str]]],
+    *,
+    kwargs: Mapping | None = None,
+    new_dims: Mapping[str, str] | None = None,
+    attrs: Mapping | None = None,
+) -> xr.Dataset:
+    """Run ``kernel`` over labelled arrays and collect its outputs in a Dataset.
+
+    Parameters
+    ----------
+    outputs : mapping
+        ``{variable name: (kernel output key, output core dims)}``.
+    new_dims : mapping
+        ``{new dim: source dim}`` for output dims that do not exist in the
+        input (e.g. ``template_b`` for a template × template matrix); the new
+        dim takes the source's length and a renamed copy of its coordinates.
+    """
+    kwargs = dict(kwargs or {})
+    new_dims = dict(new_dims or {})
+    check_aligned(statistic, arrays)
+    if any(_chunked(a) for a in arrays):
+        arrays = [a.chunk({d: -1 for d in dims}) for a, dims in zip(arrays, core_dims, strict=True)]
+    keys = [key for key, _ in outputs.values()]
+    sizes = {new: arrays[0].sizes[source] for new, source in new_dims.items()}
+
+    def call(*values):
+        result = kernel(*values, **kwargs)
+        return tuple(np.asarray(result[key], dtype=float) for key in keys)
+
+    results = xr.apply_ufunc(
+        call,
+        *arrays,
+        input_core_dims=[list(d) for d in core_dims],
+        output_core_dims=[list(dims) for _, dims in outputs.values()],
+        dask="parallelized",
+        output_dtypes=[float] * len(keys),
+        dask_gufunc_kwargs={"output_sizes": sizes, "allow_rechunk": False},
+        keep_attrs="drop",
+    )
+    if len(keys) == 1:
+        results = (results,)
+    data = xr.Dataset(dict(zip(outputs, results, strict=True)))
+    for new, source in new_dims.items():
+        data = data.assign_coords(_renamed_coords(arrays[0], source, new))
+    data.attrs.update({"statistic": statistic, **_netcdf_safe(attrs or {})})
+    return data
+
+
+def _renamed_coords(x: xr.DataArray, source: str, new: str) -> dict:
+    """Copies of the coordinates along ``source``, with ``source`` renamed ``new``."""
+    copies = {}
+    for name, coord in x.coords.items():
+        if source in coord.dims:
+            dims = tuple(new if d == source else d for d in coord.dims)
+            copies[new if name == source else f"{name}_b"] = (dims, coord.values, coord.attrs)
+    return copies
+
+
+def _netcdf_safe(attrs: Mapping) -> dict:
+    """Attributes as netCDF can store them: booleans and None become strings."""
+    safe = {}
+    for key, value in attrs.items():
+        if isinstance(value, bool) or value is None:
+            value = str(value)
+        safe[key] = value
+    return safe
+
+
+def apply_numpy(
+    kernel: Callable[..., dict],
+    arrays: Sequence,
+    axes: Sequence[Sequence[int]],
+    outputs: Mapping[str, str],
+    result_type,
+    *,
+    kwargs: Mapping | None = None,
+):
+    """Run ``kernel`` over NumPy arrays with the given axes moved last; wrap in ``result_type``.
+
+    ``outputs`` maps result field names to kernel output keys. When
+    ``result_type`` is None the single output array is returned.
+    """
+    moved = []
+    for array, core in zip(arrays, axes, strict=True):
+        array = np.asarray(array, dtype=float)
+        _check_axes(array, core)
+        moved.append(np.moveaxis(array, list(core), list(range(-len(core), 0))))
+    result = kernel(*moved, **dict(kwargs or {}))
+    values = {name: np.asarray(result[key], dtype=float)[()] for name, key in outputs.items()}
+    if result_type is None:
+        (value,) = values.values()
+        return value
+    return result_type(**values)
+
+
+def _check_axes(array: np.ndarray, axes: Sequence[int]) -> None:
+    for axis in axes:
+        if not -array.ndim <= axis < array.ndim:
+            raise DimensionError(
+                f"axis {axis} is out of bounds for an array of {array.ndim} dimension(s) "
+                f"(shape {array.shape})"
+            )
+    if len({axis % array.ndim for axis in axes}) != len(axes):
+        raise DimensionError(f"axes {tuple(axes)} name the same axis twice")

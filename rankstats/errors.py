@@ -1,0 +1,52 @@
+"""Errors and warnings raised by rankstats.
+
+Every error derives from :class:`RankstatsError` and from the built-in class a
+caller would expect (``ValueError``, ``KeyError``, ``TypeError``), so both
+``except rankstats.RankstatsError`` and ``except ValueError`` catch them.
+Messages name the variable, dimension, task, template or value at fault.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CoordinateMismatchError",
+    "CubeError",
+    "DimensionError",
+    "DuplicateKeyError",
+    "MissingValueError",
+    "RankstatsError",
+    "RankstatsWarning",
+    "ScoreValueError",
+]
+
+
+class RankstatsError(Exception):
+    """Base class of every error rankstats raises on purpose."""
+
+
+class CubeError(RankstatsError, ValueError):
+    """A score cube, or the records it is built from, breaks the cube's conventions."""
+
+
+class ScoreValueError(CubeError):
+    """Scores that are not numbers, or lie outside the range their kind allows."""
+
+
+class DuplicateKeyError(CubeError):
+    """Several records share one (model, task, template, sample) key."""
+
+
+class DimensionError(RankstatsError, ValueError):
+    """A dimension a function needs is missing, or given twice, or in the wrong form."""
+
+
+class CoordinateMismatchError(RankstatsError, ValueError):
+    """Two inputs label a shared dimension differently."""
+
+
+class MissingValueError(RankstatsError, ValueError):
+    """Missing values met under ``nan_policy="raise"``."""
+
+
+class RankstatsWarning(UserWarning):
+    """A result is NaN or degenerate for a reason the caller should know."""

@@ -1,0 +1,213 @@
+"""Check a Dataset against the cube's conventions (``schemas/cube.schema.json``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from .errors import CubeError, ScoreValueError
+
+__all__ = ["validate"]
+
+SCHEMA_VERSION = "1.0"
+SCORE_KINDS = ("binary", "proportion", "continuous")
+REQUIRED_DIMS = ("model", "task", "template")
+REQUIRED_ATTRS = (
+    "schema_version",
+    "score_kind",
+    "higher_is_better",
+    "metric",
+    "created_at",
+    "creation_library_version",
+    "source",
+)
+_PER_TASK = {"template": ("task", "template"), "sample": ("task", "sample")}
+
+
+def validate(cube: xr.Dataset) -> xr.Dataset:
+    """Check that ``cube`` follows the cube's conventions; return it unchanged.
+
+    Parameters
+    ----------
+    cube : xarray.Dataset
+        The cube to check.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``cube`` itself, so calls can be chained.
+
+    Raises
+    ------
+    CubeError
+        Listing every problem found: missing dimensions, coordinates or
+        attributes, coordinates on the wrong dimensions, repeated labels,
+        scores at padded positions.
+    ScoreValueError
+        Scores that are not numeric, or outside [0, 1] for ``binary`` and
+        ``proportion`` cubes (naming the model, task, template, sample and
+        value of the first offenders).
+
+    Notes
+    -----
+    The conventions: ``score`` has dims ``model``, ``task``, ``template`` and
+    optionally ``sample`` (other dims are allowed and carried along); ``model``
+    and ``task`` are labelled by unique index coordinates; each task's
+    templates are identified by ``template_id(task, template)`` (and samples
+    by ``sample_id(task, sample)``), unique within the task, ``""`` marking
+    padding, where every score is missing; every other ``template_*`` or
+    ``sample_*`` coordinate lies on the same two dims; and the attributes
+    ``schema_version``, ``score_kind`` (binary, proportion or continuous),
+    ``higher_is_better`` (0 or 1), ``metric``, ``created_at``,
+    ``creation_library_version`` and ``source`` are present.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> cube = rankstats.from_records(
+    ...     [{"model": "m", "task": "t", "template": "a", "score": 1.5}]
+    ... )
+    >>> rankstats.validate(cube).attrs["score_kind"]
+    'continuous'
+    >>> cube.attrs["score_kind"] = "proportion"
+    >>> rankstats.validate(cube)
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.ScoreValueError: invalid cube: 1 score(s) outside [0, 1] for a \
+'proportion' cube: model='m', task='t', template='a': 1.5
+    """
+    if not isinstance(cube, xr.Dataset):
+        raise CubeError(f"a cube is an xarray.Dataset, not {type(cube).__name__}")
+    if "score" not in cube.data_vars:
+        raise CubeError(
+            "invalid cube: no 'score' variable "
+            f"(variables: {', '.join(map(str, cube.data_vars)) or 'none'})"
+        )
+    score = cube["score"]
+    problems = []
+    missing_dims = [d for d in REQUIRED_DIMS if d not in score.dims]
+    if missing_dims:
+        problems.append(
+            f"'score' lacks the dimension(s) {', '.join(map(repr, missing_dims))} "
+            f"(it has {', '.join(map(repr, score.dims))})"
+        )
+    if score.dtype.kind not in "biuf":
+        raise ScoreValueError(f"invalid cube: 'score' holds {score.dtype} values, not numbers")
+    problems += _attribute_problems(cube.attrs)
+    for dim in ("model", "task"):
+        problems += _label_problems(cube, dim)
+    for dim, dims in _PER_TASK.items():
+        if dim in score.dims:
+            problems += _per_task_problems(cube, dim, dims)
+    if problems:
+        raise CubeError("invalid cube: " + "; ".join(problems))
+    _check_range(cube)
+    return cube
+
+
+def _attribute_problems(attrs) -> list[str]:
+    problems = []
+    missing = [name for name in REQUIRED_ATTRS if name not in attrs]
+    if missing:
+        problems.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
+    kind = attrs.get("score_kind")
+    if "score_kind" in attrs and kind not in SCORE_KINDS:
+        problems.append(f"attribute score_kind={kind!r} is not one of {SCORE_KINDS}")
+    better = attrs.get("higher_is_better", 1)
+    if not (isinstance(better, (bool, int, np.integer)) and int(better) in (0, 1)):
+        problems.append(f"attribute higher_is_better={better!r} is not 0 or 1")
+    version = str(attrs.get("schema_version", SCHEMA_VERSION))
+    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        problems.append(
+            f"attribute schema_version={version!r} is not compatible with {SCHEMA_VERSION!r}"
+        )
+    return problems
+
+
+def _label_problems(cube: xr.Dataset, dim: str) -> list[str]:
+    if dim not in cube.dims:
+        return []
+    if dim not in cube.coords:
+        return [f"dimension {dim!r} has no coordinate labelling it"]
+    labels = cube[dim].to_index()
+    if labels.has_duplicates:
+        repeated = labels[labels.duplicated()].unique().tolist()
+        return [f"coordinate {dim!r} repeats the label(s) {repeated[:10]!r}"]
+    return []
+
+
+def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str]) -> list[str]:
+    problems = []
+    id_name = f"{dim}_id"
+    for name in cube.coords:
+        coord = cube.coords[name]
+        if str(name).startswith(dim + "_") and dim in coord.dims and set(coord.dims) != set(dims):
+            problems.append(f"coordinate {name!r} has dims {coord.dims}, not {dims}")
+    if id_name not in cube.coords:
+        return [*problems, f"no {id_name!r} coordinate identifying each task's {dim}s"]
+    ids = cube[id_name]
+    if set(ids.dims) != set(dims):
+        return problems
+    ids = ids.transpose(*dims)
+    values = np.asarray(ids.values, dtype=object).astype(str)
+    tasks = cube["task"].values
+    real = values != ""
+    task_of = np.broadcast_to(np.arange(values.shape[0])[:, None], values.shape)[real]
+    keys = np.char.add(np.char.add(task_of.astype(str), "\x1f"), values[real])
+    unique, counts = np.unique(keys, return_counts=True)
+    if (counts > 1).any():
+        task_pos, label = unique[counts > 1][0].split("\x1f", 1)
+        problems.append(
+            f"{id_name} repeats {label!r} within task {tasks[int(task_pos)]!r} "
+            f"({int((counts > 1).sum())} repeated id(s) in all)"
+        )
+    padding = xr.DataArray(~real, dims=dims)
+    scored = cube["score"].notnull().where(padding, False)
+    other = [d for d in scored.dims if d not in dims]
+    scored_padding = scored.any(other) if other else scored
+    if bool(scored_padding.any()):
+        task_pos, position = np.argwhere(scored_padding.transpose(*dims).values)[0]
+        problems.append(
+            f"task {tasks[task_pos]!r} has scores at padded {dim} position {int(position)} "
+            f"(its {id_name} is empty)"
+        )
+    return problems
+
+
+def _check_range(cube: xr.Dataset) -> None:
+    kind = cube.attrs.get("score_kind")
+    score = cube["score"]
+    if kind == "binary":
+        bad = score.notnull() & (score != 0) & (score != 1)
+        what = "not 0 or 1 in a 'binary' cube"
+    elif kind == "proportion":
+        bad = (score < 0) | (score > 1)
+        what = "outside [0, 1] for a 'proportion' cube"
+    else:
+        return
+    count = int(bad.sum())
+    if count:
+        shown = [_locate(cube, tuple(where)) for where in np.argwhere(bad.values)[:5]]
+        raise ScoreValueError(f"invalid cube: {count} score(s) {what}: " + "; ".join(shown))
+
+
+def _locate(cube: xr.Dataset, where: tuple) -> str:
+    """Describe one score position by its labels."""
+    score = cube["score"]
+    position = dict(zip(score.dims, where, strict=True))
+    parts = []
+    for dim, index in position.items():
+        if dim in ("template", "sample") and f"{dim}_id" in cube.coords:
+            ids = cube[f"{dim}_id"].transpose("task", dim).values
+            label = ids[position["task"], index]
+        elif dim in cube.coords:
+            label = cube[dim].values[index]
+        else:
+            label = index
+        parts.append(f"{dim}={_plain(label)!r}")
+    value = score.values[where]
+    return f"{', '.join(parts)}: {_plain(value)}"
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
