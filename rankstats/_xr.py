@@ -156,7 +156,8 @@ def apply_labelled(
 
     def call(*values):
         result = kernel(*values, **kwargs)
-        return tuple(np.asarray(result[key], dtype=float) for key in keys)
+        arrays = tuple(np.asarray(result[key], dtype=float) for key in keys)
+        return arrays if len(arrays) > 1 else arrays[0]
 
     results = xr.apply_ufunc(
         call,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _xr
 from ._kernels import concordance as _k
 from ._kernels.ranking import ranks as _ranks_kernel
@@ -80,7 +82,8 @@ def rank(x, dim="model", *, ties="average", higher_is_better=None):
             ties=ties, higher_is_better=str(best_first)
         )
     axis = _xr.numpy_axis("rank", "ranking", dim, "model", -1)
-    return _xr.apply_numpy(_ranks_kernel, [x], [[axis]], {"rank": "rank"}, None, kwargs=kwargs)
+    ranks = _xr.apply_numpy(_ranks_kernel, [x], [[axis]], {"rank": "rank"}, None, kwargs=kwargs)
+    return np.moveaxis(ranks, -1, axis) if np.ndim(ranks) else ranks
 
 
 def kendall_w(
@@ -218,6 +221,9 @@ def kendall_tau(x, y, dim="model", *, variant="b", method="auto", nan_policy="pr
     method : {"auto", "asymptotic", "exact"}
         P-value method, as :func:`scipy.stats.kendalltau`: ``auto`` is exact
         for untied samples of at most 33 objects, asymptotic otherwise.
+        ``exact`` needs untied data and at most 170 objects (the null
+        distribution is tabulated up to there), except for the extreme
+        orderings, whose exact probability is closed-form at any size.
     nan_policy : {"propagate", "omit", "raise"}
         ``omit`` is pairwise deletion: objects missing in x or y are dropped.
         Objects missing in both are absent, not missing.

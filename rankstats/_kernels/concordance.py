@@ -73,7 +73,9 @@ def concordance(
     warn_nan(statistic, all_tied & ~poisoned, "every judge ties all objects")
     w = np.where(poisoned | few_judges | few_objects | all_tied, np.nan, w)
 
-    dof = n - 1.0
+    # degrees of freedom describe a test that exists only where W does
+    dof = np.where(np.isnan(w), np.nan, n - 1.0)
+    m = np.where(np.isnan(w), np.nan, m)
     chi2 = m * dof * w
     with np.errstate(invalid="ignore", divide="ignore"):
         f = (m - 1.0) * w / (1.0 - w)
@@ -93,7 +95,7 @@ def concordance(
         "f_kbs_dof1": kbs_dof1,
         "f_kbs_dof2": kbs_dof2,
         "f_kbs_pvalue": stats.f.sf(f, kbs_dof1, kbs_dof2),
-        "n_judges": m,
+        "n_judges": used.sum(axis=-1).astype(float),
         "n_objects": n,
     }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -134,8 +136,29 @@ def warn_nan(statistic: str, mask, reason: str, among=None) -> None:
         warnings.warn(
             f"{statistic}: {count} of {total} slice(s) give NaN: {reason}",
             RankstatsWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
+
+
+_LIBRARY_DIRS = (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+    *(f"{os.sep}{name}{os.sep}" for name in ("xarray", "dask", "numpy")),
+)
+
+
+def _caller_stacklevel() -> int:
+    """The stack level of the first frame outside rankstats and the array libraries.
+
+    Warnings then point at the user's line, whichever path (NumPy, xarray,
+    dask) led to the kernel.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not any(part in filename for part in _LIBRARY_DIRS):
+            return level
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def ranks(x, *, ties="average", higher_is_better=True):

@@ -49,10 +49,16 @@ def mcnemar_matrix(x, *, method="exact", nan_policy="propagate"):
             pvalue = np.minimum(1.0, 2.0 * stats.binom.cdf(smaller, discordant, 0.5))
             pvalue = np.where(discordant == 0, 1.0, pvalue)
         elif method == "midp":
+            # Fagerland et al. (2013): the exact p-value minus the probability of the
+            # observed table, counted once on each side; 1 - pmf/2 when b = c.
             statistic = smaller
-            pvalue = 2.0 * stats.binom.cdf(smaller, discordant, 0.5)
-            pvalue = pvalue - stats.binom.pmf(smaller, discordant, 0.5)
-            pvalue = np.where(discordant == 0, 1.0, np.minimum(1.0, pvalue))
+            point = stats.binom.pmf(smaller, discordant, 0.5)
+            pvalue = np.where(
+                b == c,
+                1.0 - 0.5 * point,
+                2.0 * stats.binom.cdf(smaller, discordant, 0.5) - point,
+            )
+            pvalue = np.where(discordant == 0, 1.0, pvalue)
         else:
             shift = 1.0 if method == "chi2_cc" else 0.0
             statistic = (np.abs(b - c) - shift) ** 2 / discordant
@@ -64,7 +70,8 @@ def mcnemar_matrix(x, *, method="exact", nan_policy="propagate"):
         m = x.shape[-2]
         upper = np.arange(m)[:, None] < np.arange(m)
         warn_nan("mcnemar", (discordant == 0) & ~undefined & upper,
-                 "no discordant samples (b = c = 0); the chi-square test is undefined")
+                 "no discordant samples (b = c = 0); the chi-square test is undefined",
+                 among=~undefined & upper)
         undefined = undefined | (discordant == 0)
     nan_if = lambda values: np.where(undefined, np.nan, values)  # noqa: E731
     return {
