@@ -220,7 +220,9 @@ def kendall_tau(x, y, dim="model", *, variant="b", method="auto", nan_policy="pr
         tau-b (tie-corrected, the default), tau-a, or Stuart's tau-c.
     method : {"auto", "asymptotic", "exact"}
         P-value method, as :func:`scipy.stats.kendalltau`: ``auto`` is exact
-        for untied samples of at most 33 objects, asymptotic otherwise.
+        for untied samples of at most 33 objects (or, at any size, when at
+        most one pair is discordant or at most one concordant), asymptotic
+        otherwise.
         ``exact`` needs untied data and at most 170 objects (the null
         distribution is tabulated up to there), except for the extreme
         orderings, whose exact probability is closed-form at any size.
@@ -310,7 +312,8 @@ def kendall_tau_matrix(
     -------
     xarray.Dataset or KendallTauResult
         ``statistic``, ``pvalue`` and ``n_objects`` over ``(..., dim, dim_b)``;
-        symmetric, with tau = 1 on the diagonal. Padded positions give NaN.
+        symmetric, with tau = 1 on the diagonal except for constant rows,
+        which give NaN throughout. Padded positions give NaN.
 
     Notes
     -----

@@ -129,7 +129,9 @@ def prompt_metrics(
     scores, axes = _numpy_scores(x, template, model)
     mask = _template_mask(x, valid, "template_valid", scores, template, "prompt metrics")
     values = _xr.apply_numpy(
-        _prompt_metrics_kernel, [scores, _mask_or_all(mask, scores)], [axes, [-1]],
+        _prompt_metrics_kernel,
+        [scores, _mask_or_all(mask, scores.shape[axes[-1]])],
+        [axes, [-1]],
         {name: name for name in _METRICS}, dict, kwargs=kwargs,
     )
     if model is None:
@@ -166,9 +168,9 @@ def _numpy_scores(x, template, model):
     return scores, [model_axis, template_axis]
 
 
-def _mask_or_all(mask, scores):
+def _mask_or_all(mask, n_templates: int):
     if mask is None:
-        return np.ones(scores.shape[-1], dtype=bool)
+        return np.ones(n_templates, dtype=bool)
     return mask
 
 
@@ -186,11 +188,11 @@ def _apply_labelled(statistic, kernel, scores, mask, template, model, outputs, k
     return data.transpose(*[d for d in scores.dims if d in data.dims], ...)
 
 
-def _describe(mask) -> str:
+def _describe(mask, default_coord: str = "template_valid") -> str:
     if mask is None:
         return "all templates"
     if mask is True:
-        return "template_valid"
+        return default_coord
     return mask if isinstance(mask, str) else "given mask"
 
 
@@ -274,7 +276,7 @@ xarray.DataArray or numpy.ndarray
 Notes
 -----
 The measure for open-ended use, where users phrase instructions their own way
-(section 5.3 of Mizrahi et al. 2024).
+(section 5.3 of Mizrahi et al. 2024, with the combined score).
 
 See Also
 --------
@@ -300,7 +302,7 @@ xarray.DataArray or numpy.ndarray
 Notes
 -----
 :math:`\\mathrm{CPS} = \\mathrm{Sat} \\cdot \\mathrm{MaxP}` rewards peak
-capability and consistency at once (section 5.4 of Mizrahi et al. 2024).
+capability and consistency at once (section 5.3 of Mizrahi et al. 2024).
 
 See Also
 --------
@@ -376,7 +378,11 @@ def divergence(
     array([ 3., -2.])
     """
     kwargs = {"ddof": ddof, "nan_policy": nan_policy}
-    attrs = {"valid": _describe(valid), "original": _describe(original), **kwargs}
+    attrs = {
+        "valid": _describe(valid),
+        "original": _describe(original, "template_is_original"),
+        **kwargs,
+    }
     if _xr.is_labelled(x):
         scores, squeeze = _labelled_scores(x, template, model, "divergence")
         mask = _template_mask(x, valid, "template_valid", scores, template, "divergence")
@@ -394,7 +400,7 @@ def divergence(
     mask = _template_mask(x, valid, "template_valid", scores, template, "divergence")
     return _xr.apply_numpy(
         _divergence_kernel,
-        [scores, np.asarray(original, dtype=bool), _mask_or_all(mask, scores)],
+        [scores, np.asarray(original, dtype=bool), _mask_or_all(mask, scores.shape[axes[-1]])],
         [axes, [-1], [-1]],
         _DIVERGENCE_OUTPUTS,
         DivergenceResult,
