@@ -185,7 +185,7 @@ def kendall_w(
 def _concordance(statistic, x, rows, columns, kwargs, outputs, result_type, roles):
     """Shared dispatch of Kendall's W and Friedman's test."""
     (row_role, row_dim), (column_role, column_dim) = roles.items()
-    attrs = {**roles, **{k: v for k, v in kwargs.items() if k != "statistic"}}
+    attrs = {**roles, **{k: v for k, v in kwargs.items() if k not in ("statistic", "roles")}}
     if _xr.is_labelled(x):
         scores = _xr.scores_of(x, statistic, keep=(rows, columns))
         _xr.check_dims(statistic, scores, roles)

@@ -104,7 +104,7 @@ def friedman(
     (5.7333, 0.0569)
     """
     kwargs = {"ties": ties, "correction": correction, "nan_policy": nan_policy,
-              "statistic": "friedman"}
+              "statistic": "friedman", "roles": ("blocks", "treatments")}
     return _concordance("friedman", x, blocks, treatments, kwargs, _FRIEDMAN_OUTPUTS,
                         FriedmanResult, {"blocks": blocks, "treatments": treatments})
 

@@ -93,7 +93,7 @@ def test_a_judge_with_all_ties():
 
 
 def test_every_judge_all_ties_is_nan_with_a_warning():
-    with pytest.warns(RankstatsWarning, match="every judge ties all objects"):
+    with pytest.warns(RankstatsWarning, match="all judges tie all objects"):
         result = rankstats.kendall_w(np.full((3, 4), 0.5))
     assert np.isnan(result.statistic)
     assert np.isnan(result.pvalue)

@@ -34,6 +34,7 @@ def concordance(
     nan_policy="propagate",
     higher_is_better=True,
     statistic="kendall_w",
+    roles=("judges", "objects"),
 ):
     """Kendall's W over ``(..., judges, objects)`` and the tests derived from it.
 
@@ -68,9 +69,12 @@ def concordance(
     few_judges = m < 2
     few_objects = n < 2
     all_tied = ~few_judges & ~few_objects & (denominator == 0)
-    warn_nan(statistic, few_judges & ~poisoned, "fewer than two judges")
-    warn_nan(statistic, few_objects & ~few_judges & ~poisoned, "fewer than two objects")
-    warn_nan(statistic, all_tied & ~poisoned, "every judge ties all objects")
+    # a slice with no score at all is structure (a model never run on a task), not news
+    telling = ~poisoned & objects_present.any(axis=-1)
+    judges, objects = roles
+    warn_nan(statistic, few_judges & telling, f"fewer than two {judges}")
+    warn_nan(statistic, few_objects & ~few_judges & telling, f"fewer than two {objects}")
+    warn_nan(statistic, all_tied & telling, f"all {judges} tie all {objects}")
     w = np.where(poisoned | few_judges | few_objects | all_tied, np.nan, w)
 
     # degrees of freedom describe a test that exists only where W does

@@ -111,8 +111,9 @@ def cochran_q(x, *, nan_policy="propagate"):
         q = (k - 1.0) * (k * (column**2).sum(-1) - total**2) / denominator
     few = (k < 2) | (n_blocks < 1)
     constant = ~few & (denominator == 0)
-    warn_nan("cochran_q", few & ~poisoned, "fewer than two treatments or no complete block")
-    warn_nan("cochran_q", constant & ~poisoned, "every block has the same outcome throughout")
+    telling = ~poisoned & treatments_present.any(axis=-1)
+    warn_nan("cochran_q", few & telling, "fewer than two treatments or no complete block")
+    warn_nan("cochran_q", constant & telling, "every block has the same outcome throughout")
     q = np.where(poisoned | few | constant, np.nan, q)
     dof = k - 1.0
     return {

@@ -1,0 +1,672 @@
+"""The calling contract every public statistic honours, checked from one table.
+
+Each row of ``STATS`` is a statistic (with the options it is called with);
+each test function is one clause of the contract:
+
+* the xarray result equals the NumPy result;
+* a dask-chunked input (along a non-core or a core dim) gives the eager
+  result, lazily;
+* one vectorised call over a ragged cube equals looping over its tasks;
+* ``nan_policy`` on a genuine hole: propagate, omit (the documented
+  deletion, recomputed on reduced data or by hand) and raise;
+* the input's dimension order does not matter, and unknown dims are carried.
+
+Test ids read ``test_<clause>[<statistic>]``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import rankstats
+from rankstats._results import (
+    CochranQResult,
+    DivergenceResult,
+    FriedmanResult,
+    KendallTauResult,
+    KendallWResult,
+    McNemarResult,
+)
+
+# --------------------------------------------------------------------------- data
+
+MODELS = ("m0", "m1", "m2", "m3", "m4")
+# task: (number of templates, number of samples); ragged on purpose
+LAYOUT = {"t0": (4, 10), "t1": (3, 12), "t2": (5, 9)}
+ABSENT = frozenset({("m4", "t1"), ("m2", "t2")})  # models never run on a task
+# The genuine hole: model m1 on task t0, template t0-p1 (a paraphrase); at the
+# sample level only sample t0-s3 is missing there.
+HOLE_MODEL, HOLE_TASK, HOLE_TEMPLATE, HOLE_POSITION, HOLE_SAMPLE = "m1", "t0", "t0-p1", 1, "t0-s3"
+SEED = 20240611
+
+
+def make_records(seed: int, binary: bool) -> tuple[dict, ...]:
+    """Long records of a ragged cube: binary correctness, or continuous scores in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for model in MODELS:
+        for task, (n_templates, n_samples) in LAYOUT.items():
+            values = (
+                (rng.random((n_templates, n_samples)) < 0.5).astype(float)
+                if binary
+                else rng.random((n_templates, n_samples))
+            )
+            if (model, task) in ABSENT:
+                continue
+            for p in range(n_templates):
+                for s in range(n_samples):
+                    records.append({
+                        "model": model,
+                        "task": task,
+                        "template": f"{task}-p{p}",
+                        "sample": f"{task}-s{s}",
+                        "score": float(values[p, s]),
+                        "template_is_original": p == 0,
+                    })
+    return tuple(records)
+
+
+def is_hole(record: Mapping, level: str) -> bool:
+    """Whether a record is removed to make the hole (a whole template, or one sample)."""
+    at = (record["model"], record["task"], record["template"]) == (
+        HOLE_MODEL, HOLE_TASK, HOLE_TEMPLATE)
+    return at and (level == "template" or record["sample"] == HOLE_SAMPLE)
+
+
+@cache
+def records_of(level: str, seed: int = SEED, hole: bool = False) -> tuple[dict, ...]:
+    records = make_records(seed, binary=level == "sample")
+    if hole:
+        records = tuple(r for r in records if not is_hole(r, level))
+    return records
+
+
+@cache
+def _cube(level: str, seed: int, hole: bool) -> xr.Dataset:
+    return rankstats.from_records(list(records_of(level, seed, hole)))
+
+
+def scores_of(level: str, seed: int = SEED, hole: bool = False) -> xr.DataArray:
+    """The ``score`` DataArray (model, task, template, sample) of a test cube."""
+    return _cube(level, seed, hole)["score"]
+
+
+def cube_without(level: str, drop: Callable[[Mapping], bool]) -> xr.DataArray:
+    """The complete (hole-free) cube with the records matching ``drop`` removed."""
+    return rankstats.from_records([r for r in records_of(level) if not drop(r)])["score"]
+
+
+@cache
+def task_alone(level: str, task: str) -> xr.DataArray:
+    """The scores of one task, built from its records alone: no padding, no absent model."""
+    return rankstats.from_records([r for r in records_of(level) if r["task"] == task])["score"]
+
+
+def pick(scores: xr.DataArray, position: int) -> xr.DataArray:
+    """One template position of every task, without the coordinates naming templates."""
+    by_template = [name for name, c in scores.coords.items() if "template" in c.dims]
+    return scores.isel(template=position).drop_vars(by_template)
+
+
+# --------------------------------------------------------------------------- table
+
+
+def _hand_metrics(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
+    """MaxP, AvgP, saturation, CPS by hand over the observed templates of one model."""
+    observed = values[~np.isnan(values)]
+    best, mean = observed.max(), observed.mean()
+    saturation = 1.0 - abs(best - mean)
+    return {"maxp": best, "avgp": mean, "saturation": saturation, "cps": saturation * best,
+            "n_templates": float(observed.size)}
+
+
+def _hand_divergence(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
+    """The divergence by hand over the observed templates of one model."""
+    seen = ~np.isnan(values)
+    orig, para = values[seen & original], values[seen & ~original]
+    std = para.std(ddof=1)
+    return {"statistic": (orig.mean() - para.mean()) / std, "original": orig.mean(),
+            "paraphrase_mean": para.mean(), "paraphrase_std": std,
+            "n_original": float(orig.size), "n_paraphrases": float(para.size)}
+
+
+def _drop_hole_task_template(record):
+    return record["task"] == HOLE_TASK and record["template"] == HOLE_TEMPLATE
+
+
+def _drop_hole_model_task(record):
+    return record["task"] == HOLE_TASK and record["model"] == HOLE_MODEL
+
+
+def _drop_hole_sample(record):
+    return _drop_hole_model_task(record) and record["sample"] == HOLE_SAMPLE
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One public statistic and how to call it in both forms.
+
+    ``core`` are the input dims the statistic works over, in the order the
+    NumPy form expects them last; ``out_core`` the dims the output gains.
+    ``pair`` statistics compare template position 0 (x) with position 1 (y).
+    ``axes`` names the NumPy form's arguments for the core dims, in order.
+    ``deletion`` is what ``nan_policy="omit"`` documents: "listwise" or
+    "pairwise" (recomputed on the data reduced by ``reduce``) or "skip"
+    (recomputed by hand with ``hand``); None when there is no nan_policy.
+    """
+
+    id: str
+    func: Callable
+    level: str  # "template": per-template scores; "sample": binary per-sample scores
+    core: tuple[str, ...]
+    axes: tuple[str, ...]
+    out_core: tuple[str, ...] = ()
+    kwargs: Mapping = field(default_factory=dict)  # options, both forms
+    dims: Mapping = field(default_factory=dict)  # dimension names, labelled form
+    np_dims: Mapping = field(default_factory=dict)  # dimension names, NumPy form
+    pair: bool = False
+    np_type: type | None = None
+    deletion: str | None = None
+    reduce: Callable | None = None
+    hand: Callable | None = None
+    nan_outputs: tuple[str, ...] = ("statistic", "pvalue")
+    shaped_like_input: bool = False  # the output keeps the core axes where the input has them
+
+    def inputs(self, scores):
+        return (pick(scores, 0), pick(scores, 1)) if self.pair else (scores,)
+
+    def run(self, scores: xr.DataArray, **options):
+        """The labelled form on a (sample-level) score DataArray."""
+        return self.func(*self.inputs(scores), **self.dims, **self.kwargs, **options)
+
+    def run_numpy(self, scores: xr.DataArray, *, core_first: bool = False, **options):
+        """The NumPy form on the same data; returns (leading dims, result).
+
+        The core axes come last, in the order the defaults expect; or, with
+        ``core_first``, first and named by axis number.
+        """
+        if self.level == "template":
+            scores = rankstats.template_scores(scores)
+        inputs = self.inputs(scores)
+        lead = [d for d in inputs[0].dims if d not in self.core]
+        order, dims = [*lead, *self.core], dict(self.np_dims)
+        if core_first:
+            order, dims = [*self.core, *lead], dict(zip(self.axes, range(len(self.core)),
+                                                        strict=True))
+        arrays = [x.transpose(*order).values for x in inputs]
+        extra = {}
+        if self.func is rankstats.divergence:
+            mask = xr.broadcast(scores.template_is_original, scores)[0].isel(model=0)
+            extra["original"] = mask.transpose(*lead, "template").values
+        return lead, self.func(*arrays, **dims, **self.kwargs, **extra, **options)
+
+
+def _metric(func, hand=_hand_metrics, nan_outputs=("value",), np_type=None):
+    return Stat(func.__name__, func, "template", ("model", "template"), ("model", "template"),
+                ("model",),
+                np_type=np_type, deletion="skip", hand=hand, nan_outputs=nan_outputs)
+
+
+_TAU = {"level": "template", "np_type": KendallTauResult, "deletion": "pairwise"}
+
+STATS = [
+    Stat("rank", rankstats.rank, "template", ("model",), ("dim",), ("model",),
+         kwargs={"ties": "min"}, nan_outputs=("value",), shaped_like_input=True),
+    Stat("kendall_w", rankstats.kendall_w, "template", ("template", "model"),
+         ("judges", "objects"), np_type=KendallWResult, deletion="listwise",
+         reduce=_drop_hole_task_template),
+    Stat("kendall_w-min-uncorrected", rankstats.kendall_w, "template", ("template", "model"),
+         ("judges", "objects"), kwargs={"ties": "min", "correction": False},
+         np_type=KendallWResult, deletion="listwise", reduce=_drop_hole_task_template),
+    Stat("kendall_w-samples-rank-templates", rankstats.kendall_w, "sample",
+         ("sample", "template"), ("judges", "objects"),
+         dims={"judges": "sample", "objects": "template"}, np_type=KendallWResult,
+         deletion="listwise", reduce=_drop_hole_sample),
+    Stat("kendall_tau", rankstats.kendall_tau, core=("model",), axes=("dim",), pair=True,
+         reduce=_drop_hole_model_task, **_TAU),
+    Stat("kendall_tau-c-asymptotic", rankstats.kendall_tau, core=("model",), axes=("dim",),
+         pair=True, kwargs={"variant": "c", "method": "asymptotic"},
+         reduce=_drop_hole_model_task, **_TAU),
+    Stat("kendall_tau_matrix", rankstats.kendall_tau_matrix, core=("template", "model"),
+         axes=("dim", "objects"), out_core=("template", "template_b"),
+         reduce=_drop_hole_model_task, **_TAU),
+    Stat("friedman", rankstats.friedman, "template", ("model", "template"),
+         ("blocks", "treatments"), np_type=FriedmanResult, deletion="listwise",
+         reduce=_drop_hole_model_task),
+    *[
+        Stat(f"mcnemar-{method}", rankstats.mcnemar, "sample", ("sample",), ("dim",),
+             kwargs={"method": method}, dims={"dim": "sample"}, pair=True,
+             np_type=McNemarResult, deletion="pairwise", reduce=_drop_hole_sample)
+        for method in ("exact", "midp", "chi2", "chi2_cc")
+    ],
+    *[
+        Stat(f"mcnemar-pairs-{method}", rankstats.mcnemar, "sample", ("template", "sample"),
+             ("pairs", "dim"), ("template", "template_b"), kwargs={"method": method},
+             dims={"dim": "sample", "pairs": "template"}, np_dims={"pairs": "template"},
+             np_type=McNemarResult, deletion="pairwise", reduce=_drop_hole_sample)
+        for method in ("exact", "midp", "chi2", "chi2_cc")
+    ],
+    Stat("cochran_q", rankstats.cochran_q, "sample", ("sample", "template"),
+         ("blocks", "treatments"), np_type=CochranQResult, deletion="listwise",
+         reduce=_drop_hole_sample),
+    _metric(rankstats.maxp),
+    _metric(rankstats.avgp),
+    _metric(rankstats.saturation),
+    _metric(rankstats.cps),
+    _metric(rankstats.prompt_metrics, nan_outputs=("maxp", "avgp", "saturation", "cps")),
+    _metric(rankstats.divergence, _hand_divergence,
+            ("statistic", "original", "paraphrase_mean", "paraphrase_std"), DivergenceResult),
+]
+
+
+def table(check: str, keep: Callable[[Stat], bool] = lambda stat: True) -> list:
+    """The rows of STATS for one check."""
+    return [pytest.param(stat, id=stat.id) for stat in STATS if keep(stat)]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def outputs(result) -> dict:
+    """A result's outputs by name: Dataset variables, result fields, dict items, or one array."""
+    if isinstance(result, xr.Dataset):
+        return {name: result[name] for name in result.data_vars}
+    if isinstance(result, (xr.DataArray, np.ndarray)):
+        return {"value": result}
+    if isinstance(result, dict):
+        return dict(result)
+    return result.to_dict()
+
+
+def assert_close(actual, expected, what: str = "") -> None:
+    """Equal to 1e-12, NaN where the other is NaN, same shape."""
+    actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12, equal_nan=True,
+                               err_msg=what)
+
+
+def assert_same_result(actual, expected) -> None:
+    """Two labelled results with the same outputs, dims, coordinates and values."""
+    got, want = outputs(actual), outputs(expected)
+    assert set(got) == set(want)
+    for name, value in want.items():
+        assert set(got[name].dims) == set(value.dims), name
+        xr.testing.assert_allclose(got[name].transpose(*value.dims), value, rtol=1e-12,
+                                   atol=1e-12)
+
+
+def affected(var: xr.DataArray) -> xr.DataArray:
+    """Where a result depends on the hole: its model, task and (for matrices) template."""
+    mask = var.task == HOLE_TASK
+    if "model" in var.dims:
+        mask = mask & (var.model == HOLE_MODEL)
+    pairs = [d for d in ("template", "template_b") if d in var.dims]
+    if pairs:
+        at = [xr.DataArray(np.arange(var.sizes[d]) == HOLE_POSITION, dims=d) for d in pairs]
+        mask = mask & (at[0] | at[-1])
+    return mask.broadcast_like(var).transpose(*var.dims)
+
+
+_EVALUATED: list[tuple[int, ...]] = []
+
+
+def _noting(block: np.ndarray) -> np.ndarray:
+    """Identity on a block of scores, noting that it was evaluated."""
+    _EVALUATED.append(block.shape)
+    return block
+
+
+def lazily_chunked(scores: xr.DataArray, chunks: Mapping[str, int]) -> xr.DataArray:
+    """``scores.chunk(chunks)`` whose score blocks note when they are evaluated."""
+    chunked = scores.chunk(chunks)
+    return chunked.copy(data=chunked.data.map_blocks(_noting, dtype=float))
+
+
+def test_table_covers_every_public_statistic():
+    statistics = {"rank", "kendall_w", "kendall_tau", "kendall_tau_matrix", "friedman",
+                  "mcnemar", "cochran_q", "maxp", "avgp", "saturation", "cps",
+                  "prompt_metrics", "divergence"}
+    assert statistics <= set(rankstats.__all__)
+    assert {stat.func.__name__ for stat in STATS} == statistics
+    # mcnemar in both forms with every method
+    forms = {(bool(stat.dims.get("pairs")), stat.kwargs["method"])
+             for stat in STATS if stat.func is rankstats.mcnemar}
+    assert forms == {(f, m) for f in (False, True) for m in ("exact", "midp", "chi2", "chi2_cc")}
+
+
+# --------------------------------------------------------------------------- (a) xarray == NumPy
+
+
+@pytest.mark.parametrize("stat", table("xarray"))
+def test_xarray_equals_numpy(stat):
+    scores = scores_of(stat.level)
+    labelled = outputs(stat.run(scores))
+    lead, result = stat.run_numpy(scores)
+    if stat.np_type is not None:
+        assert isinstance(result, stat.np_type)
+    plain = outputs(result)
+    assert set(plain) == set(labelled)
+    for name, var in labelled.items():
+        assert isinstance(var, xr.DataArray)
+        assert_close(var.transpose(*lead, *stat.out_core).values, plain[name], name)
+    # the labelled result keeps the labels of the leading dims
+    for name, var in labelled.items():
+        for dim in ("model", "task"):
+            if dim in var.dims:
+                assert list(var[dim].values) == list(scores[dim].values), (name, dim)
+    # a whole cube (Dataset) reads its score variable
+    if not stat.pair:
+        assert_same_result(stat.run(_cube(stat.level, SEED, False)), stat.run(scores))
+
+
+@pytest.mark.parametrize("stat", table("axes_by_number"))
+def test_numpy_axes_by_number(stat):
+    """NumPy input with the core axes first, named by axis number, is the same statistic."""
+    scores = scores_of(stat.level)
+    _, default = stat.run_numpy(scores)
+    _, by_number = stat.run_numpy(scores, core_first=True)
+    for name, value in outputs(default).items():
+        got = outputs(by_number)[name]
+        if stat.shaped_like_input:
+            first = list(range(len(stat.core)))
+            got = np.moveaxis(got, first, [i - len(first) for i in first])
+        assert_close(got, value, name)
+
+
+@pytest.mark.parametrize("stat", table("frozen", lambda stat: stat.np_type is not None))
+def test_numpy_result_is_frozen(stat):
+    _, result = stat.run_numpy(scores_of(stat.level))
+    with pytest.raises(AttributeError):
+        result.statistic = 0.0
+
+
+# --------------------------------------------------------------------------- (b) dask
+
+
+@pytest.mark.parametrize("chunking", ["task", "core"])
+@pytest.mark.parametrize("stat", table("dask"))
+def test_dask_equals_eager_and_is_lazy(stat, chunking):
+    scores = scores_of(stat.level)
+    eager = stat.run(scores)
+    chunks = {"task": 1} if chunking == "task" else dict.fromkeys(stat.core, 2)
+    chunked = lazily_chunked(scores, chunks)
+    assert chunked.chunks is not None
+    _EVALUATED.clear()
+    lazy = stat.run(chunked)
+    assert not _EVALUATED, "the statistic evaluated scores before being computed"
+    for name, var in outputs(lazy).items():
+        assert isinstance(var.data, da.Array), f"{name} is not a dask array"
+    assert_same_result(lazy.compute(), eager)
+
+
+ran_on: list[str] = []
+
+
+def _note_worker(block: np.ndarray) -> np.ndarray:
+    """Identity on a block of scores, noting the worker that evaluates it."""
+    from distributed import get_worker
+
+    ran_on.append(get_worker().address)
+    return block
+
+
+def on_worker(chunked: xr.DataArray) -> xr.DataArray:
+    """The same chunked scores, noting the address of the worker that evaluates each block."""
+    return chunked.copy(data=chunked.data.map_blocks(_note_worker, dtype=float))
+
+
+def test_distributed_scheduler_runs_every_statistic():
+    distributed = pytest.importorskip("distributed")
+    failures = []
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        stats = list(STATS)
+        chunks = {"task": 1}
+        lazy = [stat.run(on_worker(scores_of(stat.level).chunk(chunks))) for stat in stats]
+        ran_on.clear()
+        computed = client.compute(lazy, sync=True)  # one graph, run by the cluster
+        assert set(ran_on) == {cluster.workers[0].address}
+        for stat, result in zip(stats, computed, strict=True):
+            try:
+                assert_same_result(result, stat.run(scores_of(stat.level)))
+            except AssertionError as error:  # collect, to name every failing statistic
+                failures.append(f"{stat.id}: {error}")
+    assert not failures, "\n".join(failures)
+
+
+# ------------------------------------------------------------ (c) vectorised == looped
+
+
+@pytest.mark.parametrize("stat", table("structure_quiet"))
+def test_structure_alone_does_not_warn(stat):
+    """Absent models and padding are not degenerate slices: no RankstatsWarning for them."""
+    scores = scores_of(stat.level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rankstats.RankstatsWarning)
+        stat.run_numpy(scores)
+        stat.run(scores)
+        for task in LAYOUT:  # and indeed each task alone does not warn
+            stat.run(task_alone(stat.level, task))
+
+
+@pytest.mark.parametrize("stat", table("looped"))
+def test_vectorised_equals_looped_over_tasks(stat):
+    full = outputs(stat.run(scores_of(stat.level)))
+    for task in LAYOUT:
+        alone = task_alone(stat.level, task)
+        assert alone.sizes["template"] == LAYOUT[task][0]  # no padding left
+        looped = outputs(stat.run(alone))
+        for name, var in looped.items():
+            whole = full[name].sel(task=[task])
+            part = whole
+            if "model" in var.dims:
+                assert {(m, task) for m in MODELS if m not in var.model} <= ABSENT
+                part = part.sel(model=var.model.values)
+            for dim in ("template", "template_b"):
+                if dim in var.dims:
+                    part = part.isel({dim: slice(0, var.sizes[dim])})
+            part = part.transpose(*var.dims)
+            assert_close(part.values, var.values, f"{name} on {task}")
+            for coord in ("template_id", "template_id_b"):
+                if coord in var.coords:
+                    assert part[coord].values.tolist() == var[coord].values.tolist()
+            if name in stat.nan_outputs:
+                # absent models and padded templates: NaN, never a number
+                structure = xr.zeros_like(whole, dtype=bool)
+                if "model" in whole.dims:
+                    structure = structure | ~whole.model.isin(var.model.values)
+                for dim in ("template", "template_b"):
+                    if dim in whole.dims:
+                        structure = structure | xr.DataArray(
+                            np.arange(whole.sizes[dim]) >= var.sizes[dim], dims=dim)
+                assert bool(whole.where(structure).isnull().all()), f"{name} on {task}"
+
+
+# --------------------------------------------------------------------------- (d) nan_policy
+
+
+def _has_nan_policy(stat: Stat) -> bool:
+    return stat.deletion is not None
+
+
+def _hole_free_at_hole(name, base) -> None:
+    """The hole-free result has numbers where the hole will be, so NaN there means something."""
+    var = base[name]
+    assert bool(var.where(affected(var)).notnull().any()), name
+
+
+@pytest.mark.parametrize("stat", table("propagate", _has_nan_policy))
+def test_nan_policy_propagate_is_nan_exactly_at_the_hole(stat):
+    base = outputs(stat.run(scores_of(stat.level)))
+    holed = outputs(stat.run(scores_of(stat.level, hole=True), nan_policy="propagate"))
+    for name in stat.nan_outputs:
+        _hole_free_at_hole(name, base)
+        var = holed[name]
+        at_hole = affected(var)
+        assert bool(var.where(at_hole).isnull().all()), f"{name}: a number at the hole"
+        xr.testing.assert_allclose(var.where(~at_hole), base[name].where(~at_hole),
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("stat", table("omit", _has_nan_policy))
+def test_nan_policy_omit_is_the_documented_deletion(stat):
+    base = outputs(stat.run(scores_of(stat.level)))
+    holed = outputs(stat.run(scores_of(stat.level, hole=True), nan_policy="omit"))
+    if stat.deletion in ("listwise", "pairwise"):
+        reduced = outputs(stat.run(cube_without(stat.level, stat.reduce)))
+    else:  # skip: by hand, over the templates this model has
+        values = rankstats.template_scores(scores_of(stat.level, hole=True)).sel(
+            model=HOLE_MODEL, task=HOLE_TASK)
+        hand = stat.hand(values.values, values.template_is_original.values.astype(bool))
+    for name, var in holed.items():
+        expected = base[name].transpose(*var.dims)
+        at_hole = affected(var)
+        if stat.deletion == "skip":
+            key = stat.func.__name__ if name == "value" else name
+            expected = expected.where(~at_hole, hand[key])
+        else:
+            other = reduced[name].transpose(*var.dims)
+            for dim in ("model", "task"):
+                if dim in var.dims:
+                    assert other[dim].values.tolist() == var[dim].values.tolist()
+            expected = expected.copy(data=np.where(at_hole.values, other.values,
+                                                   expected.values))
+        assert_close(var.values, expected.values, name)
+
+
+@pytest.mark.parametrize("stat", table("raise", _has_nan_policy))
+def test_nan_policy_raise_on_a_hole_but_not_on_structure(stat):
+    with pytest.raises(rankstats.MissingValueError):
+        stat.run(scores_of(stat.level, hole=True), nan_policy="raise")
+    # absent models and padding are structure, not missing values
+    scores = scores_of(stat.level)
+    assert_same_result(stat.run(scores, nan_policy="raise"), stat.run(scores))
+    assert_same_result(stat.run(scores, nan_policy="omit"), stat.run(scores))
+
+
+# --------------------------------------------------------------------------- (e), (f) dims
+
+
+@pytest.mark.parametrize("stat", table("dim_order"))
+def test_dimension_order_does_not_matter(stat):
+    scores = scores_of(stat.level)
+    flipped = scores.transpose(*reversed(scores.dims))
+    assert flipped.dims != scores.dims
+    assert_same_result(stat.run(flipped), stat.run(scores))
+
+
+@pytest.mark.parametrize("stat", table("extra_dims"))
+def test_unknown_dims_are_carried_along(stat):
+    per_seed = [scores_of(stat.level, seed=seed) for seed in (SEED, SEED + 1)]
+    stacked = xr.concat(per_seed, dim=pd.Index(["a", "b"], name="seed"))
+    stacked = stacked.transpose("model", "seed", "task", "template", "sample")
+    result = outputs(stat.run(stacked))
+    for label, scores in zip(("a", "b"), per_seed, strict=True):
+        alone = outputs(stat.run(scores))
+        for name, var in result.items():
+            assert "seed" in var.dims, name
+            assert var.seed.values.tolist() == ["a", "b"]
+            xr.testing.assert_allclose(
+                var.sel(seed=label, drop=True).transpose(*alone[name].dims), alone[name],
+                rtol=1e-12, atol=1e-12)
+    # the seeds differ, so the check above cannot pass by accident
+    first = next(iter(result.values()))
+    assert not first.sel(seed="a").equals(first.sel(seed="b"))
+
+
+# --------------------------------------------------------------------------- attrs, names, errors
+
+_RECORDED = ("method", "ties", "correction", "nan_policy", "variant")
+
+
+@pytest.mark.parametrize("stat", table("attrs"))
+def test_attrs_record_the_options(stat):
+    options = {"nan_policy": "omit"} if stat.deletion else {}
+    result = stat.run(scores_of(stat.level), **options)
+    recorded = {**stat.kwargs, **options}
+    assert recorded or stat.func is rankstats.rank
+    for key, value in recorded.items():
+        assert key in _RECORDED
+        want = str(value) if isinstance(value, bool) else value
+        assert result.attrs.get(key) == want, (key, result.attrs)
+    if stat.func is rankstats.kendall_w or stat.func is rankstats.friedman:
+        assert result.attrs["ties"] == stat.kwargs.get("ties", "average")
+        assert result.attrs["correction"] == str(stat.kwargs.get("correction", True))
+    if stat.func is rankstats.mcnemar:
+        assert result.attrs["method"] == stat.kwargs["method"]
+    if isinstance(result, xr.Dataset) or stat.func is not rankstats.rank:
+        assert result.attrs["statistic"] == stat.func.__name__
+
+
+@pytest.mark.parametrize("stat", table("pair_dim", lambda stat: "template_b" in stat.out_core))
+def test_pair_matrices_name_the_new_dim(stat):
+    scores = scores_of(stat.level)
+    result = stat.run(scores)
+    for name, var in outputs(result).items():
+        assert var.dims[-2:] == ("template", "template_b"), name
+    assert result.template_id_b.dims == ("task", "template_b")
+    assert result.template_id_b.values.tolist() == scores.template_id.values.tolist()
+    assert result.template_id.dims == ("task", "template")
+    swapped = result.statistic.rename(template="template_b", template_b="template")
+    swapped = swapped.drop_vars(["template_id", "template_id_b"])
+    assert_close(swapped.transpose(*result.statistic.dims).values, result.statistic.values)
+
+
+def _mismatched_pair(stat, scores):
+    x, y = stat.inputs(scores)
+    return x, y.assign_coords(model=list(reversed(y.model.values)))
+
+
+def _mismatched_samples(stat, scores):
+    x, y = stat.inputs(scores)
+    ids = scores.sample_id.values.copy()
+    ids[0, [0, 1]] = ids[0, [1, 0]]
+    return x, y.assign_coords(sample_id=(("task", "sample"), ids))
+
+
+def _mismatched_mask(stat, scores):
+    mask = xr.DataArray(np.ones((3, scores.sizes["template"]), dtype=bool),
+                        dims=("task", "template"), coords={"task": ["t0", "t1", "tX"]})
+    key = "original" if stat.func is rankstats.divergence else "valid"
+    return (scores,), {key: mask}
+
+
+def _mismatches(stat: Stat) -> tuple:
+    if stat.pair:
+        return (_mismatched_pair, _mismatched_samples) if stat.level == "sample" else (
+            _mismatched_pair,)
+    return (_mismatched_mask,) if stat.deletion == "skip" else ()
+
+
+MISMATCHES = [
+    pytest.param(stat, how, id=f"{stat.id}-{how.__name__.strip('_')}")
+    for stat in STATS for how in _mismatches(stat)
+]
+
+
+@pytest.mark.parametrize(("stat", "how"), MISMATCHES)
+def test_mismatched_coordinates_raise(stat, how):
+    made = how(stat, scores_of(stat.level))
+    inputs, options = made if isinstance(made[-1], dict) else (made, {})
+    with pytest.raises(rankstats.CoordinateMismatchError):
+        stat.func(*inputs, **stat.dims, **stat.kwargs, **options)
+
+
+@pytest.mark.parametrize("stat", table("missing_dim"))
+def test_missing_dim_raises_naming_it(stat):
+    dim = stat.core[0]
+    scores = scores_of(stat.level).rename({dim: "elsewhere"})
+    with pytest.raises(rankstats.DimensionError) as caught:
+        stat.run(scores)
+    assert repr(dim) in str(caught.value)
