@@ -136,7 +136,10 @@ def kendall_w(
     over the tie groups of each judge. ``correction=False`` drops the
     :math:`\sum T` term. For any ``ties`` method the corrected denominator is
     :math:`m \sum_j \sum_i (r_{ij} - \bar r_j)^2`, which equals the formula
-    above for average ranks and keeps W in [0, 1] for the others.
+    above for average ranks and keeps W in [0, 1] for the others. The
+    uncorrected form assumes average ranks: with ``ties="min"``, ``"max"``,
+    ``"dense"`` or ``"ordinal"`` and tied scores it can exceed 1, and is
+    returned as computed, because published analyses used it.
     :math:`\chi^2 = m (n - 1) W` on n - 1 degrees of freedom;
     :math:`F = (m - 1) W / (1 - W)` on (n - 1, (m - 1)(n - 1)) degrees of
     freedom (Iman and Davenport) or on (n - 1 - 2/m, (m - 1)(n - 1 - 2/m))

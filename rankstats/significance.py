@@ -144,10 +144,11 @@ def mcnemar(x, y=None, *, dim="sample", pairs=None, method="exact", nan_policy="
     Notes
     -----
     The exact p-value is :math:`\min(1, 2 P[B \le \min(b, c)])` for
-    :math:`B \sim \mathrm{Binomial}(b + c, 1/2)`; the mid-p value counts the
-    observed table's own probability half on each side,
-    :math:`2 P[B \le \min(b, c)] - P[B = \min(b, c)]`, which is
-    :math:`1 - P[B = b] / 2` when b = c (Fagerland et al. 2013). With no
+    :math:`B \sim \mathrm{Binomial}(b + c, 1/2)`. The mid-p value counts
+    the tables more extreme than the observed one in full and the observed
+    table's own probability by half (Fagerland et al. 2013):
+    :math:`2 P[B \le \min(b, c)] - P[B = \min(b, c)]` when b differs from c,
+    and :math:`1 - P[B = b] / 2` when b = c. With no
     discordant pair (b = c = 0) there is no evidence either way: the exact and
     mid-p tests give p = 1 and the chi-square forms NaN (with a
     :class:`~rankstats.errors.RankstatsWarning`).

@@ -64,7 +64,10 @@ def concordance(
             denominator = m * (judge_spread**2).sum(axis=(-2, -1))
         else:
             denominator = m**2 * (n**3 - n) / 12.0
-        w = np.clip(s / denominator, 0.0, 1.0)
+        w = np.maximum(s / denominator, 0.0)
+        # rounding may overshoot 1 by an ulp; beyond that W is kept as computed, since the
+        # uncorrected form with non-average ranks is not bounded by 1 (see kendall_w Notes)
+        w = np.where((w > 1.0) & (w < 1.0 + 1e-12), 1.0, w)
 
     few_judges = m < 2
     few_objects = n < 2
@@ -240,7 +243,8 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
     undefined = ~pair_present | pair_poisoned | constant | too_small
     with np.errstate(invalid="ignore", divide="ignore"):
         if variant == "b":
-            tau = con_minus_dis / np.sqrt(tot - x_ties) / np.sqrt(tot - y_ties)
+            # one square root of the product keeps tau(a, b) == tau(b, a) to the last bit
+            tau = con_minus_dis / np.sqrt((tot - x_ties) * (tot - y_ties))
         elif variant == "a":
             tau = con_minus_dis / tot
         else:
