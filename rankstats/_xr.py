@@ -171,7 +171,10 @@ def apply_labelled(
     )
     if len(keys) == 1:
         results = (results,)
-    data = xr.Dataset(dict(zip(outputs, results, strict=True)))
+    # every output shares the first one's coordinates: build from variables, which skips
+    # an alignment pass per output
+    variables = {name: result.variable for name, result in zip(outputs, results, strict=True)}
+    data = xr.Dataset(variables, coords=results[0].coords)
     for new, source in new_dims.items():
         data = data.assign_coords(_renamed_coords(arrays[0], source, new))
     data.attrs.update({"statistic": statistic, **_netcdf_safe(attrs or {})})

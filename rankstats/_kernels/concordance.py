@@ -13,6 +13,7 @@ from scipy import special
 
 from .ranking import (
     check_choice,
+    column_rank_sums,
     missing_among_present,
     rank_last,
     sum_over_tie_groups,
@@ -46,24 +47,31 @@ def concordance(
     """
     x = np.asarray(x, dtype=float)
     used, objects_present, poisoned = usable_judges(x, nan_policy, statistic)
-    keep = used[..., :, None] & objects_present[..., None, :]
-    ranks, _ = rank_last(np.where(keep, x, np.nan), ties, higher_is_better)
-    ranks = np.where(keep, ranks, 0.0)
+    # absent objects, padding and judges dropped by listwise deletion rank 0, so they add
+    # nothing to the sums below
     m = used.sum(axis=-1).astype(float)
     n = objects_present.sum(axis=-1).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    if ties == "average":
+        rank_sums, tie_sum = column_rank_sums(x, ties, higher_is_better, rows=used)
+    else:
+        ranks, _ = rank_last(x, ties, higher_is_better, fill=0.0, rows=used)
         rank_sums = ranks.sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
         mean_rank_sum = rank_sums.sum(axis=-1) / n
         spread = np.where(objects_present, rank_sums - mean_rank_sum[..., None], 0.0)
         s = (spread**2).sum(axis=-1)
-        if correction:
-            # Sum over judges of the observed rank variance; with average ranks this is
-            # (m(n^3 - n) - sum T) / 12, Kendall's tie-corrected denominator divided by m.
-            judge_mean = ranks.sum(axis=-1) / n[..., None]
-            judge_spread = np.where(keep, ranks - judge_mean[..., None], 0.0)
-            denominator = m * (judge_spread**2).sum(axis=(-2, -1))
-        else:
+        if not correction:
             denominator = m**2 * (n**3 - n) / 12.0
+        elif ties == "average":
+            # Kendall's tie-corrected denominator, m^2 (n^3 - n) - m sum T, over 12
+            denominator = (m**2 * (n**3 - n) - m * np.where(used, tie_sum, 0.0).sum(-1)) / 12
+        else:
+            # The same quantity for any ranks: m times the sum over judges of each judge's
+            # squared deviations from its mean rank (sum of squares minus squared sum over n).
+            judge_sums = ranks.sum(axis=-1)
+            squares = np.einsum("...ji,...ji->...j", ranks, ranks)
+            deviations = np.where(used, squares - judge_sums**2 / n[..., None], 0.0)
+            denominator = m * np.maximum(deviations, 0.0).sum(axis=-1)
         w = np.maximum(s / denominator, 0.0)
         # rounding may overshoot 1 by an ulp; beyond that W is kept as computed, since the
         # uncorrected form with non-average ranks is not bounded by 1 (see kendall_w Notes)
@@ -89,19 +97,18 @@ def concordance(
     f_dof2 = (m - 1.0) * dof
     kbs_dof1 = dof - 2.0 / np.where(m > 0, m, np.nan)
     kbs_dof2 = (m - 1.0) * kbs_dof1
-    stats = _scipy_stats()
     return {
         "w": w,
         "chi2": chi2,
         "dof": dof,
-        "pvalue": stats.chi2.sf(chi2, dof),
+        "pvalue": chi2_sf(chi2, dof),
         "f": f,
         "f_dof1": dof,
         "f_dof2": f_dof2,
-        "f_pvalue": stats.f.sf(f, dof, f_dof2),
+        "f_pvalue": f_sf(f, dof, f_dof2),
         "f_kbs_dof1": kbs_dof1,
         "f_kbs_dof2": kbs_dof2,
-        "f_kbs_pvalue": stats.f.sf(f, kbs_dof1, kbs_dof2),
+        "f_kbs_pvalue": f_sf(f, kbs_dof1, kbs_dof2),
         "n_judges": used.sum(axis=-1).astype(float),
         "n_objects": n,
     }
@@ -112,6 +119,19 @@ def _scipy_stats():
     from scipy import stats
 
     return stats
+
+
+def chi2_sf(x, dof):
+    """Upper tail of the chi-square distribution, as ``scipy.stats.chi2.sf`` computes it."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(x) | np.isnan(dof), np.nan, special.chdtrc(dof, np.maximum(x, 0)))
+
+
+def f_sf(x, dof1, dof2):
+    """Upper tail of the F distribution, as ``scipy.stats.f.sf`` computes it."""
+    with np.errstate(invalid="ignore"):
+        tail = special.fdtrc(dof1, dof2, np.maximum(x, 0))
+    return np.where(np.isnan(x) | np.isnan(dof1) | np.isnan(dof2), np.nan, tail)
 
 
 def _pair_blocks(n: int, batch: int, budget: int = 1 << 22):
@@ -149,9 +169,9 @@ def _tie_terms_complete(x):
         "t1": sum_over_tie_groups(size, lambda t: t * (t - 1) * (2 * t + 5)),
         "classes": sum_over_tie_groups(size, lambda t: np.ones_like(t)),
     }
-    # Row a restricted to the objects it shares with row b: identical to row a here.
-    return {key: np.broadcast_to(value[..., :, None], (*value.shape, value.shape[-1]))
-            for key, value in terms.items()}
+    # Row a restricted to the objects it shares with row b is row a itself here: the terms
+    # are (..., m, 1) and broadcast against the pairs only where they are used.
+    return {key: value[..., :, None] for key, value in terms.items()}
 
 
 def _tie_terms_pairwise(x, observed):
@@ -231,8 +251,7 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
         holes = np.zeros_like(holes)
     else:
         terms = _tie_terms_complete(x)
-        n_present = objects_present.sum(-1).astype(float)
-        size = np.broadcast_to(n_present[..., None, None], con_minus_dis.shape)
+        size = objects_present.sum(-1).astype(float)[..., None, None]
     x_ties = terms["tie_pairs"]
     y_ties = np.swapaxes(x_ties, -1, -2)
     tot = size * (size - 1) / 2
@@ -250,16 +269,23 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
         else:
             classes = np.minimum(terms["classes"], np.swapaxes(terms["classes"], -1, -2))
             tau = 2 * con_minus_dis / (size**2 * (classes - 1) / classes)
-        tau = np.clip(tau, -1.0, 1.0)
+        np.clip(tau, -1.0, 1.0, out=tau)
 
+        # the variance of C - D under independence, tie-corrected (Kendall 1970), built in
+        # place to keep few (m, m) arrays alive at once
         pairs_count = size * (size - 1)
         x0, y0 = terms["t0"], np.swapaxes(terms["t0"], -1, -2)
         x1, y1 = terms["t1"], np.swapaxes(terms["t1"], -1, -2)
-        third = np.where(x0 * y0 == 0, 0.0, x0 * y0 / (9 * pairs_count * (size - 2)))
-        var = (pairs_count * (2 * size + 5) - x1 - y1) / 18 + 2 * x_ties * y_ties / pairs_count
-        var = var + third
-        z = con_minus_dis / np.sqrt(var)
-        asymptotic = 2.0 * special.ndtr(-np.abs(z))
+        var = x0 * y0
+        var /= 9 * pairs_count * (size - 2)
+        var[x0 * y0 == 0] = 0.0  # also where size = 2, which makes the ratio 0/0
+        var += (pairs_count * (2 * size + 5) - x1 - y1) / 18
+        var += 2 * x_ties * y_ties / pairs_count
+        np.sqrt(var, out=var)
+        np.divide(con_minus_dis, var, out=var)  # z
+        np.abs(var, out=var)
+        asymptotic = 2.0 * special.ndtr(-var)
+        del var
     untied = (x_ties == 0) & (y_ties == 0) & ~undefined
     if method == "exact":
         if (~untied & ~undefined).any():
@@ -270,11 +296,12 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
         use_exact = untied & ((size <= 33) | (np.minimum(discordant, tot - discordant) <= 1))
     else:
         use_exact = np.zeros_like(untied)
-    exact = np.ones_like(tau)
+    pvalue = asymptotic
     if use_exact.any():
-        exact[use_exact] = _exact_pvalue(size[use_exact], con_minus_dis[use_exact],
-                                         tot[use_exact])
-    pvalue = np.where(use_exact, exact, asymptotic)
+        shape = use_exact.shape
+        pvalue[use_exact] = _exact_pvalue(np.broadcast_to(size, shape)[use_exact],
+                                          con_minus_dis[use_exact],
+                                          np.broadcast_to(tot, shape)[use_exact])
     m = x.shape[-2]
     # count each unordered pair of distinct rows once
     off_structure = pair_present & ~pair_poisoned & (np.arange(m)[:, None] < np.arange(m))
@@ -282,8 +309,8 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
              among=off_structure)
     warn_nan("kendall_tau", too_small & off_structure, "fewer than two shared objects",
              among=off_structure)
-    tau = np.where(undefined, np.nan, tau)
-    pvalue = np.where(undefined, np.nan, pvalue)
+    tau[undefined] = np.nan
+    pvalue[undefined] = np.nan
     return {"tau": tau, "pvalue": pvalue, "n_objects": np.where(pair_present, size, 0.0)}
 
 

@@ -19,51 +19,128 @@ def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
 
 
-def rank_last(x, ties: str = "average", higher_is_better: bool = True):
-    """Rank along the last axis; NaN stays NaN and takes no rank.
+def _rank_rows(x, ties, higher_is_better, fill, rows):
+    """Rank the rows of ``x`` (last axis); the shared core of :func:`rank_last`.
+
+    Returns ``(order, ranks, sizes, tie_sum)``: ``order`` holds the flat
+    positions in ``x`` of the ranked elements, row by row in sorted order,
+    ``ranks`` and ``sizes`` their ranks and tie-group sizes (``fill`` and 0
+    for NaN), and ``tie_sum`` the per-row ``sum_g (t_g^3 - t_g)`` shaped like
+    the leading axes.
+    """
+    check_choice("ties", ties, TIES_METHODS)
+    shape = x.shape
+    n = shape[-1]
+    flat = x.reshape(-1, n)
+    row_index = None
+    if rows is not None:
+        rows = np.broadcast_to(rows, shape[:-1]).ravel()
+        if not rows.all():
+            row_index = np.flatnonzero(rows)
+            flat = flat[row_index]
+    tie_sum = np.zeros(shape[:-1])
+    if flat.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, np.zeros(0), empty, tie_sum
+    key = -flat if higher_is_better else flat
+    # NumPy's fast sorting paths skip arrays holding NaN; +inf sorts last just as well,
+    # unless the data hold +inf of their own
+    missing_values = np.isnan(key)
+    sort_key = key
+    if missing_values.any() and not np.isposinf(key).any():
+        sort_key = np.where(missing_values, np.inf, key)
+    # only ordinal ranks depend on the order within a tie group
+    order = np.argsort(sort_key, axis=-1, kind="stable" if ties == "ordinal" else None)
+    order += (np.arange(flat.shape[0]) * n)[:, None]
+    order = order.ravel()
+    s = key.ravel()[order]  # each row sorted, NaN last
+    starts = np.empty(s.shape, dtype=bool)
+    starts[0] = True
+    np.not_equal(s[1:], s[:-1], out=starts[1:])  # NaN != NaN: each NaN is its own group
+    starts[::n] = True  # every row starts a group
+    group = np.cumsum(starts, dtype=np.intp)
+    group -= 1
+    first = np.flatnonzero(starts)  # sorted position where each group starts
+    size = np.diff(first, append=s.size)
+    first_in_row = first % n
+    if ties == "average":
+        group_rank = first_in_row + (size + 1) / 2.0
+    elif ties == "min":
+        group_rank = first_in_row + 1.0
+    elif ties == "max":
+        group_rank = (first_in_row + size).astype(float)
+    elif ties == "dense":  # the group's number within its row
+        row_start = first_in_row == 0
+        group_rank = np.arange(1.0, first.size + 1) - np.flatnonzero(row_start)[
+            np.cumsum(row_start) - 1]
+    missing = np.isnan(s[first])
+    size[missing] = 0
+    if ties == "ordinal":
+        ranks = np.tile(np.arange(1.0, n + 1.0), flat.shape[0])
+        ranks[np.isnan(s)] = fill
+    else:
+        group_rank[missing] = fill
+        ranks = group_rank[group]
+    sums = np.bincount(first // n, weights=size**3 - size, minlength=flat.shape[0])
+    if row_index is None:
+        tie_sum = sums.reshape(shape[:-1])
+    else:
+        tie_sum.reshape(-1)[row_index] = sums
+        # positions in the full array of the rows ranked
+        order += np.repeat((row_index - np.arange(row_index.size)) * n, n)
+    return order, ranks, size[group], tie_sum
+
+
+def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=np.nan,
+              rows=None):
+    """Rank along the last axis; NaN takes no rank and gets ``fill``.
+
+    Parameters
+    ----------
+    rows : bool array over the leading axes, optional
+        Rank only these rows (the others get ``fill``): skips padding.
 
     Returns
     -------
     ranks : float ndarray, same shape as ``x``; rank 1 is the best value.
-    group_size : int ndarray, same shape; the size of each element's tie group
-        (0 where ``x`` is NaN). Any sum over tie groups ``sum_g f(t_g)`` equals
-        ``(f(group_size) / group_size).sum(-1)`` over non-NaN elements.
+    group_size : int ndarray, same shape; the size of each element's tie
+        group (0 where ``x`` is NaN). Any sum over tie groups
+        ``sum_g f(t_g)`` equals ``(f(group_size) / group_size).sum(-1)`` over
+        non-NaN elements.
+
+    Notes
+    -----
+    Every row is sorted at once; the tie groups of the whole array are then
+    numbered in one flat pass (a cumulative sum over "differs from the
+    previous value"), each group's rank is computed once, and one gather and
+    one scatter put the ranks in place.
     """
-    check_choice("ties", ties, TIES_METHODS)
     x = np.asarray(x, dtype=float)
-    key = -x if higher_is_better else x
-    order = np.argsort(key, axis=-1, kind="stable")  # NaN sorts last
-    s = np.take_along_axis(key, order, axis=-1)
-    n = x.shape[-1]
-    if n == 0:
-        return np.empty(x.shape), np.zeros(x.shape, dtype=np.int64)
-    position = np.broadcast_to(np.arange(n), s.shape)
-    starts = np.ones(s.shape, dtype=bool)
-    starts[..., 1:] = s[..., 1:] != s[..., :-1]  # NaN != NaN: each NaN is its own group
-    ends = np.ones(s.shape, dtype=bool)
-    ends[..., :-1] = starts[..., 1:]
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
-    last = np.flip(
-        np.minimum.accumulate(np.flip(np.where(ends, position, n - 1), -1), axis=-1), -1
-    )
-    if ties == "average":
-        sorted_ranks = (first + last) / 2.0 + 1.0
-    elif ties == "min":
-        sorted_ranks = first + 1.0
-    elif ties == "max":
-        sorted_ranks = last + 1.0
-    elif ties == "ordinal":
-        sorted_ranks = position + 1.0
-    else:  # dense
-        sorted_ranks = np.cumsum(starts, axis=-1).astype(float)
-    is_nan = np.isnan(s)
-    sorted_ranks = np.where(is_nan, np.nan, sorted_ranks)
-    sorted_sizes = np.where(is_nan, 0, last - first + 1)
-    ranks = np.empty(s.shape)
-    sizes = np.empty(s.shape, dtype=np.int64)
-    np.put_along_axis(ranks, order, sorted_ranks, axis=-1)
-    np.put_along_axis(sizes, order, sorted_sizes, axis=-1)
-    return ranks, sizes
+    if x.ndim == 0:
+        x = x[None]
+    order, sorted_ranks, sorted_sizes, _ = _rank_rows(x, ties, higher_is_better, fill, rows)
+    ranks = np.full(x.size, fill, dtype=float)
+    sizes = np.zeros(x.size, dtype=np.int64)
+    ranks[order] = sorted_ranks
+    sizes[order] = sorted_sizes
+    return ranks.reshape(x.shape), sizes.reshape(x.shape)
+
+
+def column_rank_sums(x, ties="average", higher_is_better=True, *, rows=None):
+    """Rank each row of ``(..., m, n)`` and sum the ranks down the columns.
+
+    Returns ``(rank_sums, tie_sum)``: ``(..., n)`` sums over the rows of each
+    column's ranks (NaN adds nothing), and the ``(..., m)`` per-row
+    ``sum_g (t_g^3 - t_g)``. Equal to ``rank_last(x).sum(-2)`` with NaN as 0,
+    without building the ranks array.
+    """
+    x = np.asarray(x, dtype=float)
+    *lead, m, n = x.shape
+    order, ranks, _, tie_sum = _rank_rows(x, ties, higher_is_better, 0.0, rows)
+    column = order % n + (order // (m * n)) * n  # (slice, column) of each ranked element
+    slices = int(np.prod(lead, dtype=np.int64))
+    sums = np.bincount(column, weights=ranks, minlength=slices * n)
+    return sums.reshape(*lead, n), tie_sum
 
 
 def sum_over_tie_groups(group_size, f):
@@ -94,16 +171,20 @@ def missing_among_present(x, nan_policy: str, statistic: str):
     when any judge is incomplete.
     """
     check_choice("nan_policy", nan_policy, NAN_POLICIES)
-    objects_present, judges_present = present_masks(x)
-    holes = np.isnan(x) & objects_present[..., None, :] & judges_present[..., :, None]
-    if nan_policy == "raise" and holes.any():
+    observed = ~np.isnan(x)
+    objects_present = observed.any(axis=-2)
+    judges_present = observed.any(axis=-1)
+    n_present = objects_present.sum(axis=-1)
+    incomplete = judges_present & (observed.sum(axis=-1) < n_present[..., None])
+    if nan_policy == "raise" and incomplete.any():
+        holes = ~observed & objects_present[..., None, :] & judges_present[..., :, None]
         where = np.argwhere(holes)[0]
         raise MissingValueError(
             f"{statistic}: {int(holes.sum())} missing value(s) among present judges and "
             f"objects (first at index {tuple(int(i) for i in where)}); "
             "pass nan_policy='omit' to drop them or 'propagate' to return NaN"
         )
-    return objects_present, judges_present, holes.any(axis=-1)
+    return objects_present, judges_present, incomplete
 
 
 def usable_judges(x, nan_policy: str, statistic: str):
