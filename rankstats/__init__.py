@@ -31,6 +31,7 @@ from .errors import (
 )
 from .io import open_cube, save
 from .metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
+from .report import report
 from .significance import cochran_q, friedman, mcnemar
 from .validation import validate
 
@@ -58,6 +59,7 @@ __all__ = [
     "open_cube",
     "prompt_metrics",
     "rank",
+    "report",
     "saturation",
     "save",
     "template_scores",

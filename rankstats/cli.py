@@ -21,6 +21,21 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("cubes", nargs="+", metavar="CUBE", help="netCDF files or zarr stores")
     info = commands.add_parser("info", help="summarise a cube: sizes, attributes, coverage")
     info.add_argument("cube", metavar="CUBE")
+    report = commands.add_parser(
+        "report", help="the full multi-prompt analysis of a cube",
+        description="Agreement across templates, significance, divergence of the original "
+                    "templates, MaxP/AvgP/saturation/CPS and rankings, per task and benchmark. "
+                    "Markdown to the terminal; HTML, JSON and CSV on request.")
+    report.add_argument("cube", metavar="CUBE",
+                        help="a cube file, or the name of an embedded example (e.g. mizrahi2024)")
+    report.add_argument("--threshold", type=float, default=0.05,
+                        help="score above which a model counts as working (default 0.05)")
+    report.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    report.add_argument("--json", metavar="PATH", help="write every number as JSON")
+    report.add_argument("--csv", metavar="FOLDER", help="write each table as CSV")
+    report.add_argument("--no-figures", action="store_true",
+                        help="leave the figures out of the HTML report")
+    report.add_argument("--quiet", action="store_true", help="print no markdown")
     return parser
 
 
@@ -42,6 +57,55 @@ def _validate(paths: Sequence[str]) -> int:
         else:
             print(f"ok: {path} ({_describe(cube)})")
     return 1 if failures else 0
+
+
+def _load(name_or_path: str):
+    """A cube from a file, or an embedded example by name."""
+    from pathlib import Path
+
+    from .io import open_cube
+
+    if Path(name_or_path).exists():
+        return open_cube(name_or_path)
+    from . import datasets
+
+    if name_or_path in datasets.available():
+        return datasets.load(name_or_path)
+    raise FileNotFoundError(
+        f"no cube file at {name_or_path!r}, and no embedded example of that name "
+        f"(examples: {', '.join(datasets.available())})"
+    )
+
+
+def _report(arguments) -> int:
+    from . import render
+    from .report import report
+
+    analysis = report(_load(arguments.cube), threshold=arguments.threshold)
+    if not arguments.quiet:
+        print(render.to_markdown(analysis))
+    if arguments.html:
+        figures = None
+        if not arguments.no_figures:
+            try:
+                from .plot import figures as make_figures
+            except ImportError:  # pragma: no cover - without the plot extra
+                print('rankstats: no figures: pip install "rankstats[plot]"', file=sys.stderr)
+            else:
+                figures = make_figures(analysis)
+        _write_text(arguments.html, render.to_html(analysis, figures))
+    if arguments.json:
+        _write_text(arguments.json, render.to_json(analysis))
+    if arguments.csv:
+        render.to_csv(analysis, arguments.csv)
+    return 0
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` atomically: a failed write leaves no partial file."""
+    from .io import write_atomically
+
+    write_atomically(path, text.encode("utf-8"))
 
 
 def _info(path: str) -> int:
@@ -75,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if arguments.command == "validate":
             return _validate(arguments.cubes)
+        if arguments.command == "report":
+            return _report(arguments)
         return _info(arguments.cube)
     except (RankstatsError, OSError) as error:
         print(f"rankstats: error: {error}", file=sys.stderr)

@@ -109,9 +109,37 @@ def save(cube: xr.Dataset, path, *, format: str | None = None, float_dtype: str 
     return path
 
 
+def _usual_permissions(path) -> None:
+    """Give a temporary file the permissions a new file gets (mkstemp makes it private)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def write_atomically(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file beside it, moved into place.
+
+    A failed or interrupted write leaves no partial file and keeps any previous
+    file at ``path``.
+    """
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                                         dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        _usual_permissions(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def _write_netcdf(cube: xr.Dataset, path: Path, encoding: dict) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     os.close(handle)
+    _usual_permissions(temporary)
     try:
         cube.to_netcdf(temporary, engine="netcdf4", encoding=encoding)
         os.replace(temporary, path)

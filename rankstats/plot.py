@@ -1,0 +1,147 @@
+"""Figures of a report (the ``plot`` extra: matplotlib, imported on first use).
+
+Every function draws on a :class:`matplotlib.axes.Axes` (a new figure when none
+is given) and returns the axes; :func:`figures` renders the standard set to PNG
+bytes for the HTML report without touching pyplot's global state.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["figures", "plot_divergence", "plot_metrics", "plot_pair", "plot_rank_agreement"]
+
+
+def _matplotlib():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as error:  # pragma: no cover - exercised without the extra
+        raise ImportError('figures need matplotlib: pip install "rankstats[plot]"') from error
+    return Figure
+
+
+def _axes(ax, size):
+    if ax is not None:
+        return ax
+    return _matplotlib()(figsize=size, layout="constrained").add_subplot()
+
+
+def plot_pair(analysis: xr.Dataset, task: str, ax=None):
+    """The least agreeing pair of templates of one task (Mizrahi et al. 2024, figure 2).
+
+    Models are ordered by their score under the first template; bars show the
+    score under each template, so crossing orders stand out.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.plot import plot_pair
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.2], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ])
+    >>> ax = plot_pair(rankstats.report(cube), "t")
+    >>> ax.get_title()
+    't: templates p1 and p2, τ = -1.00'
+    """
+    one = analysis.sel(task=task)
+    first = one["tau_min_score"].to_series().dropna()
+    second = one["tau_min_score_b"].to_series().reindex(first.index)
+    order = first.sort_values(ascending=False, kind="stable").index
+    ax = _axes(ax, (max(4.0, 0.5 * len(order) + 2), 3.2))
+    positions = np.arange(len(order))
+    ax.bar(positions - 0.2, first[order], width=0.4,
+           label=f"template {one['tau_min_template'].item()}")
+    ax.bar(positions + 0.2, second[order], width=0.4,
+           label=f"template {one['tau_min_template_b'].item()}")
+    ax.set_xticks(positions, order, rotation=60, ha="right", fontsize=8)
+    ax.set_ylabel(str(analysis.attrs.get("metric", "score")))
+    ax.set_title(f"{task}: templates {one['tau_min_template'].item()} and "
+                 f"{one['tau_min_template_b'].item()}, τ = {float(one['tau_min']):.2f}")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_divergence(analysis: xr.Dataset, ax=None):
+    """Heat map of each model's divergence on each task (Mizrahi et al. 2024, figure 3).
+
+    Cells with |divergence| > 1 are marked with their value.
+    """
+    data = analysis["divergence"].transpose("model", "task")
+    values = data.values
+    ax = _axes(ax, (0.45 * data.sizes["task"] + 3, 0.3 * data.sizes["model"] + 2))
+    limit = max(1.0, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 1.0)
+    image = ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    ax.set_xticks(range(data.sizes["task"]), data["task"].values, rotation=70, ha="right",
+                  fontsize=7)
+    ax.set_yticks(range(data.sizes["model"]), data["model"].values, fontsize=7)
+    for i, j in zip(*np.nonzero(np.abs(np.nan_to_num(values)) > 1), strict=True):
+        ax.text(j, i, f"{values[i, j]:.1f}", ha="center", va="center", fontsize=6)
+    ax.figure.colorbar(image, ax=ax, label="standard deviations from the paraphrases' mean")
+    ax.set_title("Divergence of the original templates")
+    return ax
+
+
+def plot_metrics(analysis: xr.Dataset, task: str | None = None, ax=None):
+    """MaxP, AvgP, saturation and CPS per model (Mizrahi et al. 2024, figure 4).
+
+    For one task, or averaged over all tasks when ``task`` is None.
+    """
+    values = analysis["metric_value"]
+    values = values.sel(task=task) if task is not None else values.mean("task")
+    frame = values.transpose("model", "metric").to_pandas().dropna(how="all")
+    frame = frame.sort_values("maxp", ascending=False, kind="stable")
+    ax = _axes(ax, (max(5.0, 0.6 * len(frame) + 2), 3.4))
+    positions = np.arange(len(frame))
+    width = 0.8 / frame.shape[1]
+    labels = {"maxp": "MaxP", "avgp": "AvgP", "saturation": "saturation", "cps": "CPS"}
+    for k, metric in enumerate(frame.columns):
+        ax.bar(positions + (k - 1.5) * width, frame[metric], width=width,
+               label=labels.get(metric, metric))
+    ax.set_xticks(positions, frame.index, rotation=60, ha="right", fontsize=8)
+    ax.set_title(f"Metrics per model: {task if task is not None else 'mean over tasks'}")
+    ax.legend(fontsize=8, ncols=4)
+    return ax
+
+
+def plot_rank_agreement(analysis: xr.Dataset, ax=None):
+    """Kendall's W per task, sorted, with the smallest pairwise tau beside it."""
+    w = analysis["w"].to_series().sort_values(kind="stable")
+    tau = analysis["tau_min"].to_series().reindex(w.index)
+    ax = _axes(ax, (6.0, 0.25 * len(w) + 1.5))
+    positions = np.arange(len(w))
+    ax.barh(positions, w.values, label="Kendall's W (all templates)")
+    ax.scatter(tau.values, positions, color="black", marker="|", s=60,
+               label="smallest pairwise τ-b")
+    ax.axvline(0.0, color="grey", linewidth=0.5)
+    ax.set_yticks(positions, w.index, fontsize=7)
+    ax.set_xlim(-1.0, 1.0)
+    ax.set_title("Do the templates agree on the model ranking?")
+    ax.legend(fontsize=8, loc="upper left")
+    return ax
+
+
+def _png(ax) -> bytes:
+    buffer = io.BytesIO()
+    ax.figure.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def figures(analysis: xr.Dataset) -> dict[str, bytes]:
+    """The report's standard figures as PNG bytes, keyed by report section.
+
+    Keys: ``agreement`` (rank agreement across tasks), ``pairs:<task>`` (the
+    least agreeing pair of each task), ``divergence`` and ``metrics``.
+    """
+    out = {"agreement": _png(plot_rank_agreement(analysis))}
+    for task in analysis["task"].values:
+        if np.isfinite(float(analysis["tau_min"].sel(task=task))):
+            out[f"pairs:{task}"] = _png(plot_pair(analysis, str(task)))
+    if "divergence" in analysis:
+        out["divergence"] = _png(plot_divergence(analysis))
+    out["metrics"] = _png(plot_metrics(analysis))
+    return out

@@ -1,0 +1,288 @@
+"""Render a report Dataset as markdown, self-contained HTML, JSON or CSV tables."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["Section", "sections", "to_csv", "to_html", "to_json", "to_markdown"]
+
+_METRIC_NAMES = {"maxp": "MaxP", "avgp": "AvgP", "saturation": "Sat", "cps": "CPS"}
+
+
+@dataclass
+class Section:
+    """One titled table of a report, with a sentence on how to read it."""
+
+    key: str
+    title: str
+    note: str
+    table: pd.DataFrame
+    figures: list[str] = field(default_factory=list)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "–"
+        if value == 0:
+            return "0"
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+            return f"{value:.2e}"
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _task_frame(analysis: xr.Dataset) -> pd.DataFrame:
+    columns = {
+        "W": analysis["w"],
+        "p(W)": analysis["w_pvalue"],
+        "Friedman χ² (templates)": analysis["friedman_template_statistic"],
+        "p (templates)": analysis["friedman_template_pvalue"],
+        "Friedman χ² (models)": analysis["friedman_model_statistic"],
+        "p (models)": analysis["friedman_model_pvalue"],
+        "min τ": analysis["tau_min"],
+        "negative τ pairs": analysis["negative_tau_pairs"],
+        "template pairs": analysis["template_pairs"],
+    }
+    frame = pd.DataFrame({name: value.to_series() for name, value in columns.items()})
+    frame.insert(0, "benchmark", analysis["task_benchmark"].to_series())
+    for name in ("negative τ pairs", "template pairs"):
+        frame[name] = frame[name].astype(int)
+    return frame.rename_axis("task")
+
+
+def _ranking(ranks: pd.Series) -> str:
+    ordered = ranks.dropna().sort_values(kind="stable")
+    return " > ".join(f"{model}" for model in ordered.index)
+
+
+def _pairs_frame(analysis: xr.Dataset) -> pd.DataFrame:
+    rows = {
+        "template": analysis["tau_min_template"].to_series(),
+        "template b": analysis["tau_min_template_b"].to_series(),
+        "τ": analysis["tau_min"].to_series(),
+    }
+    frame = pd.DataFrame(rows)
+    rank_a = analysis["tau_min_rank"].transpose("task", "model").to_pandas()
+    rank_b = analysis["tau_min_rank_b"].transpose("task", "model").to_pandas()
+    frame["ranking under template"] = [_ranking(rank_a.loc[t]) for t in frame.index]
+    frame["ranking under template b"] = [_ranking(rank_b.loc[t]) for t in frame.index]
+    return frame.rename_axis("task")
+
+
+def _by_task_and_model(array: xr.DataArray) -> pd.DataFrame:
+    """Rows (task, model) in the cube's order, one column per metric."""
+    return array.transpose("task", "model", "metric").to_series().unstack("metric")[
+        list(array["metric"].values)]
+
+
+def _model_task(array: xr.DataArray) -> pd.DataFrame:
+    return array.transpose("model", "task").to_pandas()
+
+
+def sections(analysis: xr.Dataset) -> list[Section]:
+    """The report's tables, in reading order.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.render import sections
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ])
+    >>> [s.key for s in sections(rankstats.report(cube))]
+    ['agreement', 'pairs', 'metrics', 'average_rank']
+    """
+    out = [
+        Section("agreement", "Agreement across templates",
+                "Kendall's W: do the templates rank the models alike (1 = always; its p-value "
+                "tests W = 0). Friedman (templates): does the template change the scores, "
+                "within each model? Friedman (models): do the models differ, within each "
+                "template? min τ: Kendall's tau-b of the least agreeing pair of templates.",
+                _task_frame(analysis)),
+        Section("pairs", "The least agreeing pair of templates",
+                "Per task, the two templates whose model rankings disagree most (smallest "
+                "tau-b), and the rankings each induces (best first).",
+                _pairs_frame(analysis)),
+    ]
+    if "divergence" in analysis:
+        out.append(Section(
+            "divergence", "Divergence of the original templates",
+            "How many standard deviations each model's score on the benchmark's own "
+            "template(s) lies from its mean over the paraphrases; |d| > 1 is substantial.",
+            _model_task(analysis["divergence"])))
+    metrics = pd.concat([
+        _by_task_and_model(analysis["metric_value"]).rename(columns=_METRIC_NAMES),
+        _by_task_and_model(analysis["metric_rank"]).rename(
+            columns=lambda m: f"rank {_METRIC_NAMES[m]}"),
+    ], axis=1)
+    share = analysis["share_above_threshold"].transpose("task", "model").to_series()
+    metrics[f"share > {analysis.attrs.get('threshold', 0.05)}"] = share
+    metrics = metrics.dropna(how="all", subset=list(_METRIC_NAMES.values()))
+    out.append(Section(
+        "metrics", "MaxP, AvgP, saturation and CPS",
+        "Per task and model: the best template's score (MaxP), the mean over templates "
+        "(AvgP), saturation 1 − (MaxP − AvgP), CPS = saturation × MaxP, the model's rank "
+        "under each (1 = best), and the share of templates on which it scores above the "
+        "threshold.", metrics))
+    average = (analysis["average_rank"].to_dataframe()["average_rank"]
+               .unstack("metric").rename(columns=_METRIC_NAMES))
+    out.append(Section(
+        "average_rank", "Average rank per benchmark",
+        "Each model's rank under each metric, averaged over the tasks of a benchmark "
+        "(Mizrahi et al. 2024, tables 15–16).",
+        average.reorder_levels(["benchmark", "model"]).sort_index(level="benchmark",
+                                                                  sort_remaining=False)))
+    if "best_template_method_share" in analysis:
+        share = (analysis["best_template_method_share"].to_dataframe()
+                 ["best_template_method_share"].unstack("method") * 100)
+        totals = (analysis["best_template_method_share_all"].to_pandas() * 100)
+        everything = (analysis["template_method_share"].to_pandas() * 100)
+        rows = [share.reorder_levels(["benchmark", "model"])]
+        for label, frame in (("all models", totals), ("all templates", everything)):
+            frame = frame.copy()
+            frame.index = pd.MultiIndex.from_product([frame.index, [label]],
+                                                     names=["benchmark", "model"])
+            rows.append(frame)
+        out.append(Section(
+            "best_methods", "Where the best templates come from (%)",
+            "For each model, the generation method of its best template(s) on each task "
+            "(ties count every best template), as a share; then over all models, and the "
+            "share of each method among all templates (tables 17–18).",
+            pd.concat(rows).sort_index(level="benchmark", sort_remaining=False)))
+    if "filtering_tau" in analysis:
+        out.append(Section(
+            "filtering", "Sensitivity to dropping invalid templates",
+            "Kendall's tau-b between the model ranking under each metric with all "
+            "templates and with only those marked valid (1 = unchanged; table 14).",
+            analysis["filtering_tau"].transpose("task", "metric").to_pandas()
+            .rename(columns=_METRIC_NAMES)))
+    return out
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    frame = frame.reset_index()
+    header = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _heading(analysis: xr.Dataset) -> str:
+    size = f"{analysis.sizes.get('model', 0)} models × {analysis.sizes.get('task', 0)} tasks"
+    return f"{analysis.attrs.get('metric', 'score')} of {size}"
+
+
+def to_markdown(analysis: xr.Dataset) -> str:
+    """The report as markdown: one section per table.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.render import to_markdown
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ], metric="accuracy")
+    >>> print(to_markdown(rankstats.report(cube)).splitlines()[0])
+    # Multi-prompt report: accuracy of 3 models × 1 tasks
+    """
+    parts = [f"# Multi-prompt report: {_heading(analysis)}"]
+    if analysis.attrs.get("source"):
+        parts.append(f"Source: {analysis.attrs['source']}")
+    for section in sections(analysis):
+        parts += [f"## {section.title}", section.note, _markdown_table(section.table)]
+    return "\n\n".join(parts) + "\n"
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
+th { background: #f3f3f3; }
+td:first-child, th:first-child { text-align: left; }
+p.note { color: #555; max-width: 60em; }
+img { max-width: 100%; }
+"""
+
+
+def to_html(analysis: xr.Dataset, figures: dict[str, bytes] | None = None) -> str:
+    """The report as one self-contained HTML page; ``figures`` are PNG bytes by section key.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.render import to_html
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ])
+    >>> page = to_html(rankstats.report(cube))
+    >>> page.startswith("<!DOCTYPE html>"), "<table" in page
+    (True, True)
+    """
+    figures = figures or {}
+    title = html.escape(f"Multi-prompt report: {_heading(analysis)}")
+    body = [f"<h1>{title}</h1>"]
+    if analysis.attrs.get("source"):
+        body.append(f"<p>Source: {html.escape(str(analysis.attrs['source']))}</p>")
+    for section in sections(analysis):
+        body.append(f'<h2 id="{section.key}">{html.escape(section.title)}</h2>')
+        body.append(f'<p class="note">{html.escape(section.note)}</p>')
+        for name in (section.key, *(k for k in figures if k.startswith(section.key + ":"))):
+            if name in figures:
+                encoded = base64.b64encode(figures[name]).decode("ascii")
+                body.append(f'<img alt="{html.escape(name)}" '
+                            f'src="data:image/png;base64,{encoded}">')
+        body.append(section.table.map(_fmt).to_html(escape=True, border=0))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{title}</title><style>{_STYLE}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    return value
+
+
+def to_json(analysis: xr.Dataset) -> str:
+    """Every variable of the report as JSON (xarray's dict layout; NaN becomes null)."""
+    return json.dumps(_jsonable(analysis.to_dict(data="list")), indent=1, default=str)
+
+
+def to_csv(analysis: xr.Dataset, folder) -> list[Path]:
+    """Write each table of the report as ``<folder>/<section>.csv``; return the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for section in sections(analysis):
+        path = folder / f"{section.key}.csv"
+        section.table.to_csv(path)
+        written.append(path)
+    return written

@@ -1,0 +1,236 @@
+"""The full multi-prompt analysis of a cube, as one xarray Dataset.
+
+Every number comes from the public statistics of rankstats, computed for all
+tasks in one call each; this module only arranges them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from . import _xr
+from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
+from .cube import template_scores
+from .metrics import divergence, prompt_metrics
+from .significance import friedman
+
+__all__ = ["METRICS", "report"]
+
+METRICS = ("maxp", "avgp", "saturation", "cps")
+_METRIC_INDEX = pd.Index(np.array(METRICS, dtype=object), name="metric")
+
+
+def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
+           higher_is_better: bool | None = None) -> xr.Dataset:
+    """Analyse a cube: agreement, significance, divergence, metrics, rankings.
+
+    Parameters
+    ----------
+    cube : xarray.Dataset
+        A score cube; with a ``sample`` dimension its per-template scores are
+        used. ``template_is_original``, ``template_valid``,
+        ``template_method`` and the task coordinate ``benchmark`` enable the
+        parts that need them.
+    threshold : float, default 0.05
+        A model "works" on a template when its score exceeds this.
+    nan_policy : {"omit", "propagate", "raise"}
+        Passed to every statistic (see their docs); ``omit`` drops what is
+        missing beyond structure.
+    higher_is_better : bool, optional
+        Defaults to the cube's attribute.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per task: ``w``, ``w_chi2``, ``w_pvalue`` (templates as judges of the
+        models); ``friedman_template_*`` (blocks = models, treatments =
+        templates: does the template matter?) and ``friedman_model_*``
+        (blocks = templates, treatments = models: do the models differ?);
+        the least agreeing template pair ``tau_min`` with ``tau_min_template``,
+        ``tau_min_template_b`` and each model's rank and score under both
+        (``tau_min_rank``, ``tau_min_rank_b``, ``tau_min_score``,
+        ``tau_min_score_b``), ``negative_tau_pairs`` of ``template_pairs``.
+        Per model and task: ``divergence`` (with ``original_score``),
+        ``metric_value`` and ``metric_rank`` over ``metric`` (MaxP, AvgP,
+        saturation, CPS), ``share_above_threshold``. Per model and benchmark:
+        ``average_rank`` per metric; ``best_template_method_share``, the
+        methods that produced each model's best templates (ties count each
+        best template), with ``all_models`` and ``all_templates`` rows in
+        ``best_template_method_share_all`` and ``template_method_share``. Per
+        task and metric: ``filtering_tau``, Kendall's tau-b between the model
+        rankings with all templates and with the valid ones only.
+        ``task_benchmark`` maps each task to its benchmark (the cube's
+        ``benchmark`` coordinate; "all" without one), since ``benchmark`` is
+        the dimension of the per-benchmark results.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8, 0.2], "b": [0.5, 0.6, 0.7],
+    ...                       "c": [0.1, 0.3, 0.4]}.items()
+    ...     for p, s in zip(["p1", "p2", "p3"], scores)
+    ... ])
+    >>> analysis = rankstats.report(cube)
+    >>> round(float(analysis.w.sel(task="t")), 3)
+    0.333
+    >>> analysis.tau_min_template.values.tolist(), analysis.tau_min_template_b.values.tolist()
+    (['p1'], ['p3'])
+    >>> analysis.metric_rank.sel(task="t", metric="maxp").values.tolist()
+    [1.0, 2.0, 3.0]
+    """
+    scores = template_scores(cube)
+    best_first = _xr.higher_is_better_of(cube, higher_is_better)
+    parts = [
+        _agreement(scores, nan_policy),
+        _least_agreeing_pair(scores, best_first, nan_policy),
+        _metrics(scores, best_first, nan_policy, threshold),
+    ]
+    if "template_is_original" in scores.coords:
+        parts.append(_divergence(scores, nan_policy))
+    if "template_valid" in scores.coords:
+        parts.append(_filtering(scores, best_first, nan_policy))
+    analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
+    by_benchmark = _by_benchmark(analysis, scores, best_first)
+    analysis = analysis.drop_vars("benchmark", errors="ignore").merge(by_benchmark)
+    analysis.attrs = {
+        "statistic": "report",
+        "threshold": threshold,
+        "nan_policy": nan_policy,
+        "higher_is_better": int(best_first),
+        "metric": str(cube.attrs.get("metric", "score")),
+        "source": str(cube.attrs.get("source", "")),
+    }
+    return analysis
+
+
+def _agreement(scores, nan_policy):
+    w = kendall_w(scores, nan_policy=nan_policy)
+    by_template = friedman(scores, nan_policy=nan_policy)
+    by_model = friedman(scores, blocks="template", treatments="model", nan_policy=nan_policy)
+    return xr.Dataset({
+        "w": w.statistic,
+        "w_chi2": w.chi2,
+        "w_pvalue": w.pvalue,
+        "friedman_template_statistic": by_template.statistic,
+        "friedman_template_pvalue": by_template.pvalue,
+        "friedman_model_statistic": by_model.statistic,
+        "friedman_model_pvalue": by_model.pvalue,
+    })
+
+
+def _least_agreeing_pair(scores, best_first, nan_policy):
+    """The pair of templates with the smallest tau-b, per task, and the count of negative ones."""
+    tau = kendall_tau_matrix(scores, nan_policy=nan_policy).statistic
+    m = scores.sizes["template"]
+    upper = xr.DataArray(np.triu(np.ones((m, m), dtype=bool), k=1), dims=tau.dims[-2:])
+    pairs = tau.where(upper).transpose(..., "template", "template_b")
+    flat = pairs.values.reshape(*pairs.shape[:-2], m * m)
+    compared = ~np.isnan(flat)
+    best = np.argmin(np.where(compared, flat, np.inf), axis=-1)
+    found = compared.any(axis=-1)
+    lead = pairs.dims[:-2]
+    first = xr.DataArray(best // m, dims=lead, coords={d: pairs[d] for d in lead})
+    second = xr.DataArray(best % m, dims=lead, coords={d: pairs[d] for d in lead})
+    # the picked templates' own coordinates would clash across variables; the ids say it all
+    scores = _without_template_coords(scores)
+    ranks = rank(scores, "model", higher_is_better=best_first)
+    ids = _without_template_coords(tau["template_id"])
+    found = xr.DataArray(found, dims=lead)
+    minimum = xr.DataArray(np.take_along_axis(flat, best[..., None], -1)[..., 0], dims=lead)
+    return xr.Dataset({
+        "tau_min": minimum.where(found),
+        "tau_min_template": ids.isel(template=first, drop=True).where(found, ""),
+        "tau_min_template_b": ids.isel(template=second, drop=True).where(found, ""),
+        "tau_min_rank": ranks.isel(template=first, drop=True),
+        "tau_min_rank_b": ranks.isel(template=second, drop=True),
+        "tau_min_score": scores.isel(template=first, drop=True),
+        "tau_min_score_b": scores.isel(template=second, drop=True),
+        "negative_tau_pairs": (pairs < 0).sum(("template", "template_b")),
+        "template_pairs": pairs.notnull().sum(("template", "template_b")),
+    })
+
+
+def _without_template_coords(array):
+    return array.drop_vars([name for name, coord in array.coords.items()
+                            if "template" in coord.dims])
+
+
+def _metric_values(scores, best_first, nan_policy, valid=None):
+    values = prompt_metrics(scores, valid=valid, higher_is_better=best_first,
+                            nan_policy=nan_policy)
+    stacked = xr.concat([values[name] for name in METRICS],
+                        dim=_METRIC_INDEX, coords="minimal",
+                        compat="override")
+    # saturation is better when higher whichever way the scores point
+    direction = xr.DataArray([best_first, best_first, True, best_first], dims="metric",
+                             coords={"metric": _METRIC_INDEX})
+    ranks = xr.concat(
+        [rank(stacked.sel(metric=name), "model", higher_is_better=bool(direction.sel(metric=name)))
+         for name in METRICS],
+        dim=_METRIC_INDEX,
+    )
+    return stacked, ranks
+
+
+def _metrics(scores, best_first, nan_policy, threshold):
+    values, ranks = _metric_values(scores, best_first, nan_policy)
+    observed = scores.notnull()
+    above = ((scores > threshold) & observed).sum("template")
+    present = observed.sum("template")
+    return xr.Dataset({
+        "metric_value": values,
+        "metric_rank": ranks,
+        "share_above_threshold": (above / present.where(present > 0)),
+    })
+
+
+def _divergence(scores, nan_policy):
+    result = divergence(scores, nan_policy=nan_policy)
+    return xr.Dataset({
+        "divergence": result.statistic,
+        "original_score": result.original,
+        "paraphrase_mean": result.paraphrase_mean,
+        "paraphrase_std": result.paraphrase_std,
+    })
+
+
+def _filtering(scores, best_first, nan_policy):
+    all_values, _ = _metric_values(scores, best_first, nan_policy)
+    valid_values, _ = _metric_values(scores, best_first, nan_policy, valid=True)
+    tau = kendall_tau(all_values, valid_values, "model", nan_policy="omit")
+    return xr.Dataset({"filtering_tau": tau.statistic})
+
+
+def _by_benchmark(analysis, scores, best_first):
+    """Average ranks and the methods of the best templates, per benchmark."""
+    benchmark = (scores["benchmark"] if "benchmark" in scores.coords
+                 else xr.DataArray(np.full(scores.sizes["task"], "all"), dims="task"))
+    benchmark = benchmark.astype(str).rename("benchmark").drop_vars(
+        [c for c in benchmark.coords if c != "task"])
+    ranks = analysis["metric_rank"].drop_vars("benchmark", errors="ignore")
+    ranks = ranks.assign_coords(benchmark=benchmark)
+    # the per-task benchmark label moves to a variable: "benchmark" becomes a dimension
+    out = {"average_rank": ranks.groupby("benchmark").mean("task"),
+           "task_benchmark": benchmark.rename(None)}
+    if "template_method" not in scores.coords:
+        return xr.Dataset(out)
+    methods = scores["template_method"].astype(str)
+    names = np.array(sorted(set(np.unique(methods.values)) - {""}), dtype=object)
+    one_hot = methods == xr.DataArray(names, dims="method", coords={"method": names})
+    maxp = analysis["metric_value"].sel(metric="maxp", drop=True)
+    best = (scores == maxp) & scores.notnull()
+    counts = (best & one_hot).sum("template").assign_coords(benchmark=benchmark)
+    per_model = counts.groupby("benchmark").sum("task")
+    all_models = per_model.sum("model")
+    templates = (one_hot & (scores["template_id"] != "")).sum("template")
+    templates = templates.assign_coords(benchmark=benchmark).groupby("benchmark").sum("task")
+    out.update({
+        "best_template_method_share": per_model / per_model.sum("method"),
+        "best_template_method_share_all": all_models / all_models.sum("method"),
+        "template_method_share": templates / templates.sum("method"),
+    })
+    return xr.Dataset(out)

@@ -1,0 +1,156 @@
+import json
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+from mizrahi import accuracy_cube
+
+import rankstats
+from rankstats import render
+
+
+@pytest.fixture(scope="module")
+def cube():
+    return accuracy_cube()
+
+
+@pytest.fixture(scope="module")
+def analysis(cube):
+    with warnings.catch_warnings():
+        # 2,645 template pairs with constant scores over the models: tau is undefined there
+        warnings.filterwarnings("ignore", "kendall_tau: .* a ranking is constant",
+                                rankstats.RankstatsWarning)
+        return rankstats.report(cube)
+
+
+def test_agreement_comes_from_the_core_statistics(cube, analysis):
+    w = rankstats.kendall_w(cube, nan_policy="omit")
+    xr.testing.assert_equal(analysis.w.reset_coords(drop=True), w.statistic.reset_coords(drop=True))
+    np.testing.assert_array_equal(analysis.w_pvalue, w.pvalue)
+    by_template = rankstats.friedman(cube, nan_policy="omit")
+    np.testing.assert_array_equal(analysis.friedman_template_pvalue, by_template.pvalue)
+    by_model = rankstats.friedman(cube, blocks="template", treatments="model", nan_policy="omit")
+    np.testing.assert_array_equal(analysis.friedman_model_statistic, by_model.statistic)
+
+
+def test_least_agreeing_pair_is_the_matrix_minimum(cube, analysis):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankstats.RankstatsWarning)
+        tau = rankstats.kendall_tau_matrix(cube).statistic
+    for task in ("word_not_containing", "snarks"):
+        matrix = tau.sel(task=task).values
+        upper = np.triu(np.ones_like(matrix, dtype=bool), 1)
+        assert float(analysis.tau_min.sel(task=task)) == np.nanmin(np.where(upper, matrix, np.nan))
+        assert int(analysis.negative_tau_pairs.sel(task=task)) == int(
+            np.sum(upper & (matrix < 0)))
+        first = str(analysis.tau_min_template.sel(task=task).item())
+        second = str(analysis.tau_min_template_b.sel(task=task).item())
+        ids = cube.template_id.sel(task=task).values.tolist()
+        a, b = ids.index(first), ids.index(second)
+        assert matrix[a, b] == float(analysis.tau_min.sel(task=task))
+        scores = cube.score.sel(task=task)
+        np.testing.assert_array_equal(analysis.tau_min_score.sel(task=task),
+                                      scores.isel(template=a))
+        expected_rank = rankstats.rank(scores.isel(template=b), "model")
+        np.testing.assert_array_equal(analysis.tau_min_rank_b.sel(task=task), expected_rank)
+
+
+def test_metrics_ranks_and_shares(cube, analysis):
+    np.testing.assert_array_equal(analysis.metric_value.sel(metric="cps"), rankstats.cps(cube))
+    maxp = analysis.metric_value.sel(metric="maxp")
+    np.testing.assert_array_equal(analysis.metric_rank.sel(metric="maxp"),
+                                  rankstats.rank(maxp, "model"))
+    share = analysis.share_above_threshold.sel(task="word_before", model="alpaca-7b")
+    scores = cube.score.sel(task="word_before", model="alpaca-7b").dropna("template")
+    assert float(share) == pytest.approx(float((scores > 0.05).mean()))
+    # BBH has 11 of the 16 models: the others have no metric and no share there
+    assert analysis.metric_value.sel(task="snarks", model="t0_3b").isnull().all()
+
+
+def test_average_rank_per_benchmark(analysis):
+    ranks = analysis.metric_rank.sel(metric="avgp")
+    lmentry = analysis.task_benchmark == "LMentry"
+    expected = ranks.where(lmentry).mean("task")
+    np.testing.assert_allclose(analysis.average_rank.sel(benchmark="LMentry", metric="avgp"),
+                               expected)
+
+
+def test_best_template_methods(cube, analysis):
+    share = analysis.best_template_method_share
+    np.testing.assert_allclose(share.sum("method").sel(benchmark="LMentry"), 1.0)
+    # by hand for one model on one benchmark
+    scores = cube.score.where(cube.benchmark == "LMentry", drop=True).sel(model="vicuna-13b")
+    best = scores == scores.max("template")
+    methods = cube.template_method.sel(task=scores.task)
+    counts = {m: int((best & (methods == m)).sum()) for m in share.method.values}
+    total = sum(counts.values())
+    for method, count in counts.items():
+        cell = share.sel({"model": "vicuna-13b", "benchmark": "LMentry", "method": method})
+        assert float(cell) == pytest.approx(count / total)
+
+
+def test_filtering_matches_table_14_of_the_paper(analysis):
+    # Mizrahi et al. (2024), table 14, "word not containing": .836 .967 .783 .850
+    row = analysis.filtering_tau.sel(task="word_not_containing")
+    np.testing.assert_allclose(row.values, [0.836, 0.967, 0.783, 0.850], atol=5e-4)
+
+
+def test_divergence_from_the_core_statistic(cube, analysis):
+    expected = rankstats.divergence(cube, nan_policy="omit").statistic
+    np.testing.assert_array_equal(analysis.divergence.transpose(*expected.dims), expected)
+
+
+def test_no_python_loop_over_tasks(cube, monkeypatch):
+    calls = []
+    original = rankstats.report.__globals__["kendall_tau_matrix"]
+
+    def counting(*args, **kwargs):
+        calls.append(args[0].sizes["task"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setitem(rankstats.report.__globals__, "kendall_tau_matrix", counting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankstats.RankstatsWarning)
+        rankstats.report(cube)
+    assert calls == [25]
+
+
+def test_markdown_html_json_csv(analysis, tmp_path):
+    markdown = render.to_markdown(analysis)
+    assert markdown.startswith("# Multi-prompt report: accuracy of 16 models × 25 tasks")
+    for title in ("Agreement across templates", "Divergence of the original templates",
+                  "Average rank per benchmark", "Sensitivity to dropping invalid templates"):
+        assert f"## {title}" in markdown
+    page = render.to_html(analysis, {"agreement": b"\x89PNG fake"})
+    assert page.count("<table") == len(render.sections(analysis))
+    assert "data:image/png;base64," in page and "<script" not in page
+    data = json.loads(render.to_json(analysis))
+    assert data["data_vars"]["w"]["dims"] == ["task"]
+    written = render.to_csv(analysis, tmp_path / "tables")
+    assert {p.name for p in written} >= {"agreement.csv", "metrics.csv", "filtering.csv"}
+
+
+def test_figures_render(analysis):
+    pytest.importorskip("matplotlib")
+    from rankstats.plot import figures
+
+    pngs = figures(analysis)
+    assert {"agreement", "divergence", "metrics", "pairs:snarks"} <= set(pngs)
+    assert all(png.startswith(b"\x89PNG") for png in pngs.values())
+
+
+def test_report_cli(cube, tmp_path, capsys):
+    from rankstats.cli import main
+
+    path = rankstats.save(cube, tmp_path / "cube.nc", float_dtype="float64")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankstats.RankstatsWarning)
+        status = main(["report", str(path), "--json", str(tmp_path / "r.json"),
+                       "--csv", str(tmp_path / "csv"), "--html", str(tmp_path / "r.html"),
+                       "--no-figures"])
+    assert status == 0
+    assert "## Agreement across templates" in capsys.readouterr().out
+    assert json.loads((tmp_path / "r.json").read_text())["attrs"]["metric"] == "accuracy"
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(["report", str(tmp_path / "nothing.nc")]) == 2
