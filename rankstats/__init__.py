@@ -16,6 +16,7 @@ Examples
 1.0
 """
 
+from . import datasets
 from ._version import __version__
 from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from .cube import from_records, template_scores
@@ -48,6 +49,7 @@ __all__ = [
     "avgp",
     "cochran_q",
     "cps",
+    "datasets",
     "divergence",
     "friedman",
     "from_records",

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
-from .errors import RankstatsError
+from .errors import RankstatsError, UnknownNameError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +36,22 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--no-figures", action="store_true",
                         help="leave the figures out of the HTML report")
     report.add_argument("--quiet", action="store_true", help="print no markdown")
+    load = commands.add_parser(
+        "import", help="turn result files into a cube file",
+        description="Read result files with an importer (found through the entry-point "
+                    "group 'rankstats.importers') and write the cube, atomically.")
+    load.add_argument("format", metavar="FORMAT", help="the importer, e.g. mizrahi2024")
+    load.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to read")
+    load.add_argument("-o", "--output", required=True, metavar="CUBE",
+                      help="the cube file to write (.nc, or .zarr)")
+    again = commands.add_parser(
+        "reproduce", help="recompute a published study's tables and compare them",
+        description="Recompute every table of a published multi-prompt study that its "
+                    "released data allow, find the convention that reproduces each, and "
+                    "print published and recomputed values side by side with a verdict.")
+    again.add_argument("study", metavar="STUDY", help="the study (e.g. mizrahi2024)")
+    again.add_argument("--all", action="store_true", help="show every cell of large tables")
+    again.add_argument("--csv", metavar="PATH", help="write every cell as one CSV table")
     return parser
 
 
@@ -108,6 +124,38 @@ def _write_text(path: str, text: str) -> None:
     write_atomically(path, text.encode("utf-8"))
 
 
+def _importers() -> dict:
+    from importlib.metadata import entry_points
+
+    return {entry.name: entry for entry in entry_points(group="rankstats.importers")}
+
+
+def _import(arguments) -> int:
+    from .io import save
+
+    importers = _importers()
+    if arguments.format not in importers:
+        known = ", ".join(sorted(importers)) or "none installed"
+        raise UnknownNameError(
+            f"no importer named {arguments.format!r} (importers: {known})")
+    load = importers[arguments.format].load()
+    paths = arguments.paths[0] if len(arguments.paths) == 1 else arguments.paths
+    cube = load(paths)
+    save(cube, arguments.output)
+    print(f"wrote {arguments.output} ({_describe(cube)})")
+    return 0
+
+
+def _reproduce(arguments) -> int:
+    from .reproduce import _compare, run
+
+    comparisons = run(arguments.study)
+    print(_compare.render(comparisons, all_cells=arguments.all))
+    if arguments.csv:
+        _write_text(arguments.csv, _compare.cells_frame(comparisons).to_csv(index=False))
+    return 0
+
+
 def _info(path: str) -> int:
     from .cube import template_scores
     from .io import open_cube
@@ -141,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(arguments.cubes)
         if arguments.command == "report":
             return _report(arguments)
+        if arguments.command == "reproduce":
+            return _reproduce(arguments)
+        if arguments.command == "import":
+            return _import(arguments)
         return _info(arguments.cube)
     except (RankstatsError, OSError) as error:
         print(f"rankstats: error: {error}", file=sys.stderr)

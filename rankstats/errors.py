@@ -17,6 +17,7 @@ __all__ = [
     "RankstatsError",
     "RankstatsWarning",
     "ScoreValueError",
+    "UnknownNameError",
 ]
 
 
@@ -46,6 +47,13 @@ class CoordinateMismatchError(RankstatsError, ValueError):
 
 class MissingValueError(RankstatsError, ValueError):
     """Missing values met under ``nan_policy="raise"``."""
+
+
+class UnknownNameError(RankstatsError, KeyError):
+    """No dataset, study, importer or collector goes by the requested name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class RankstatsWarning(UserWarning):

@@ -1,0 +1,30 @@
+"""Reproduce published multi-prompt studies from their released data.
+
+Examples
+--------
+>>> from rankstats import reproduce
+>>> reproduce.available()
+['mizrahi2024']
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ..errors import UnknownNameError
+
+__all__ = ["available", "run"]
+
+_STUDIES = {"mizrahi2024": "rankstats.reproduce.mizrahi2024"}
+
+
+def available() -> list[str]:
+    """Names of the studies that can be reproduced."""
+    return sorted(_STUDIES)
+
+
+def run(name: str):
+    """Recompute every table of study ``name``; a list of :class:`Comparison`."""
+    if name not in _STUDIES:
+        raise UnknownNameError(f"no study named {name!r} (available: {', '.join(available())})")
+    return import_module(_STUDIES[name]).reproduce()
