@@ -53,6 +53,8 @@ def test_registered_as_an_importer():
 
 
 def test_importer_registry(monkeypatch):
+    from collectors import _registry as registry
+
     files = collectors.files
     files.register("unit", "collectors.files.mizrahi2024:cross_check")
     try:
@@ -68,7 +70,7 @@ def test_importer_registry(monkeypatch):
         files.register("unit", 42)
     point = EntryPoint("third-party", "collectors.files.mizrahi2024:load_metric_results",
                        files.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(files, "entry_points", lambda group: [point])
+    monkeypatch.setattr(registry, "entry_points", lambda group: [point])
     try:
         assert "third-party" in files.available()
         assert files.get("third-party") is mizrahi2024.load_metric_results

@@ -28,11 +28,9 @@ collectors.files.UnknownImporterError: no importer named 'no-such-release' (avai
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from rankstats.errors import CubeError, UnknownNameError
 
-from rankstats.errors import CubeError
+from .._registry import Registry
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -46,19 +44,14 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "rankstats.importers"
-_BUILTIN = {"mizrahi2024": "collectors.files.mizrahi2024:load"}
-_REGISTRY: dict[str, Callable | str | EntryPoint] = dict(_BUILTIN)
 
 
 class ImporterError(CubeError):
     """A published result file is malformed; the message names the file, row and column."""
 
 
-class UnknownImporterError(KeyError):
+class UnknownImporterError(UnknownNameError):
     """No importer is registered under the requested name."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def file_error(file, problem: str, *, row=None, column=None) -> ImporterError:
@@ -96,61 +89,10 @@ def file_error(file, problem: str, *, row=None, column=None) -> ImporterError:
     return ImporterError(f"{', '.join(where)}: {problem}")
 
 
-def register(name: str, load: Callable | str, *, replace: bool = False) -> None:
-    """Register an importer under ``name``.
-
-    Parameters
-    ----------
-    name : str
-        The importer's name, as users pass it to :func:`get`.
-    load : callable or str
-        ``load(paths, **options) -> cube``, or its import path
-        ``"package.module:function"`` (imported when first used).
-    replace : bool, default False
-        Allow replacing an existing entry.
-    """
-    if not (callable(load) or (isinstance(load, str) and ":" in load)):
-        raise TypeError(f"importer {name!r}: give a callable or 'package.module:function'")
-    if name in _REGISTRY and not replace:
-        raise ValueError(f"an importer named {name!r} is already registered (pass replace=True)")
-    _REGISTRY[name] = load
-
-
-def unregister(name: str) -> None:
-    """Remove the importer registered under ``name``."""
-    if name not in _REGISTRY:
-        raise UnknownImporterError(f"no importer named {name!r} is registered")
-    del _REGISTRY[name]
-
-
-def _load_entry_points() -> None:
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        _REGISTRY.setdefault(entry.name, entry)
-
-
-def available() -> list[str]:
-    """Names of every registered importer, entry points included, sorted."""
-    _load_entry_points()
-    return sorted(_REGISTRY)
-
-
-def get(name: str) -> Callable:
-    """The importer registered under ``name``, imported if it was given by its path.
-
-    Raises
-    ------
-    UnknownImporterError
-        Naming the importers that are available.
-    """
-    _load_entry_points()
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise UnknownImporterError(f"no importer named {name!r} (available: {known})")
-    load = _REGISTRY[name]
-    if isinstance(load, EntryPoint):
-        load = load.load()
-    elif isinstance(load, str):
-        module, _, attribute = load.partition(":")
-        load = getattr(importlib.import_module(module), attribute)
-    _REGISTRY[name] = load
-    return load
+_IMPORTERS = Registry("importer", ENTRY_POINT_GROUP,
+                      builtin={"mizrahi2024": "collectors.files.mizrahi2024:load"},
+                      error=UnknownImporterError)
+register = _IMPORTERS.register
+unregister = _IMPORTERS.unregister
+available = _IMPORTERS.available
+get = _IMPORTERS.get
