@@ -19,29 +19,38 @@ def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
 
 
-def _rank_rows(x, ties, higher_is_better, fill, rows):
-    """Rank the rows of ``x`` (last axis); the shared core of :func:`rank_last`.
+class _RankedRows:
+    """The ranked rows of an array: what :func:`rank_last` and :func:`column_rank_sums` need.
 
-    Returns ``(order, ranks, sizes, tie_sum)``: ``order`` holds the flat
-    positions in ``x`` of the ranked elements, row by row in sorted order,
-    ``ranks`` and ``sizes`` their ranks and tie-group sizes (``fill`` and 0
-    for NaN), and ``tie_sum`` the per-row ``sum_g (t_g^3 - t_g)`` shaped like
-    the leading axes.
+    ``columns`` (rows ranked × n) gives the column of each element in sorted
+    order, ``row_ids`` the original row of each ranked row, ``ranks`` the
+    elements' ranks in the same order (``fill`` for NaN), ``size`` and
+    ``group`` the tie groups (``size[group]`` per element; 0 for NaN), and
+    ``tie_sum`` the per-row ``sum_g (t_g^3 - t_g)`` shaped like the leading
+    axes of the input.
     """
+
+    __slots__ = ("columns", "group", "ranks", "row_ids", "size", "tie_sum")
+
+
+def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
+    """Rank the rows of ``x`` (last axis); the shared core of the ranking kernels."""
     check_choice("ties", ties, TIES_METHODS)
     shape = x.shape
     n = shape[-1]
     flat = x.reshape(-1, n)
-    row_index = None
+    row_ids = np.arange(flat.shape[0])
     if rows is not None:
         rows = np.broadcast_to(rows, shape[:-1]).ravel()
         if not rows.all():
-            row_index = np.flatnonzero(rows)
-            flat = flat[row_index]
-    tie_sum = np.zeros(shape[:-1])
+            row_ids = np.flatnonzero(rows)
+            flat = flat[row_ids]
+    out = _RankedRows()
+    out.row_ids, out.tie_sum = row_ids, np.zeros(shape[:-1])
     if flat.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, np.zeros(0), empty, tie_sum
+        out.columns = np.zeros((0, n), dtype=np.intp)
+        out.ranks, out.size, out.group = np.zeros(0), np.zeros(0, np.intp), np.zeros(0, np.intp)
+        return out
     key = -flat if higher_is_better else flat
     # NumPy's fast sorting paths skip arrays holding NaN; +inf sorts last just as well,
     # unless the data hold +inf of their own
@@ -50,10 +59,8 @@ def _rank_rows(x, ties, higher_is_better, fill, rows):
     if missing_values.any() and not np.isposinf(key).any():
         sort_key = np.where(missing_values, np.inf, key)
     # only ordinal ranks depend on the order within a tie group
-    order = np.argsort(sort_key, axis=-1, kind="stable" if ties == "ordinal" else None)
-    order += (np.arange(flat.shape[0]) * n)[:, None]
-    order = order.ravel()
-    s = key.ravel()[order]  # each row sorted, NaN last
+    out.columns = np.argsort(sort_key, axis=-1, kind="stable" if ties == "ordinal" else None)
+    s = np.take_along_axis(key, out.columns, axis=-1).ravel()  # each row sorted, NaN last
     starts = np.empty(s.shape, dtype=bool)
     starts[0] = True
     np.not_equal(s[1:], s[:-1], out=starts[1:])  # NaN != NaN: each NaN is its own group
@@ -63,6 +70,7 @@ def _rank_rows(x, ties, higher_is_better, fill, rows):
     first = np.flatnonzero(starts)  # sorted position where each group starts
     size = np.diff(first, append=s.size)
     first_in_row = first % n
+    row_first_group = np.flatnonzero(first_in_row == 0)  # one per row: rows start groups
     if ties == "average":
         group_rank = first_in_row + (size + 1) / 2.0
     elif ties == "min":
@@ -70,9 +78,8 @@ def _rank_rows(x, ties, higher_is_better, fill, rows):
     elif ties == "max":
         group_rank = (first_in_row + size).astype(float)
     elif ties == "dense":  # the group's number within its row
-        row_start = first_in_row == 0
-        group_rank = np.arange(1.0, first.size + 1) - np.flatnonzero(row_start)[
-            np.cumsum(row_start) - 1]
+        group_rank = np.arange(1.0, first.size + 1) - np.repeat(
+            row_first_group, np.diff(row_first_group, append=first.size))
     missing = np.isnan(s[first])
     size[missing] = 0
     if ties == "ordinal":
@@ -81,14 +88,9 @@ def _rank_rows(x, ties, higher_is_better, fill, rows):
     else:
         group_rank[missing] = fill
         ranks = group_rank[group]
-    sums = np.bincount(first // n, weights=size**3 - size, minlength=flat.shape[0])
-    if row_index is None:
-        tie_sum = sums.reshape(shape[:-1])
-    else:
-        tie_sum.reshape(-1)[row_index] = sums
-        # positions in the full array of the rows ranked
-        order += np.repeat((row_index - np.arange(row_index.size)) * n, n)
-    return order, ranks, size[group], tie_sum
+    out.ranks, out.size, out.group = ranks, size, group
+    out.tie_sum.reshape(-1)[row_ids] = np.add.reduceat(size**3 - size, row_first_group)
+    return out
 
 
 def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=np.nan,
@@ -118,11 +120,13 @@ def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=n
     x = np.asarray(x, dtype=float)
     if x.ndim == 0:
         x = x[None]
-    order, sorted_ranks, sorted_sizes, _ = _rank_rows(x, ties, higher_is_better, fill, rows)
+    ranked = _rank_rows(x, ties, higher_is_better, fill, rows)
+    n = x.shape[-1]
+    position = (ranked.columns + (ranked.row_ids * n)[:, None]).ravel()
     ranks = np.full(x.size, fill, dtype=float)
     sizes = np.zeros(x.size, dtype=np.int64)
-    ranks[order] = sorted_ranks
-    sizes[order] = sorted_sizes
+    ranks[position] = ranked.ranks
+    sizes[position] = ranked.size[ranked.group]
     return ranks.reshape(x.shape), sizes.reshape(x.shape)
 
 
@@ -136,11 +140,12 @@ def column_rank_sums(x, ties="average", higher_is_better=True, *, rows=None):
     """
     x = np.asarray(x, dtype=float)
     *lead, m, n = x.shape
-    order, ranks, _, tie_sum = _rank_rows(x, ties, higher_is_better, 0.0, rows)
-    column = order % n + (order // (m * n)) * n  # (slice, column) of each ranked element
+    ranked = _rank_rows(x, ties, higher_is_better, 0.0, rows)
+    # (slice, column) of each ranked element: rows m at a time make up a slice
+    column = ranked.columns + ((ranked.row_ids // m) * n)[:, None]
     slices = int(np.prod(lead, dtype=np.int64))
-    sums = np.bincount(column, weights=ranks, minlength=slices * n)
-    return sums.reshape(*lead, n), tie_sum
+    sums = np.bincount(column.ravel(), weights=ranked.ranks, minlength=slices * n)
+    return sums.reshape(*lead, n), ranked.tie_sum
 
 
 def sum_over_tie_groups(group_size, f):
