@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -93,11 +94,39 @@ def _load(name_or_path: str):
     )
 
 
+def _check_writable(*paths) -> None:
+    """Fail before any work when an output's folder does not exist."""
+    from pathlib import Path
+
+    for path in paths:
+        if path and not Path(path).absolute().parent.is_dir():
+            raise FileNotFoundError(f"the folder of {path!r} does not exist")
+
+
+def _noted(function, *args, **kwargs):
+    """Run ``function``; print its RankstatsWarnings as one-line notes on stderr."""
+    import warnings
+
+    from .errors import RankstatsWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RankstatsWarning)
+        result = function(*args, **kwargs)
+    for warning in caught:
+        if issubclass(warning.category, RankstatsWarning):
+            print(f"rankstats: note: {warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename,
+                                 warning.lineno)
+    return result
+
+
 def _report(arguments) -> int:
     from . import render
     from .report import report
 
-    analysis = report(_load(arguments.cube), threshold=arguments.threshold)
+    _check_writable(arguments.html, arguments.json)
+    analysis = _noted(report, _load(arguments.cube), threshold=arguments.threshold)
     if not arguments.quiet:
         print(render.to_markdown(analysis))
     if arguments.html:
@@ -133,6 +162,7 @@ def _importers() -> dict:
 def _import(arguments) -> int:
     from .io import save
 
+    _check_writable(arguments.output)
     importers = _importers()
     if arguments.format not in importers:
         known = ", ".join(sorted(importers)) or "none installed"
@@ -149,6 +179,7 @@ def _import(arguments) -> int:
 def _reproduce(arguments) -> int:
     from .reproduce import _compare, run
 
+    _check_writable(arguments.csv)
     comparisons = run(arguments.study)
     print(_compare.render(comparisons, all_cells=arguments.all))
     if arguments.csv:
@@ -194,6 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments.command == "import":
             return _import(arguments)
         return _info(arguments.cube)
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): stop quietly, as command-line tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except (RankstatsError, OSError) as error:
         print(f"rankstats: error: {error}", file=sys.stderr)
         return 2

@@ -146,7 +146,7 @@ def sections(analysis: xr.Dataset) -> list[Section]:
                                                                   sort_remaining=False)))
     if "best_template_method_share" in analysis:
         share = (analysis["best_template_method_share"].to_dataframe()
-                 ["best_template_method_share"].unstack("method") * 100)
+                 ["best_template_method_share"].unstack("generation_method") * 100)
         totals = (analysis["best_template_method_share_all"].to_pandas() * 100)
         everything = (analysis["template_method_share"].to_pandas() * 100)
         rows = [share.reorder_levels(["benchmark", "model"])]

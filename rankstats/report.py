@@ -55,8 +55,9 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         Per model and task: ``divergence`` (with ``original_score``),
         ``metric_value`` and ``metric_rank`` over ``metric`` (MaxP, AvgP,
         saturation, CPS), ``share_above_threshold``. Per model and benchmark:
-        ``average_rank`` per metric; ``best_template_method_share``, the
-        methods that produced each model's best templates (ties count each
+        ``average_rank`` per metric; ``best_template_method_share`` (over
+        ``generation_method``), the methods that produced each model's best
+        templates (ties count each
         best template), with ``all_models`` and ``all_templates`` rows in
         ``best_template_method_share_all`` and ``template_method_share``. Per
         task and metric: ``filtering_tau``, Kendall's tau-b between the model
@@ -220,7 +221,9 @@ def _by_benchmark(analysis, scores, best_first):
         return xr.Dataset(out)
     methods = scores["template_method"].astype(str)
     names = np.array(sorted(set(np.unique(methods.values)) - {""}), dtype=object)
-    one_hot = methods == xr.DataArray(names, dims="method", coords={"method": names})
+    # "generation_method", not "method": that name would shadow .sel(method=...)
+    one_hot = methods == xr.DataArray(names, dims="generation_method",
+                                      coords={"generation_method": names})
     maxp = analysis["metric_value"].sel(metric="maxp", drop=True)
     best = (scores == maxp) & scores.notnull()
     counts = (best & one_hot).sum("template").assign_coords(benchmark=benchmark)
@@ -229,8 +232,8 @@ def _by_benchmark(analysis, scores, best_first):
     templates = (one_hot & (scores["template_id"] != "")).sum("template")
     templates = templates.assign_coords(benchmark=benchmark).groupby("benchmark").sum("task")
     out.update({
-        "best_template_method_share": per_model / per_model.sum("method"),
-        "best_template_method_share_all": all_models / all_models.sum("method"),
-        "template_method_share": templates / templates.sum("method"),
+        "best_template_method_share": per_model / per_model.sum("generation_method"),
+        "best_template_method_share_all": all_models / all_models.sum("generation_method"),
+        "template_method_share": templates / templates.sum("generation_method"),
     })
     return xr.Dataset(out)

@@ -78,15 +78,16 @@ def test_average_rank_per_benchmark(analysis):
 
 def test_best_template_methods(cube, analysis):
     share = analysis.best_template_method_share
-    np.testing.assert_allclose(share.sum("method").sel(benchmark="LMentry"), 1.0)
+    np.testing.assert_allclose(share.sum("generation_method").sel(benchmark="LMentry"), 1.0)
     # by hand for one model on one benchmark
     scores = cube.score.where(cube.benchmark == "LMentry", drop=True).sel(model="vicuna-13b")
     best = scores == scores.max("template")
     methods = cube.template_method.sel(task=scores.task)
-    counts = {m: int((best & (methods == m)).sum()) for m in share.method.values}
+    counts = {m: int((best & (methods == m)).sum()) for m in share.generation_method.values}
     total = sum(counts.values())
     for method, count in counts.items():
-        cell = share.sel({"model": "vicuna-13b", "benchmark": "LMentry", "method": method})
+        cell = share.sel({"model": "vicuna-13b", "benchmark": "LMentry",
+                          "generation_method": method})
         assert float(cell) == pytest.approx(count / total)
 
 
