@@ -177,11 +177,11 @@ def _import(arguments) -> int:
 
 
 def _reproduce(arguments) -> int:
-    from .reproduce import _compare, run
+    from .reproduce import _compare, legend, run
 
     _check_writable(arguments.csv)
     comparisons = run(arguments.study)
-    print(_compare.render(comparisons, all_cells=arguments.all))
+    print(_compare.render(comparisons, all_cells=arguments.all, legend=legend(arguments.study)))
     if arguments.csv:
         _write_text(arguments.csv, _compare.cells_frame(comparisons).to_csv(index=False))
     return 0

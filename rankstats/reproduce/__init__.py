@@ -13,7 +13,7 @@ from importlib import import_module
 
 from ..errors import UnknownNameError
 
-__all__ = ["available", "run"]
+__all__ = ["available", "legend", "run"]
 
 _STUDIES = {"mizrahi2024": "rankstats.reproduce.mizrahi2024"}
 
@@ -23,8 +23,18 @@ def available() -> list[str]:
     return sorted(_STUDIES)
 
 
-def run(name: str):
-    """Recompute every table of study ``name``; a list of :class:`Comparison`."""
+def legend(name: str) -> str:
+    """What the convention labels of study ``name`` mean."""
+    _check(name)
+    return import_module(_STUDIES[name]).LEGEND
+
+
+def _check(name: str) -> None:
     if name not in _STUDIES:
         raise UnknownNameError(f"no study named {name!r} (available: {', '.join(available())})")
+
+
+def run(name: str):
+    """Recompute every table of study ``name``; a list of :class:`Comparison`."""
+    _check(name)
     return import_module(_STUDIES[name]).reproduce()

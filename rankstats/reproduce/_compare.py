@@ -162,7 +162,8 @@ def standard_matches(comparison: Comparison) -> int:
                                            comparison.cells["standard"], strict=True))
 
 
-def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int = 40) -> str:
+def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int = 40,
+           legend: str = "") -> str:
     """The comparisons as markdown: per table, the convention, the verdicts, a summary.
 
     Tables of up to ``limit`` cells are shown whole; larger ones show their
@@ -192,4 +193,6 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
                "| table | reproduced | convention |", "|---|---|---|"]
     summary += [f"| {c.title} | {c.matched}/{c.total} | {_label(c.convention)} |"
                 for c in comparisons]
+    if legend:
+        summary += ["", legend]
     return "\n".join(summary) + "\n\n" + "\n\n".join(parts) + "\n"

@@ -28,7 +28,7 @@ from ..metrics import prompt_metrics
 from ..significance import friedman
 from ._compare import Comparison, search
 
-__all__ = ["PUBLISHED", "published", "reproduce"]
+__all__ = ["LEGEND", "PUBLISHED", "published", "reproduce"]
 
 PUBLISHED = Path(__file__).with_name("mizrahi2024_published.json")
 TIES = ("average", "min", "max", "dense", "ordinal")
@@ -37,6 +37,13 @@ SOURCES = ("csv", "json")
 VALID = ("valid", "valid (JSON flags)")
 TEMPLATES = ("all", *VALID)
 BENCHMARKS = {"lmentry": "LMentry", "bbh": "BBH"}
+LEGEND = (
+    "Conventions: source=csv reads the release's per-template accuracy CSVs, source=json "
+    "its aggregated JSON copy; templates=valid keeps the templates marked correct in the "
+    "paraphrase CSVs, 'valid (JSON flags)' those marked correct in the JSON copy; ties is "
+    "how tied scores are ranked; correction is the tie correction of Kendall's W; "
+    "blocks=models asks whether the template changes the scores within each model."
+)
 # the metric columns of the paper's tables, by their names in rankstats
 METRIC_COLUMNS = {
     "table_14": {"MaxP": "maxp", "AvgP": "avgp", "Sat": "saturation", "Combined": "cps"},
