@@ -60,15 +60,15 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
         sort_key = np.where(missing_values, np.inf, key)
     # only ordinal ranks depend on the order within a tie group
     out.columns = np.argsort(sort_key, axis=-1, kind="stable" if ties == "ordinal" else None)
-    s = np.take_along_axis(key, out.columns, axis=-1).ravel()  # each row sorted, NaN last
+    flat_order = (out.columns + (np.arange(flat.shape[0]) * n)[:, None]).ravel()
+    s = key.ravel()[flat_order]  # each row sorted, NaN last
     starts = np.empty(s.shape, dtype=bool)
     starts[0] = True
     np.not_equal(s[1:], s[:-1], out=starts[1:])  # NaN != NaN: each NaN is its own group
     starts[::n] = True  # every row starts a group
-    group = np.cumsum(starts, dtype=np.intp)
-    group -= 1
     first = np.flatnonzero(starts)  # sorted position where each group starts
     size = np.diff(first, append=s.size)
+    group = np.repeat(np.arange(first.size), size)  # each element's group
     first_in_row = first % n
     row_first_group = np.flatnonzero(first_in_row == 0)  # one per row: rows start groups
     if ties == "average":
@@ -89,7 +89,8 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
         group_rank[missing] = fill
         ranks = group_rank[group]
     out.ranks, out.size, out.group = ranks, size, group
-    out.tie_sum.reshape(-1)[row_ids] = np.add.reduceat(size**3 - size, row_first_group)
+    out.tie_sum.reshape(-1)[row_ids] = np.add.reduceat(size * size * size - size,
+                                                       row_first_group)
     return out
 
 
