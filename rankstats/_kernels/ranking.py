@@ -24,13 +24,16 @@ class _RankedRows:
 
     ``columns`` (rows ranked × n) gives the column of each element in sorted
     order, ``row_ids`` the original row of each ranked row, ``ranks`` the
-    elements' ranks in the same order (``fill`` for NaN), ``size`` and
-    ``group`` the tie groups (``size[group]`` per element; 0 for NaN), and
-    ``tie_sum`` the per-row ``sum_g (t_g^3 - t_g)`` shaped like the leading
-    axes of the input.
+    elements' ranks in the same order (``fill`` for NaN), ``sizes`` the size
+    of each element's tie group (0 for NaN), and ``tie_sum`` the per-row
+    ``sum_g (t_g^3 - t_g)`` shaped like the leading axes of the input.
     """
 
-    __slots__ = ("columns", "group", "ranks", "row_ids", "size", "tie_sum")
+    __slots__ = ("columns", "group_size", "ranks", "row_ids", "tie_sum", "width")
+
+    @property
+    def sizes(self):
+        return np.repeat(self.group_size, self.width)
 
 
 def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
@@ -49,7 +52,8 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
     out.row_ids, out.tie_sum = row_ids, np.zeros(shape[:-1])
     if flat.size == 0:
         out.columns = np.zeros((0, n), dtype=np.intp)
-        out.ranks, out.size, out.group = np.zeros(0), np.zeros(0, np.intp), np.zeros(0, np.intp)
+        out.ranks = np.zeros(0)
+        out.group_size = out.width = np.zeros(0, np.intp)
         return out
     key = -flat if higher_is_better else flat
     # NumPy's fast sorting paths skip arrays holding NaN; +inf sorts last just as well,
@@ -68,11 +72,11 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
     starts[::n] = True  # every row starts a group
     first = np.flatnonzero(starts)  # sorted position where each group starts
     size = np.diff(first, append=s.size)
-    group = np.repeat(np.arange(first.size), size)  # each element's group
     first_in_row = first % n
     row_first_group = np.flatnonzero(first_in_row == 0)  # one per row: rows start groups
     if ties == "average":
-        group_rank = first_in_row + (size + 1) / 2.0
+        group_rank = (size + 1) * 0.5
+        group_rank += first_in_row
     elif ties == "min":
         group_rank = first_in_row + 1.0
     elif ties == "max":
@@ -81,16 +85,16 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
         group_rank = np.arange(1.0, first.size + 1) - np.repeat(
             row_first_group, np.diff(row_first_group, append=first.size))
     missing = np.isnan(s[first])
-    size[missing] = 0
     if ties == "ordinal":
         ranks = np.tile(np.arange(1.0, n + 1.0), flat.shape[0])
         ranks[np.isnan(s)] = fill
     else:
         group_rank[missing] = fill
-        ranks = group_rank[group]
-    out.ranks, out.size, out.group = ranks, size, group
-    out.tie_sum.reshape(-1)[row_ids] = np.add.reduceat(size * size * size - size,
-                                                       row_first_group)
+        ranks = np.repeat(group_rank, size)  # every element of a group takes its rank
+    out.ranks, out.width = ranks, size
+    out.group_size = np.where(missing, 0, size)
+    cubes = out.group_size.astype(float) ** 3 - out.group_size
+    out.tie_sum.reshape(-1)[row_ids] = np.add.reduceat(cubes, row_first_group)
     return out
 
 
@@ -127,7 +131,7 @@ def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=n
     ranks = np.full(x.size, fill, dtype=float)
     sizes = np.zeros(x.size, dtype=np.int64)
     ranks[position] = ranked.ranks
-    sizes[position] = ranked.size[ranked.group]
+    sizes[position] = ranked.sizes
     return ranks.reshape(x.shape), sizes.reshape(x.shape)
 
 
