@@ -161,17 +161,6 @@ def sum_over_tie_groups(group_size, f):
     return per_element.sum(axis=-1)
 
 
-def present_masks(x):
-    """Masks of the structure of a (..., judges, objects) block.
-
-    Returns ``(objects_present, judges_present)``: an object missing for every
-    judge is absent, a judge missing for every object is padding. Neither is
-    missing data: both drop out before any ``nan_policy`` applies.
-    """
-    observed = ~np.isnan(x)
-    return observed.any(axis=-2), observed.any(axis=-1)
-
-
 def missing_among_present(x, nan_policy: str, statistic: str):
     """Structure masks of a (..., judges, objects) block, and its missing values.
 

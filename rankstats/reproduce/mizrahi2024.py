@@ -96,10 +96,6 @@ def _scores(source: str, templates: str) -> xr.DataArray:
     return scores if templates == "all" else scores.where(_valid(templates))
 
 
-def _by_task(values: xr.DataArray) -> pd.Series:
-    return values.to_series()
-
-
 def _conventions(**choices):
     """Every combination of the choices, as tuples of (name, value), the first one first."""
     names = list(choices)
