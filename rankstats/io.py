@@ -172,7 +172,8 @@ def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict) -> None:
         raise
 
 
-def open_cube(path, *, format: str | None = None, chunks=None) -> xr.Dataset:
+def open_cube(path, *, format: str | None = None, chunks=None,
+              check_values: bool | None = None) -> xr.Dataset:
     """Open a cube written by :func:`save` (or any file following the conventions).
 
     Parameters
@@ -184,6 +185,10 @@ def open_cube(path, *, format: str | None = None, chunks=None) -> xr.Dataset:
     chunks : dict or "auto", optional
         Open lazily as dask arrays with these chunks (needs the ``dask``
         extra); by default the cube is loaded into memory.
+    check_values : bool, optional
+        Check every score (see :func:`validate`). Defaults to True for a cube
+        loaded into memory and False for one opened lazily, where the check
+        would read the whole file before any work starts.
 
     Returns
     -------
@@ -223,6 +228,6 @@ def open_cube(path, *, format: str | None = None, chunks=None) -> xr.Dataset:
         if variable.dtype.kind in "OSUT":
             cube[name] = variable.astype(object)
     try:
-        return validate(cube)
+        return validate(cube, values=chunks is None if check_values is None else check_values)
     except CubeError as error:
         raise type(error)(f"{str(path)!r}: {error}") from error

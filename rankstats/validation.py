@@ -24,13 +24,18 @@ REQUIRED_ATTRS = (
 _PER_TASK = {"template": ("task", "template"), "sample": ("task", "sample")}
 
 
-def validate(cube: xr.Dataset) -> xr.Dataset:
+def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
     """Check that ``cube`` follows the cube's conventions; return it unchanged.
 
     Parameters
     ----------
     cube : xarray.Dataset
         The cube to check.
+    values : bool, default True
+        Also check the scores themselves (range for the score kind, nothing
+        scored at padded positions). This reads every score: for a cube
+        opened lazily from a large file, ``values=False`` checks the
+        structure alone.
 
     Returns
     -------
@@ -98,10 +103,11 @@ def validate(cube: xr.Dataset) -> xr.Dataset:
         problems += _label_problems(cube, dim)
     for dim, dims in _PER_TASK.items():
         if dim in score.dims:
-            problems += _per_task_problems(cube, dim, dims)
+            problems += _per_task_problems(cube, dim, dims, check_scores=values)
     if problems:
         raise CubeError("invalid cube: " + "; ".join(problems))
-    _check_range(cube)
+    if values:
+        _check_range(cube)
     return cube
 
 
@@ -136,7 +142,8 @@ def _label_problems(cube: xr.Dataset, dim: str) -> list[str]:
     return []
 
 
-def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str]) -> list[str]:
+def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str], *,
+                       check_scores: bool = True) -> list[str]:
     problems = []
     id_name = f"{dim}_id"
     for name in cube.coords:
@@ -161,6 +168,8 @@ def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str]) -> lis
             f"{id_name} repeats {label!r} within task {tasks[int(task_pos)]!r} "
             f"({int((counts > 1).sum())} repeated id(s) in all)"
         )
+    if not check_scores:
+        return problems
     padding = xr.DataArray(~real, dims=dims)
     scored = cube["score"].notnull().where(padding, False)
     other = [d for d in scored.dims if d not in dims]

@@ -129,3 +129,18 @@ def test_open_names_the_file(tmp_path):
 def test_save_into_a_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         rankstats.save(make_cube(), tmp_path / "nowhere" / "cube.nc")
+
+
+def test_lazy_open_checks_structure_and_values_on_request(tmp_path):
+    pytest.importorskip("dask")
+    cube = make_cube("proportion")
+    path = rankstats.save(cube, tmp_path / "cube.nc", float_dtype="float64")
+    # corrupt one score on disk past the range of a proportion
+    with netCDF4.Dataset(path, "r+") as handle:
+        handle["score"][0, 0, 0, 0] = 1.5
+    lazy = rankstats.open_cube(path, chunks={"model": 1})
+    assert lazy.score.chunks is not None  # opened without reading every score
+    with pytest.raises(rankstats.ScoreValueError, match="outside \\[0, 1\\]"):
+        rankstats.open_cube(path, chunks={"model": 1}, check_values=True)
+    with pytest.raises(rankstats.ScoreValueError, match="model='m1', task='t1', template='a'"):
+        rankstats.open_cube(path)
