@@ -18,6 +18,7 @@ Examples
 
 from . import datasets
 from ._version import __version__
+from .clustered import clustered_difference, clustered_se
 from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from .cube import from_records, template_scores
 from .errors import (
@@ -30,10 +31,14 @@ from .errors import (
     RankstatsWarning,
     ScoreValueError,
 )
+from .incomplete import durbin, skillings_mack
 from .io import open_cube, save
 from .metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
+from .multitest import adjust_pvalues, pairwise_mcnemar
+from .posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignificant_groups
 from .report import report
 from .significance import cochran_q, friedman, mcnemar
+from .templates_needed import samples_needed, smallest_k, templates_needed
 from .validation import validate
 
 __all__ = [
@@ -46,11 +51,17 @@ __all__ = [
     "RankstatsWarning",
     "ScoreValueError",
     "__version__",
+    "adjust_pvalues",
     "avgp",
+    "bonferroni_dunn",
+    "clustered_difference",
+    "clustered_se",
     "cochran_q",
     "cps",
+    "critical_difference",
     "datasets",
     "divergence",
+    "durbin",
     "friedman",
     "from_records",
     "kendall_tau",
@@ -58,12 +69,19 @@ __all__ = [
     "kendall_w",
     "maxp",
     "mcnemar",
+    "nemenyi",
+    "nonsignificant_groups",
     "open_cube",
+    "pairwise_mcnemar",
     "prompt_metrics",
     "rank",
     "report",
+    "samples_needed",
     "saturation",
     "save",
+    "skillings_mack",
+    "smallest_k",
     "template_scores",
+    "templates_needed",
     "validate",
 ]

@@ -1,0 +1,317 @@
+r"""Subsampling curves: how agreement grows with the number of units (templates or samples) kept.
+
+Blocks are ``(..., units, objects)``: each unit (a template, or a sample) scores
+the objects (models). For every slice, every draw and every subset size k the
+kernel measures the k-unit subset against the whole block, vectorised over
+slices, draws and k.
+
+The subsets are nested random permutations: each draw orders a slice's units
+at random (the argsort of uniform keys, units outside the pool last), and the
+subset of size k is the first k units of that order. Each k-subset is then a
+uniform draw without replacement, and cumulative sums along the order give
+the k-unit means and rank sums of every k in one pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ranking import (
+    check_choice,
+    missing_among_present,
+    rank_last,
+    sum_over_tie_groups,
+    warn_nan,
+)
+
+#: Working memory per chunk of subset sizes, in bytes (see ``subsample_curves``).
+BUDGET = 64 * 2**20
+#: Means are compared as multiples of the slice's largest absolute score, rounded to this
+#: many decimals: closer means tie, whatever the order they were summed in.
+TIE_DECIMALS = 10
+
+
+def draw_order(pool, keys):
+    """Random orders of each slice's units: pool units first, in the order of their keys.
+
+    ``pool`` is ``(..., units)`` bool, ``keys`` ``(..., draws, units)`` uniform
+    numbers; returns ``(..., draws, units)`` unit indices.
+    """
+    return np.argsort(np.where(pool[..., None, :], keys, np.inf), axis=-1)
+
+
+def _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better):
+    r"""Each unit's ranks of the objects (0 where absent) and its W denominator term.
+
+    The term is :math:`\sum_i (r_{ij} - \bar r_j)^2`, so that W of any k units
+    is :math:`S / (k \sum_j D_j)`: Kendall's tie-corrected denominator, as in
+    :func:`rankstats._kernels.concordance.concordance`.
+    """
+    n = present.sum(-1).astype(float)[..., None]
+    ranks, size = rank_last(np.where(present[..., None, :], x, np.nan), ties, higher_is_better,
+                            fill=0.0)
+    if not correction:
+        term = np.broadcast_to((n**3 - n) / 12.0, ranks.shape[:-1]).copy()
+    elif ties == "average":
+        term = (n**3 - n - sum_over_tie_groups(size, lambda t: t**3 - t)) / 12.0
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = ranks.sum(-1, keepdims=True) / n
+        term = (np.where(present[..., None, :], ranks - mean, 0.0) ** 2).sum(-1)
+    ranks = np.where(poisoned_unit[..., None], np.nan, ranks)
+    return ranks, np.where(poisoned_unit, np.nan, term)
+
+
+def subsample_curves(
+    x, keys, ks, quantiles, *, tau_target=0.9, probability=0.95, level=0.95, ties="average",
+    correction=True, higher_is_better=True, nan_policy="propagate", with_w=True,
+    statistic="templates_needed", roles=("units", "objects"), budget=BUDGET,
+):
+    """Agreement of k-unit subsets with the whole block, for every k in ``ks``.
+
+    Parameters
+    ----------
+    x : (..., units, objects) scores.
+    keys : (..., draws, units) uniform random numbers that order the units.
+    ks : (k,) subset sizes (positive integers, increasing).
+    quantiles : (q,) probabilities for the summaries of tau and W over draws.
+    roles : the words for units and objects in warnings.
+
+    Returns
+    -------
+    dict of arrays over the leading axes: ``tau`` and ``w`` (``(..., k, draws)``;
+    W only with ``with_w``), ``tau_quantile``, ``w_quantile`` (``(..., k, q)``),
+    ``p_tau``, ``tau_undefined``, ``rank_width_mean`` (``(..., k)``),
+    ``rank_lower``, ``rank_upper``, ``rank_width`` (``(..., k, objects)``),
+    ``needed`` and ``n_units`` (``(...)``).
+
+    Notes
+    -----
+    Working memory is about ``budget`` bytes per chunk of subset sizes, plus
+    the orders (``8 * draws * units`` bytes per slice) and the outputs.
+    """
+    check_choice("ties", ties, ("average", "min", "max", "dense", "ordinal"))
+    x, keys = np.asarray(x, dtype=float), np.asarray(keys, dtype=float)
+    ks = np.asarray(ks).reshape(-1, np.shape(ks)[-1])[0].astype(np.int64)
+    quantiles = np.asarray(quantiles, dtype=float).reshape(-1, np.shape(quantiles)[-1])[0]
+    lead = np.broadcast_shapes(x.shape[:-2], keys.shape[:-2])
+    t, m = x.shape[-2:]
+    r = keys.shape[-2]
+    x = np.broadcast_to(x, (*lead, t, m)).reshape(-1, t, m)
+    keys = np.broadcast_to(keys, (*lead, r, t)).reshape(-1, r, t)
+
+    present, units_present, incomplete = missing_among_present(x, nan_policy, statistic)
+    pool = units_present & ~incomplete if nan_policy == "omit" else units_present
+    poisoned_unit = incomplete & pool  # only under "propagate"
+    n_units = pool.sum(-1)
+    n_objects = present.sum(-1)
+    keep = present[:, None, :] & pool[..., None]
+    values = np.where(keep, x, 0.0)  # holes under "propagate" stay NaN
+    scale = np.max(np.abs(np.where(keep, x, 0.0)), axis=(-2, -1), initial=0.0,
+                   where=~np.isnan(x))
+    scale = np.where(scale > 0, scale, 1.0)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reference = values.sum(-2) / n_units[:, None]  # (L, m)
+    columns = [values]
+    if with_w:
+        ranks, term = _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better)
+        columns += [np.where(pool[..., None], ranks, 0.0), np.where(pool, term, 0.0)[..., None]]
+    columns.append(poisoned_unit[..., None].astype(float))
+    columns = np.concatenate(columns, axis=-1)  # (L, t, c)
+    order = draw_order(pool, keys)
+    del keys
+
+    pairs = _Pairs(reference, scale, present, higher_is_better)
+    out = _Outputs(len(x), r, ks, m, quantiles, with_w)
+    carry = np.zeros((len(x), r, columns.shape[-1]))
+    cost = len(x) * r * (columns.shape[-1] * 8 + m * 40 + pairs.count * 6)
+    step = max(1, budget // max(cost, 1))
+    for start in range(0, int(ks.max()), step):
+        stop = min(int(ks.max()), start + step)
+        block = np.take_along_axis(columns[:, None], order[:, :, start:stop, None], axis=-2)
+        np.cumsum(block, axis=-2, out=block)
+        block += carry[:, :, None]
+        carry = block[:, :, -1]
+        chosen = np.flatnonzero((ks > start) & (ks <= stop))
+        if not chosen.size:
+            continue
+        sums = block[:, :, ks[chosen] - 1 - start]  # (L, r, kk, c)
+        k = ks[chosen].astype(float)
+        poisoned = sums[..., -1] > 0
+        means = sums[..., :m] / k[:, None]
+        means = np.where((k == n_units[:, None])[:, None, :, None], reference[:, None, None],
+                         means)
+        beyond = (k > n_units[:, None])[:, None, :]  # (L, 1, kk)
+        ranks = pairs.ranks(means)  # average ranks: tau-b counts ties as ties
+        tau = pairs.tau(ranks)
+        if ties != "average":
+            ranks = pairs.ranks(means, ties)
+        tau[poisoned | beyond] = np.nan
+        ranks[poisoned | beyond] = np.nan
+        invalid = beyond[:, 0] | poisoned.any(1)  # (L, kk): out of range, or missing data
+        out.put(chosen, "tau", tau)
+        out.put_ranks(chosen, ranks, level, invalid)
+        if with_w:
+            w = _w(sums[..., m:2 * m], sums[..., 2 * m], k, present, n_objects)
+            w[poisoned | beyond] = np.nan
+            out.put(chosen, "w", w)
+        out.invalid[:, chosen] = invalid
+        out.undefined[:, chosen] = np.where(invalid, np.nan, np.isnan(tau).mean(1))
+        out.p_tau[:, chosen] = np.where(invalid, np.nan, (tau >= tau_target).mean(1))
+
+    undefined_reference = pairs.undefined | (n_units == 0)
+    has_data = present.any(-1)
+    units, objects = roles
+    warn_nan(statistic, pairs.constant & has_data & ~pairs.poisoned,
+             f"the ranking by the mean over all {units} is constant (all {objects} tie)")
+    warn_nan(statistic, (n_objects < 2) & has_data, f"fewer than two {objects}")
+    result = out.finish(undefined_reference, probability, with_w)
+    result["n_units"] = n_units.astype(float)
+    return {key: value.reshape((*lead, *value.shape[1:])) for key, value in result.items()}
+
+
+def _w(rank_sums, term_sums, k, present, n_objects):
+    """Kendall's W of each k-unit subset from its rank sums and summed denominator terms."""
+    n = n_objects[:, None, None].astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = rank_sums.sum(-1) / n
+        spread = np.where(present[:, None, None], rank_sums - mean[..., None], 0.0)
+        denominator = k * term_sums
+        w = np.maximum((spread**2).sum(-1) / denominator, 0.0)
+    w = np.where((w > 1.0) & (w < 1.0 + 1e-12), 1.0, w)
+    return np.where((k < 2) | (n < 2) | ~(denominator > 0), np.nan, w)
+
+
+class _Pairs:
+    """The reference ranking as pair signs, and tau-b of many rankings against it.
+
+    Signs come from ranks (doubled, so that average ranks are integers): tau-b
+    depends only on the order of the values, and small integers make the
+    pair expansion cheap.
+    """
+
+    def __init__(self, reference, scale, present, higher_is_better):
+        self.scale, self.higher_is_better = scale, higher_is_better
+        self.present = present
+        self.i, self.j = np.triu_indices(reference.shape[-1], 1)
+        self.count = self.i.size
+        self.poisoned = np.isnan(reference).any(-1) & present.any(-1)
+        self.valid = present[:, self.i] & present[:, self.j]
+        self.n0 = self.valid.sum(-1)
+        sign, tied = self._signs(self.ranks(np.where(present, reference, 0.0)))
+        self.constant = (self.n0 > 0) & (tied == self.n0)
+        self.undefined = self.constant | (self.n0 == 0) | self.poisoned
+        self.weighted = (sign * self.valid)[:, None, None, :]  # (L, 1, 1, P)
+        self.ref_room = self.n0 - tied
+
+    def ranks(self, means, ties="average"):
+        """Ranks of the means (rank 1 best; absent objects and NaN get no rank)."""
+        shape = (-1, *([1] * (means.ndim - 1)))
+        with np.errstate(invalid="ignore"):
+            key = np.round(means / self.scale.reshape(shape), TIE_DECIMALS)
+        present = self.present.reshape(self.present.shape[0], *([1] * (means.ndim - 2)), -1)
+        return rank_last(np.where(present, key, np.nan), ties, self.higher_is_better)[0]
+
+    def _signs(self, ranks):
+        """Pair signs (int8) and the number of tied valid pairs, per ranking."""
+        kind = np.int16 if 2 * ranks.shape[-1] < np.iinfo(np.int16).max else np.int32
+        doubled = np.where(np.isnan(ranks), 0.0, 2.0 * ranks).astype(kind)
+        difference = doubled[..., self.i] - doubled[..., self.j]
+        valid = self.valid.reshape(len(self.valid), *([1] * (ranks.ndim - 2)), -1)
+        tied = ((difference == 0) & valid).sum(-1)
+        return np.sign(difference).astype(np.int8), tied
+
+    def tau(self, ranks):
+        """Tau-b of ``(L, draws, kk, objects)`` rankings against the reference."""
+        sign, tied = self._signs(ranks)
+        numerator = (sign * self.weighted).sum(-1, dtype=np.int64)
+        room = (self.n0[:, None, None] - tied) * self.ref_room[:, None, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = np.clip(numerator / np.sqrt(room), -1.0, 1.0)
+        tau[(room <= 0) | self.undefined[:, None, None]] = np.nan
+        return tau
+
+
+class _Outputs:
+    """The kernel's output arrays, filled chunk by chunk of subset sizes."""
+
+    def __init__(self, slices, draws, ks, m, quantiles, with_w):
+        shape = (slices, ks.size)
+        self.ks, self.quantiles = ks, quantiles
+        self.tau = np.full((*shape, draws), np.nan)
+        self.w = np.full((*shape, draws), np.nan) if with_w else None
+        self.p_tau = np.full(shape, np.nan)
+        self.invalid = np.ones(shape, dtype=bool)
+        self.undefined = np.full(shape, np.nan)
+        self.lower = np.full((*shape, m), np.nan)
+        self.upper = np.full((*shape, m), np.nan)
+
+    def put(self, chosen, name, values):
+        getattr(self, name)[:, chosen] = np.moveaxis(values, 1, -1)
+
+    def put_ranks(self, chosen, ranks, level, invalid):
+        # np.quantile's "lower" and "higher" methods, by one partition along the draws
+        tail, last = (1.0 - level) / 2.0, ranks.shape[1] - 1
+        low, high = int(np.floor(tail * last)), int(np.ceil((1.0 - tail) * last))
+        parted = np.partition(ranks, sorted({low, high}), axis=1)
+        lower, upper = parted[:, low], parted[:, high]
+        self.lower[:, chosen] = np.where(invalid[..., None], np.nan, lower)
+        self.upper[:, chosen] = np.where(invalid[..., None], np.nan, upper)
+
+    def finish(self, undefined_reference, probability, with_w):
+        self.tau[undefined_reference] = np.nan
+        self.p_tau[undefined_reference] = np.nan
+        self.undefined[undefined_reference] = np.nan
+        reached = self.p_tau >= probability
+        first = np.argmax(reached, axis=-1)
+        needed = np.where(reached.any(-1), self.ks[first], np.nan)
+        width = self.upper - self.lower
+        defined = ~np.isnan(width)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            width_mean = np.where(defined, width, 0.0).sum(-1) / defined.sum(-1)
+        out = {"tau_quantile": _quantiles(self.tau, self.quantiles,
+                                          self.invalid | undefined_reference[:, None])}
+        if with_w:
+            out["w"] = self.w
+            out["w_quantile"] = _quantiles(self.w, self.quantiles, self.invalid)
+        out.update({
+            "tau": self.tau, "p_tau": self.p_tau, "tau_undefined": self.undefined,
+            "rank_lower": self.lower, "rank_upper": self.upper, "rank_width": width,
+            "rank_width_mean": width_mean, "needed": needed,
+        })
+        return out
+
+
+def _quantiles(draws, quantiles, invalid):
+    """Quantiles over the defined draws (NaN skipped; NumPy's default, linear method).
+
+    NaN where the size is out of range or the draws are poisoned by missing data.
+    """
+    ordered = np.sort(draws, axis=-1)  # NaN last
+    count = (~np.isnan(draws)).sum(-1)[..., None]  # (L, k, 1)
+    position = quantiles * np.maximum(count - 1, 0)  # (L, k, q)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, np.maximum(count - 1, 0))
+    low = np.take_along_axis(ordered, below, axis=-1)
+    high = np.take_along_axis(ordered, above, axis=-1)
+    values = low + (high - low) * (position - below)
+    return np.where(invalid[..., None] | (count == 0), np.nan, values)
+
+
+def item_means(x):
+    """Each sample's mean over the present templates of ``(..., templates, samples, objects)``.
+
+    Padded templates (missing for every sample and object) drop out; a
+    missing cell of a present template leaves NaN, which the sampling kernel
+    treats as a missing value of that sample.
+    """
+    x = np.asarray(x, dtype=float)
+    present = ~np.isnan(x).all(axis=(-2, -1))
+    count = present.sum(-1).astype(float)[..., None, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(present[..., None, None], x, 0.0).sum(-3) / count
+
+
+def samples_curves(x, keys, ks, quantiles, **kwargs):
+    """:func:`subsample_curves` over the samples of ``(..., templates, samples, objects)``."""
+    return subsample_curves(item_means(x), keys, ks, quantiles, **kwargs)

@@ -1,0 +1,155 @@
+"""Figures of how many templates (or samples) are enough (the ``plot`` extra: matplotlib).
+
+Each function draws on a :class:`matplotlib.axes.Axes` (a new figure when none
+is given) and returns it; matplotlib is imported on first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from .plot import _axes
+
+__all__ = ["plot_k_needed", "plot_needed"]
+
+_UNIT_WORDS = {"k": ("templates", "k"), "n": ("samples", "n")}
+
+
+def _one_task(result: xr.Dataset, task):
+    if task is None:
+        if "task" in result.dims and result.sizes["task"] != 1:
+            raise ValueError("plot_needed: the result has several tasks; pass task=")
+        return result.squeeze("task") if "task" in result.dims else result
+    if "task" not in result.dims:
+        raise ValueError("plot_needed: the result has no 'task' dimension to select from")
+    if task not in result["task"].values:
+        raise KeyError(f"plot_needed: no task {task!r} in the result")
+    return result.sel(task=task)
+
+
+def _band(ax, sizes, summary: xr.DataArray, label: str, color: str):
+    """The median (nearest quantile to 0.5) as a line, the outer quantiles as a band."""
+    q = summary["quantile"].values
+    middle = summary.isel(quantile=int(np.argmin(np.abs(q - 0.5)))).values
+    ax.plot(sizes, middle, color=color, label=label)
+    if q.size > 1:
+        ax.fill_between(sizes, summary.isel(quantile=int(np.argmin(q))).values,
+                        summary.isel(quantile=int(np.argmax(q))).values, color=color,
+                        alpha=0.2, linewidth=0)
+
+
+def plot_needed(result: xr.Dataset, task=None, ax=None):
+    """Tau, W and rank-interval width against the subset size, with the target marked.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        From :func:`rankstats.templates_needed.templates_needed` or
+        :func:`~rankstats.templates_needed.samples_needed`.
+    task : str, optional
+        The task to draw (required when the result has several).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Tau-b (and W, for templates): median over the draws with a band
+        between the outermost reported quantiles; the target tau as a dashed
+        line and the smallest size reaching it as a dotted one; the mean
+        rank-interval width on a second y axis at the right.
+
+    Examples
+    --------
+    >>> import rankstats.datasets
+    >>> from rankstats.templates_needed import templates_needed
+    >>> from rankstats.plot_stability import plot_needed
+    >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks"])
+    >>> curves = templates_needed(cube, ks=[1, 2, 5, 10, 20, 50, 100, 150], draws=50)
+    >>> ax = plot_needed(curves)
+    >>> ax.get_title()
+    'snarks: 162 templates; τ ≥ 0.9 with probability 0.95 at k = 50'
+    """
+    size = result.attrs.get("size_dim", "k")
+    words, symbol = _UNIT_WORDS.get(size, ("units", size))
+    one = _one_task(result, task)
+    sizes = one[size].values
+    ax = _axes(ax, (6.0, 3.6))
+    _band(ax, sizes, one["tau_quantile"], "Kendall's τ-b with all", "C0")
+    if "w_quantile" in one:
+        _band(ax, sizes, one["w_quantile"], f"Kendall's W of the {symbol} {words}", "C1")
+    target = float(result.attrs.get("target", np.nan))
+    ax.axhline(target, color="black", linestyle="--", linewidth=0.8, label=f"target τ = {target}")
+    needed = float(one[f"{size}_needed"])
+    if np.isfinite(needed):
+        ax.axvline(needed, color="black", linestyle=":", linewidth=0.8)
+    ax.set_xlabel(f"{symbol}: {words} kept")
+    ax.set_ylabel("agreement")
+    low = one["tau_quantile"].values
+    low = float(np.min(low, where=~np.isnan(low), initial=0.0))
+    ax.set_ylim(min(0.0, low) - 0.02, 1.02)
+    if sizes.max() / max(sizes.min(), 1) > 20:
+        ax.set_xscale("log")
+    width = ax.twinx()
+    width.plot(sizes, one["rank_width_mean"].values, color="C2", linestyle="-.",
+               label="mean rank-interval width")
+    width.set_ylabel("rank-interval width (ranks)", color="C2")
+    lines = ax.get_legend_handles_labels()
+    extra = width.get_legend_handles_labels()
+    ax.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=7, ncols=2,
+              loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    name = f"{one['task'].item()}: " if "task" in one.coords else ""
+    count = int(one[f"n_{words}"]) if f"n_{words}" in one else None
+    reached = (f"{symbol} = {needed:g}" if np.isfinite(needed) else "not reached")
+    ax.set_title(f"{name}{count} {words}; τ ≥ {target:g} with probability "
+                 f"{result.attrs.get('probability', np.nan):g} at {reached}", fontsize=9)
+    return ax
+
+
+def plot_k_needed(result: xr.Dataset, ax=None):
+    """The smallest subset size reaching the target, per task, beside each task's total.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        From :func:`rankstats.templates_needed.templates_needed` or
+        :func:`~rankstats.templates_needed.samples_needed`, with a ``task`` dim.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One bar per task, sorted: the size needed over the size available; a
+        cross marks tasks where no size tried reaches the target.
+
+    Examples
+    --------
+    >>> import rankstats.datasets
+    >>> from rankstats.templates_needed import templates_needed
+    >>> from rankstats.plot_stability import plot_k_needed
+    >>> cube = rankstats.datasets.load("mizrahi2024")
+    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=20)
+    >>> ax = plot_k_needed(curves)
+    >>> len(ax.get_yticklabels())
+    25
+    """
+    size = result.attrs.get("size_dim", "k")
+    words, symbol = _UNIT_WORDS.get(size, ("units", size))
+    needed = result[f"{size}_needed"].to_series()
+    total = result[f"n_{words}"].to_series().reindex(needed.index)
+    order = needed.fillna(np.inf).sort_values(kind="stable").index
+    ax = _axes(ax, (6.0, 0.25 * len(order) + 1.5))
+    positions = np.arange(len(order))
+    ax.barh(positions, total[order].values, color="lightgrey", label=f"{words} available")
+    ax.barh(positions, needed[order].fillna(0).values, color="C0",
+            label=f"smallest {symbol} reaching the target")
+    unreached = needed[order].isna().to_numpy()
+    if unreached.any():
+        ax.scatter(total[order].values[unreached], positions[unreached], marker="x",
+                   color="C3", label="not reached within the sizes tried", zorder=3)
+    ax.set_yticks(positions, [str(t) for t in order], fontsize=7)
+    ax.set_xlabel(f"{words}")
+    ax.set_title(f"{words.capitalize()} needed for τ ≥ {result.attrs.get('target', np.nan):g} "
+                 f"with probability {result.attrs.get('probability', np.nan):g}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    return ax

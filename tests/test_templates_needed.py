@@ -1,0 +1,288 @@
+"""How many templates (samples) are enough: oracle loops, structure, missing values, errors.
+
+The oracle is a per-draw Python loop over the public statistics
+(``rankstats.kendall_w``, ``rankstats.kendall_tau``, ``rankstats.rank``) on the
+very subsets the vectorised kernel draws: ``numpy.random.default_rng(seed)
+.random((draws, *leading, units))`` keys, each slice's pool units ordered by
+their keys, the first k kept.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import rankstats
+import rankstats.datasets
+from rankstats._kernels.subsample import TIE_DECIMALS, draw_order, subsample_curves
+from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
+from rankstats.templates_needed import samples_needed, smallest_k, templates_needed
+
+TASKS = ["snarks", "homophones", "navigate"]  # BBH (11 models), LMentry (16), BBH
+
+
+@pytest.fixture(scope="module")
+def cube():
+    return rankstats.datasets.load("mizrahi2024").sel(task=TASKS)
+
+
+def _orders(x_units_models, draws, seed):
+    """The kernel's draws, rebuilt from the documented recipe: (slices, draws, units)."""
+    x = np.asarray(x_units_models)
+    keys = np.random.default_rng(seed).random((draws, *x.shape[:-2], x.shape[-2]))
+    pool = ~np.isnan(x).all(-1)
+    return draw_order(pool, np.moveaxis(keys, 0, -2)), pool
+
+
+def _key(means, scale):
+    return np.round(means / scale, TIE_DECIMALS)
+
+
+def _loop(x, ks, draws, seed, level=0.95, target=0.9):
+    """tau, W and rank intervals by one public call per draw, slice and k."""
+    orders, pool = _orders(x, draws, seed)
+    slices, _, m = x.shape
+    tau = np.full((slices, len(ks), draws), np.nan)
+    w = np.full_like(tau, np.nan)
+    lower = np.full((slices, len(ks), m), np.nan)
+    upper = np.full_like(lower, np.nan)
+    tail = (1 - level) / 2
+    for s in range(slices):
+        scale = np.nanmax(np.abs(x[s]))
+        full = _key(x[s][pool[s]].mean(axis=0), scale)  # absent models stay NaN
+        for i, k in enumerate(ks):
+            if k > pool[s].sum():
+                continue
+            ranks = []
+            for d in range(draws):
+                subset = x[s][orders[s, d, :k]]
+                means = _key(subset.mean(axis=0), scale)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RankstatsWarning)
+                    tau[s, i, d] = rankstats.kendall_tau(means, full).statistic
+                    if k >= 2:
+                        w[s, i, d] = rankstats.kendall_w(subset).statistic
+                ranks.append(rankstats.rank(means))
+            ranks = np.array(ranks)
+            lower[s, i] = np.quantile(ranks, tail, axis=0, method="lower")
+            upper[s, i] = np.quantile(ranks, 1 - tail, axis=0, method="higher")
+    p = np.where(np.isnan(tau).all(-1), np.nan, (tau >= target).mean(-1))
+    return {"tau": tau, "w": w, "rank_lower": lower, "rank_upper": upper, "p_tau": p}
+
+
+def test_vectorised_equals_a_loop_over_draws(cube):
+    x = cube.score.transpose("task", "template", "model").values
+    ks = [1, 2, 3, 7, 40, 136, 155]
+    got = templates_needed(x, ks=ks, draws=12, seed=3)
+    want = _loop(x, ks, 12, 3)
+    for name, expected in want.items():
+        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+    assert np.isfinite(got.tau).sum() > 100
+
+
+def test_labelled_equals_numpy(cube):
+    labelled = templates_needed(cube, ks=[1, 5, 50], draws=20, seed=7)
+    plain = templates_needed(cube.score.transpose("task", "template", "model").values,
+                             ks=[1, 5, 50], draws=20, seed=7)
+    for name in ("tau", "w", "p_tau", "tau_quantile", "w_quantile", "rank_width_mean"):
+        np.testing.assert_array_equal(labelled[name].values, getattr(plain, name), name)
+    np.testing.assert_array_equal(labelled.k_needed.values, plain.needed)
+    assert labelled.rank_width.dims == ("model", "task", "k")
+    np.testing.assert_array_equal(labelled.rank_width.transpose("task", "k", "model").values,
+                                  plain.rank_width)
+    assert labelled.attrs["target"] == 0.9 and labelled.attrs["unit"] == "template"
+    assert list(labelled["quantile"].values) == [0.05, 0.5, 0.95]
+
+
+def test_all_templates_give_tau_one_and_the_full_w(cube):
+    counts = (cube.template_id != "").sum("template").values
+    curves = templates_needed(cube, ks=sorted(set(counts.tolist()) | {1, 2}), draws=15)
+    full_w = rankstats.kendall_w(cube).statistic
+    for task, n in zip(TASKS, counts, strict=True):
+        one = curves.sel(task=task, k=n)
+        assert (one.tau == 1.0).all()
+        np.testing.assert_allclose(one.w, float(full_w.sel(task=task)), rtol=1e-12)
+        assert float(one.p_tau) == 1.0
+        assert float(one.rank_width_mean) == 0.0
+        beyond = curves.sel(task=task).where(curves.k > n, drop=True)
+        assert beyond.tau.isnull().all() and beyond.p_tau.isnull().all()
+
+
+def test_k_needed_is_the_first_k_reaching_the_target(cube):
+    curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=50, target=0.8,
+                              probability=0.9)
+    for task in TASKS:
+        p = curves.p_tau.sel(task=task)
+        reached = curves.k.values[(p >= 0.9).values]
+        expected = reached[0] if reached.size else np.nan
+        np.testing.assert_equal(float(curves.k_needed.sel(task=task)), expected)
+    np.testing.assert_array_equal(smallest_k(curves, target=0.8, probability=0.9),
+                                  curves.k_needed)
+
+
+def test_padding_and_absent_models_do_not_change_a_task():
+    rng = np.random.default_rng(0)
+    x = rng.random((9, 5))
+    keys = rng.random((30, 9))
+    ks = [1, 2, 4, 9]
+    alone = subsample_curves(x, keys, ks, [0.5])
+    padded = np.full((12, 7), np.nan)
+    padded[:9, [0, 2, 3, 5, 6]] = x  # two absent models, three padded templates
+    padded_keys = np.concatenate([keys, rng.random((30, 3))], axis=1)
+    both = subsample_curves(np.stack([padded, padded]), np.stack([padded_keys] * 2), ks, [0.5])
+    for name in ("tau", "w", "p_tau", "tau_quantile"):
+        np.testing.assert_array_equal(both[name][1], alone[name], name)
+    np.testing.assert_array_equal(both["rank_width"][1][:, [0, 2, 3, 5, 6]], alone["rank_width"])
+    assert np.isnan(both["rank_width"][1][:, [1, 4]]).all()
+
+
+def test_nan_policies_for_a_missing_score():
+    rng = np.random.default_rng(1)
+    x = rng.random((8, 5))
+    x[3, 2] = np.nan  # template 3 misses model 2
+    keys = rng.random((40, 8))
+    ks = [1, 2, 4, 7, 8]
+    propagate = subsample_curves(x, keys, ks, [0.5])
+    order = draw_order(np.ones(8, bool), keys)
+    position = np.argmax(order == 3, axis=-1)  # where template 3 falls in each draw
+    for i, k in enumerate(ks):
+        has_hole = position < k
+        assert np.isnan(propagate["tau"][i][has_hole]).all()
+        if has_hole.any():
+            assert np.isnan(propagate["p_tau"][i])
+        else:
+            assert np.isfinite(propagate["tau"][i]).all()
+    omitted = subsample_curves(x, keys, ks[:-1], [0.5], nan_policy="omit")
+    dropped = subsample_curves(np.delete(x, 3, axis=0), np.delete(keys, 3, axis=1), ks[:-1],
+                               [0.5])
+    for name in ("tau", "w", "p_tau", "rank_width"):
+        np.testing.assert_array_equal(omitted[name], dropped[name], name)
+    assert omitted["n_units"] == 7
+    with pytest.raises(MissingValueError, match="templates_needed: 1 missing value"):
+        subsample_curves(x, keys, ks, [0.5], nan_policy="raise")
+
+
+def test_valid_templates_only(cube):
+    kept = templates_needed(cube, ks=[1, 10], draws=10, valid=True)
+    masked = templates_needed(cube.score.where(cube.template_valid), ks=[1, 10], draws=10)
+    xr.testing.assert_equal(kept.tau, masked.tau)
+    assert (kept.n_templates == cube.template_valid.sum("template")).all()
+    assert kept.attrs["valid"] == "template_valid"
+
+
+def test_dask_chunks_give_the_eager_result(cube):
+    pytest.importorskip("dask")
+    eager = templates_needed(cube, ks=[2, 30], draws=10)
+    lazy = templates_needed(cube.chunk({"task": 1}), ks=[2, 30], draws=10)
+    xr.testing.assert_allclose(eager, lazy.compute())
+
+
+def test_constant_reference_warns_and_gives_nan():
+    x = np.array([[0.5, 0.4, 0.6], [0.5, 0.6, 0.4]])  # the means tie all three models
+    with pytest.warns(RankstatsWarning, match="ranking by the mean over all templates is const"):
+        out = templates_needed(x, ks=[1, 2], draws=5)
+    assert np.isnan(out.tau).all() and np.isnan(out.needed)
+    assert np.isfinite(out.w[1]).all()  # W does not need the reference
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"ks": [0, 3]}, ValueError, "k=0 is outside 1..265"),
+        ({"ks": [300]}, ValueError, "k=300 is outside 1..265"),
+        ({"ks": [1.5]}, ValueError, "sequence of integers"),
+        ({"draws": 0}, ValueError, "draws=0 must be a positive integer"),
+        ({"template": "prompt"}, DimensionError, "'prompt' is not among"),
+        ({"ties": "first"}, ValueError, "ties='first'"),
+        ({"nan_policy": "drop"}, ValueError, "nan_policy='drop'"),
+    ],
+)
+def test_errors_name_the_value_at_fault(cube, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        templates_needed(cube, **{"draws": 2, **kwargs})
+
+
+def test_samples_needed_needs_samples(cube):
+    with pytest.raises(DimensionError, match="no 'sample' dimension"):
+        samples_needed(cube)
+
+
+def _sample_cube(seed=0, models=5, templates=4, samples=60):
+    rng = np.random.default_rng(seed)
+    skill = np.linspace(-0.6, 0.6, models)
+    difficulty = rng.normal(0, 1.2, samples)
+    p = 1 / (1 + np.exp(difficulty[None, None, :] - skill[:, None, None]))
+    x = (rng.random((models, 2, templates, samples)) < p[:, None]).astype(float)
+    x[:, 1, :, 45:] = np.nan  # task b has 45 samples
+    x[:, 1, 3] = np.nan  # and 3 templates
+    x[0, 1] = np.nan  # model 0 never ran task b
+    records = [
+        {"model": f"m{m}", "task": "ab"[t], "template": f"p{p}", "sample": f"s{s}",
+         "score": x[m, t, p, s]}
+        for m in range(models) for t in range(2) for p in range(templates)
+        for s in range(samples) if not np.isnan(x[m, t, p, s])
+    ]
+    return rankstats.from_records(records), x
+
+
+def test_samples_needed_equals_a_loop_over_draws():
+    cube, _ = _sample_cube()
+    ns = [1, 5, 20, 45, 60]
+    curves = samples_needed(cube, ns=ns, draws=10, seed=5)
+    scores = cube.score.transpose("task", "template", "sample", "model").values
+    keys = np.random.default_rng(5).random((10, 2, scores.shape[2]))
+    for t in range(2):
+        present_templates = ~np.isnan(scores[t]).all((-2, -1))
+        present_models = ~np.isnan(scores[t]).all((0, 1))
+        block = scores[t][present_templates][:, :, present_models]
+        pool = ~np.isnan(block).all((0, 2))
+        order = draw_order(pool, keys[:, t])
+        scale = np.nanmax(np.abs(block))
+        full = _key(block[:, pool].mean((0, 1)), scale)
+        for i, n in enumerate(ns):
+            got = curves.tau.isel(task=t, n=i).values
+            if n > pool.sum():
+                assert np.isnan(got).all()
+                continue
+            for d in range(10):
+                means = _key(block[:, order[d, :n]].mean(axis=1).mean(axis=0), scale)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RankstatsWarning)
+                    want = rankstats.kendall_tau(means, full).statistic
+                np.testing.assert_allclose(got[d], want, rtol=1e-12, equal_nan=True)
+    assert curves.n_samples.values.tolist() == [60, 45]
+    assert curves.rank_width.sel(model="m0", task="b").isnull().all()
+    assert "w" not in curves and curves.attrs["size_dim"] == "n"
+
+
+def test_samples_needed_numpy_axes():
+    cube, _ = _sample_cube()
+    x = cube.score.sel(task="a").transpose("template", "sample", "model").values
+    default = samples_needed(x, ns=[3, 30], draws=8)
+    moved = samples_needed(np.moveaxis(x, -1, 0), ns=[3, 30], draws=8, model=0, template=1,
+                           sample=2)
+    np.testing.assert_array_equal(default.tau, moved.tau)
+    assert default.w is None and default.tau.shape == (2, 8)
+
+
+def test_plots_draw_on_given_axes(cube):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from rankstats.plot_stability import plot_k_needed, plot_needed
+
+    curves = templates_needed(cube, ks=[1, 3, 10, 100], draws=10)
+    with pytest.raises(ValueError, match="several tasks; pass task="):
+        plot_needed(curves)
+    ax = Figure().add_subplot()
+    assert plot_needed(curves, "homophones", ax=ax) is ax
+    assert len(ax.lines) >= 3  # tau, W, the target (and k needed when reached)
+    assert plot_k_needed(curves).get_title().startswith("Templates needed for τ ≥ 0.9")
+    samples, _ = _sample_cube()
+    by_sample = samples_needed(samples, ns=[2, 10, 40], draws=10)
+    ax = plot_needed(by_sample, "a")
+    assert "samples" in ax.get_xlabel() and len(ax.lines) >= 2
