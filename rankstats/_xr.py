@@ -134,6 +134,7 @@ def apply_labelled(
     kwargs: Mapping | None = None,
     new_dims: Mapping[str, str] | None = None,
     attrs: Mapping | None = None,
+    dtypes: Mapping[str, object] | None = None,
 ) -> xr.Dataset:
     """Run ``kernel`` over labelled arrays and collect its outputs in a Dataset.
 
@@ -145,6 +146,9 @@ def apply_labelled(
         ``{new dim: source dim}`` for output dims that do not exist in the
         input (e.g. ``template_b`` for a template × template matrix); the new
         dim takes the source's length and a renamed copy of its coordinates.
+    dtypes : mapping
+        ``{variable name: dtype}`` for outputs kept in another dtype than
+        float64 (e.g. float32 bootstrap replicates).
     """
     kwargs = dict(kwargs or {})
     new_dims = dict(new_dims or {})
@@ -152,11 +156,13 @@ def apply_labelled(
     if any(_chunked(a) for a in arrays):
         arrays = [a.chunk({d: -1 for d in dims}) for a, dims in zip(arrays, core_dims, strict=True)]
     keys = [key for key, _ in outputs.values()]
+    types = [np.dtype((dtypes or {}).get(name, float)) for name in outputs]
     sizes = {new: arrays[0].sizes[source] for new, source in new_dims.items()}
 
     def call(*values):
         result = kernel(*values, **kwargs)
-        arrays = tuple(np.asarray(result[key], dtype=float) for key in keys)
+        arrays = tuple(np.asarray(result[key], dtype=dtype)
+                       for key, dtype in zip(keys, types, strict=True))
         return arrays if len(arrays) > 1 else arrays[0]
 
     results = xr.apply_ufunc(
@@ -165,7 +171,7 @@ def apply_labelled(
         input_core_dims=[list(d) for d in core_dims],
         output_core_dims=[list(dims) for _, dims in outputs.values()],
         dask="parallelized",
-        output_dtypes=[float] * len(keys),
+        output_dtypes=types,
         dask_gufunc_kwargs={"output_sizes": sizes, "allow_rechunk": False},
         keep_attrs="drop",
     )

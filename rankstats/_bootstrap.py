@@ -1,0 +1,223 @@
+"""The labelled plumbing of :mod:`rankstats.stability`: inputs, draws, and the engine call.
+
+The statistics themselves are NumPy kernels (:mod:`rankstats._kernels.resample` and
+:mod:`rankstats._kernels.intervals`); everything here prepares their inputs and goes
+through :func:`rankstats._xr.apply_labelled`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from . import _xr
+from ._kernels import resample as _kr
+from .errors import DimensionError
+
+REPLICATE = "replicate"
+
+
+class Dims:
+    """The dimension names a call uses."""
+
+    def __init__(self, model="model", task="task", template="template", sample="sample"):
+        self.model, self.task, self.template, self.sample = model, task, template, sample
+
+
+def generator(seed):
+    """A NumPy Generator from ``seed``, and the seed as the attributes record it."""
+    if isinstance(seed, np.random.Generator):
+        return seed, "Generator"
+    if seed is None:
+        return np.random.default_rng(), "None"
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return np.random.default_rng(int(seed)), int(seed)
+    raise TypeError(f"seed={seed!r}: give an int, a numpy.random.Generator or None")
+
+
+def check_resamples(n_resamples) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
+            or n_resamples < 2:
+        raise ValueError(f"B={n_resamples!r}: the number of resamples must be an integer >= 2")
+    return int(n_resamples)
+
+
+def prepare(x, over, dims, statistic):
+    """The scores to resample: with the sample dim unless only templates are resampled."""
+    _kr.check_choice("over", over, _kr.OVER)
+    keep = (dims.sample,) if over != "templates" else ()
+    scores = _xr.scores_of(x, statistic, keep=keep)
+    if over != "templates" and dims.sample not in scores.dims:
+        raise DimensionError(
+            f"{statistic}: over={over!r} resamples the {dims.sample!r} dimension, which the "
+            f"input lacks (dimensions: {', '.join(map(str, scores.dims))}); use "
+            "over='templates' for per-template scores")
+    roles = {"model": dims.model, "template": dims.template}
+    if over != "templates":
+        roles["sample"] = dims.sample
+    _xr.check_dims(statistic, scores, roles)
+    if REPLICATE in scores.dims:
+        raise DimensionError(f"{statistic}: the input already has a {REPLICATE!r} dimension")
+    return scores
+
+
+def real_mask(scores, unit, dims):
+    """``(task, unit)`` (or ``(unit,)``) mask of the unit positions with some observed score."""
+    other = [d for d in scores.dims if d not in (dims.task, unit)]
+    real = scores.notnull().any(other)
+    return real.transpose(*[d for d in (dims.task, unit) if d in real.dims])
+
+
+def draw(scores, n_resamples, over, seed, dims):
+    """The counts of every replicate: samples first, then templates, from one Generator."""
+    rng, seed_attr = generator(seed)
+    data = {}
+    for kind, unit in (("sample", dims.sample), ("template", dims.template)):
+        if over not in (f"{kind}s", "both"):
+            continue
+        mask = real_mask(scores, unit, dims)
+        values = mask.values if mask.ndim == 2 else mask.values[None]
+        counts = _kr.draw_counts(rng, values, n_resamples)
+        if mask.ndim == 2:
+            data[f"{kind}_weight"] = ((REPLICATE, dims.task, unit), counts)
+        else:
+            data[f"{kind}_weight"] = ((REPLICATE, unit), counts[:, 0])
+    coords = {dims.task: scores[dims.task].values} if dims.task in scores.coords else {}
+    attrs = {"statistic": "bootstrap weights", "n_resamples": n_resamples, "seed": seed_attr,
+             "over": over, "draws": "samples first, then templates"}
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def draws_for(scores, n_resamples, over, seed, weights, dims):
+    """Given draws (checked) or new ones."""
+    if weights is None:
+        return draw(scores, check_resamples(n_resamples), over, seed, dims)
+    if not isinstance(weights, xr.Dataset) or weights.attrs.get("over") != over:
+        raise ValueError(
+            f"weights: give the Dataset bootstrap_weights returned for over={over!r} "
+            f"(got over={getattr(weights, 'attrs', {}).get('over')!r})")
+    for kind, unit in (("sample", dims.sample), ("template", dims.template)):
+        name = f"{kind}_weight"
+        if name not in weights:
+            continue
+        if weights[name].sizes[unit] != scores.sizes[unit]:
+            raise DimensionError(
+                f"weights: {name!r} has {weights[name].sizes[unit]} positions along {unit!r}, "
+                f"the scores {scores.sizes[unit]}")
+        stray = weights[name].where(~real_mask(scores, unit, dims), 0)
+        if (stray != 0).any():
+            raise ValueError(f"weights: {name!r} puts weight on {unit} positions that hold no "
+                             "score (padding); draw them with bootstrap_weights on these scores")
+    return weights
+
+
+def numpy_cube(x, over, dims):
+    """A NumPy cube as a DataArray (leading axes flattened into tasks), and the leading shape."""
+    values = np.asarray(x, dtype=float)
+    core = [dims.model, dims.template] + ([dims.sample] if over != "templates" else [])
+    if values.ndim < len(core):
+        raise DimensionError(
+            f"NumPy input must be (..., {', '.join(core)}) for over={over!r}; got shape "
+            f"{values.shape}")
+    lead = values.shape[:-len(core)]
+    return xr.DataArray(values.reshape(-1, *values.shape[-len(core):]),
+                        dims=[dims.task, *core]), lead
+
+
+def numpy_fields(data, lead, dims, order):
+    """The variables of ``data`` as NumPy arrays: tasks as the leading axes, then ``order``."""
+    fields = {}
+    for name, variable in data.data_vars.items():
+        # the draws read as bootstrap_weights lays them out: replicates, then units
+        wanted = (REPLICATE, dims.template, dims.sample) if name.endswith("_weight") else order
+        kept = [d for d in (dims.task, *wanted) if d in variable.dims]
+        values = variable.transpose(*kept).values
+        values = values.reshape(tuple(lead) + values.shape[1:]) if dims.task in kept else values
+        fields[name] = values[()] if values.ndim == 0 else values
+    return fields
+
+
+def present(data, scores_dims):
+    """Variables with the replicate dim first, then the cube's dims in its own order."""
+    variables = {}
+    for name, variable in data.data_vars.items():
+        order = [d for d in (REPLICATE, *scores_dims) if d in variable.dims]
+        variables[name] = variable.transpose(*order, ...)
+    return data.assign(variables)
+
+
+def engine_kernel(x, *weights, template_weights, sample_weights, **kwargs):
+    found = iter(weights)
+    tw = next(found) if template_weights else None
+    sw = next(found) if sample_weights else None
+    return _kr.replicate_statistics(x, tw, sw, **kwargs)
+
+
+def core_dims(name, dims):
+    return {"score": [dims.model, dims.template], "kendall_w": []}.get(name, [dims.model])
+
+
+def run(scores, draws, over, statistics, kwargs, dims, attrs, dtype):
+    """Replicate statistics through the one xarray wrapper."""
+    arrays = [scores]
+    core = [[dims.model, dims.template] + ([dims.sample] if over != "templates" else [])]
+    for kind, unit in (("template", dims.template), ("sample", dims.sample)):
+        if f"{kind}_weight" in draws:
+            weight = draws[f"{kind}_weight"]
+            if scores.chunks is not None:  # chunk the draws along the tasks as the scores are
+                weight = weight.chunk({d: scores.chunksizes[d] for d in weight.dims
+                                       if d in scores.chunksizes and d not in (REPLICATE, unit)})
+            arrays.append(weight)
+            core.append([REPLICATE, unit])
+    outputs = {}
+    for name in statistics:
+        cd = core_dims(name, dims)
+        outputs[name] = (name, [*cd, REPLICATE])
+        outputs[f"{name}_estimate"] = (f"{name}_estimate", cd)
+        if kwargs["jackknife"]:
+            outputs[f"{name}_acceleration"] = (f"{name}_acceleration", cd)
+    kwargs = {**kwargs, "statistics": tuple(statistics),
+              "template_weights": "template_weight" in draws,
+              "sample_weights": "sample_weight" in draws, "score_dtype": dtype}
+    data = _xr.apply_labelled("bootstrap", engine_kernel, arrays, core, outputs,
+                              kwargs=kwargs, attrs=attrs, dtypes={"score": dtype})
+    return present(data, scores.dims)
+
+
+def base_attrs(draws, over, **more):
+    return {"n_resamples": int(draws.attrs["n_resamples"]), "seed": draws.attrs["seed"],
+            "over": over, **more}
+
+
+def engine_kwargs(x, ties, higher_is_better, nan_policy, jackknife, by="avgp"):
+    return {"by": by, "ties": ties, "nan_policy": nan_policy, "jackknife": jackknife,
+            "higher_is_better": _xr.higher_is_better_of(x, higher_is_better)}
+
+
+def check_statistics(statistics, over):
+    if statistics is None:
+        return tuple(s for s in _kr.STATISTICS if not (s == "score" and over == "templates"))
+    statistics = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    for name in statistics:
+        _kr.check_choice("statistic", name, _kr.STATISTICS)
+    if "score" in statistics and over == "templates":
+        raise ValueError("statistic 'score': per-template scores do not vary when only "
+                         "templates are resampled (over='templates')")
+    return statistics
+
+
+def is_replicates(x) -> bool:
+    return isinstance(x, xr.Dataset) and x.attrs.get("statistic") == "bootstrap replicates"
+
+
+def as_labelled(value):
+    return value if _xr.is_labelled(value) else xr.DataArray(np.asarray(value, dtype=float))
+
+
+def run_attrs(reps, method, confidence_level, statistic, **more):
+    """The attributes of a result computed from replicates: how they were drawn, and how used."""
+    kept = ("n_resamples", "seed", "over", "by", "ties", "higher_is_better", "nan_policy")
+    found = {"statistic": statistic, **{k: reps.attrs[k] for k in kept if k in reps.attrs}}
+    if method is not None:
+        found.update(method=method, confidence_level=confidence_level)
+    return {**found, **more}
