@@ -37,6 +37,31 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--no-figures", action="store_true",
                         help="leave the figures out of the HTML report")
     report.add_argument("--quiet", action="store_true", help="print no markdown")
+    stable = commands.add_parser(
+        "stability", help="leaderboards with rank intervals and tie groups, per task",
+        description="Bootstrap the cube over samples, templates or both; print each task's "
+                    "leaderboard with score and rank intervals, tie groups and arena ranks; "
+                    "optionally draw the rank intervals, critical-difference diagrams and "
+                    "templates-needed curves.")
+    stable.add_argument("cube", metavar="CUBE",
+                        help="a cube file, or the name of an embedded example")
+    stable.add_argument("--over", choices=("samples", "templates", "both"),
+                        help="what to resample (default: both with samples, else templates)")
+    stable.add_argument("-B", "--resamples", type=int, default=1000, metavar="B",
+                        help="bootstrap replicates (default 1000)")
+    stable.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    stable.add_argument("--level", type=float, default=0.95,
+                        help="confidence level of the intervals (default 0.95)")
+    stable.add_argument("--by", choices=("avgp", "maxp", "saturation", "cps"), default="avgp",
+                        help="the score ranked (default avgp)")
+    stable.add_argument("--figures", metavar="FOLDER",
+                        help="write rank-interval, critical-difference and templates-needed "
+                             "figures (PNG) here")
+    stable.add_argument("--csv", metavar="PATH", help="write the leaderboards as CSV")
+    stable.add_argument("--chunks", metavar="DIM=SIZE", nargs="*",
+                        help="open the cube lazily with these chunks (e.g. task=1)")
+    stable.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run on this dask.distributed scheduler (e.g. tcp://host:8786)")
     load = commands.add_parser(
         "import", help="turn result files into a cube file",
         description="Read result files with an importer (found through the entry-point "
@@ -176,6 +201,81 @@ def _import(arguments) -> int:
     return 0
 
 
+def _chunks(specs):
+    if not specs:
+        return None
+    try:
+        return {dim: int(size) for dim, size in (spec.split("=", 1) for spec in specs)}
+    except ValueError as error:
+        raise RankstatsError(f"--chunks takes DIM=SIZE pairs, not {' '.join(specs)!r}") from error
+
+
+def _stability(arguments) -> int:
+    from contextlib import nullcontext
+    from pathlib import Path
+
+    from . import render, stability
+
+    _check_writable(arguments.csv)
+    chunks = _chunks(arguments.chunks)
+    if chunks and Path(arguments.cube).exists():
+        from .io import open_cube
+
+        cube = open_cube(arguments.cube, chunks=chunks)
+    else:
+        cube = _load(arguments.cube)
+        cube = cube.chunk(chunks) if chunks else cube
+    over = arguments.over or ("both" if "sample" in cube["score"].dims else "templates")
+    client = nullcontext()
+    if arguments.scheduler:
+        try:
+            from distributed import Client
+        except ImportError as error:
+            raise RankstatsError('--scheduler needs dask.distributed: pip install '
+                                 '"rankstats[dask]"') from error
+        client = Client(arguments.scheduler)
+    with client:
+        board = _noted(stability.leaderboard, cube, B=arguments.resamples, over=over,
+                       seed=arguments.seed, by=arguments.by,
+                       confidence_level=arguments.level).compute()
+    print(render.leaderboard_markdown(board))
+    if arguments.csv:
+        frame = board.to_dataframe().reset_index()
+        _write_text(arguments.csv, frame.to_csv(index=False))
+    if arguments.figures:
+        _stability_figures(cube, board, Path(arguments.figures))
+    return 0
+
+
+def _stability_figures(cube, board, folder) -> None:
+    """Rank intervals, critical-difference diagrams and templates-needed curves, per task."""
+    from .plot import _png
+    from .plot_posthoc import plot_critical_difference
+    from .plot_stability import plot_k_needed, plot_needed, plot_rank_intervals
+    from .posthoc import nemenyi
+    from .templates_needed import templates_needed
+
+    folder.mkdir(parents=True, exist_ok=True)
+    scores = _noted(lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims
+                    else cube["score"])
+    differences = _noted(nemenyi, scores, blocks="template", nan_policy="omit").compute()
+    needed = _noted(templates_needed, scores.compute())
+    (folder / "templates_needed.png").write_bytes(_png(plot_k_needed(needed)))
+    for task in board["task"].values:
+        name = str(task)
+        (folder / f"rank_intervals_{name}.png").write_bytes(
+            _png(plot_rank_intervals(board, task)))
+        one = differences.sel(task=task)
+        present = one["average_rank"].notnull()
+        if int(present.sum()) >= 2:
+            (folder / f"critical_difference_{name}.png").write_bytes(_png(
+                plot_critical_difference(one.sel(model=present, model_b=present.values),
+                                         title=name)))
+        (folder / f"templates_needed_{name}.png").write_bytes(
+            _png(plot_needed(needed, task)))
+    print(f"figures written to {folder}")
+
+
 def _reproduce(arguments) -> int:
     from .reproduce import _compare, legend, run
 
@@ -224,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _reproduce(arguments)
         if arguments.command == "import":
             return _import(arguments)
+        if arguments.command == "stability":
+            return _stability(arguments)
         return _info(arguments.cube)
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, as command-line tools do

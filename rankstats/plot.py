@@ -135,7 +135,9 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     """The report's standard figures as PNG bytes, keyed by report section.
 
     Keys: ``agreement`` (rank agreement across tasks), ``pairs:<task>`` (the
-    least agreeing pair of each task), ``divergence`` and ``metrics``.
+    least agreeing pair of each task), ``divergence``, ``metrics``, and with
+    the stability section ``stability:<task>`` (rank intervals) and
+    ``templates_needed``.
     """
     out = {"agreement": _png(plot_rank_agreement(analysis))}
     for task in analysis["task"].values:
@@ -144,4 +146,19 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     if "divergence" in analysis:
         out["divergence"] = _png(plot_divergence(analysis))
     out["metrics"] = _png(plot_metrics(analysis))
+    if "tie_group" in analysis:
+        from .plot_stability import plot_k_needed, plot_rank_intervals
+
+        board = xr.Dataset({
+            "rank": analysis["metric_rank"].sel(metric="avgp", drop=True),
+            "rank_low": analysis["rank_low"], "rank_high": analysis["rank_high"],
+            "tie_group": analysis["tie_group"],
+        })
+        for task in analysis["task"].values:
+            if analysis["rank_low"].sel(task=task).notnull().any():
+                out[f"stability:{task}"] = _png(plot_rank_intervals(board, task))
+        needed = xr.Dataset({"k_needed": analysis["templates_needed"],
+                             "n_templates": analysis["n_templates"]},
+                            attrs={"size_dim": "k", "target": 0.9, "probability": 0.95})
+        out["templates_needed"] = _png(plot_k_needed(needed))
     return out

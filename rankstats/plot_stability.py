@@ -11,7 +11,7 @@ import xarray as xr
 
 from .plot import _axes
 
-__all__ = ["plot_k_needed", "plot_needed"]
+__all__ = ["plot_k_needed", "plot_needed", "plot_rank_intervals"]
 
 _UNIT_WORDS = {"k": ("templates", "k"), "n": ("samples", "n")}
 
@@ -152,4 +152,48 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     ax.set_title(f"{words.capitalize()} needed for τ ≥ {result.attrs.get('target', np.nan):g} "
                  f"with probability {result.attrs.get('probability', np.nan):g}", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
+    return ax
+
+
+def plot_rank_intervals(board: xr.Dataset, task, ax=None):
+    """A task's leaderboard: each model's rank with its interval, tie groups shaded.
+
+    Parameters
+    ----------
+    board : xarray.Dataset
+        A :func:`rankstats.stability.leaderboard`.
+    task : str
+        The task to draw.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rankstats
+    >>> from rankstats import stability
+    >>> from rankstats.plot_stability import plot_rank_intervals
+    >>> rng = np.random.default_rng(1)
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "sample": s,
+    ...      "score": float(rng.random() < acc)}
+    ...     for m, acc in {"a": 0.8, "b": 0.6, "c": 0.3}.items()
+    ...     for p in range(4) for s in range(40)])
+    >>> board = stability.leaderboard(cube, B=200, over="both", seed=0)
+    >>> plot_rank_intervals(board, "t").get_title()
+    't: ranks with 95% intervals'
+    """
+    one = board.sel(task=task).to_dataframe().dropna(subset=["rank"])
+    one = one.sort_values(["rank", "rank_low"], kind="stable")
+    ax = _axes(ax, (6.0, 0.3 * len(one) + 1.5))
+    positions = np.arange(len(one))[::-1]
+    groups = one["tie_group"].to_numpy()
+    for group in np.unique(groups):
+        rows = positions[groups == group]
+        if group % 2 == 0:
+            ax.axhspan(rows.min() - 0.5, rows.max() + 0.5, color="0.92", zorder=0)
+    ax.hlines(positions, one["rank_low"], one["rank_high"], color="C0", linewidth=3)
+    ax.plot(one["rank"], positions, "o", color="black", markersize=4)
+    ax.set_yticks(positions, one.index, fontsize=8)
+    ax.set_xlabel("rank (1 = best)")
+    level = board.attrs.get("confidence_level", 0.95)
+    ax.set_title(f"{task}: ranks with {level:.0%} intervals")
     return ax

@@ -30,6 +30,8 @@ class Section:
 
 
 def _fmt(value) -> str:
+    if value is pd.NA:
+        return "–"
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "–"
@@ -79,6 +81,10 @@ def _pairs_frame(analysis: xr.Dataset) -> pd.DataFrame:
     return frame.rename_axis("task")
 
 
+def _task_order(analysis: xr.Dataset) -> dict:
+    return {task: position for position, task in enumerate(analysis["task"].values)}
+
+
 def _by_task_and_model(array: xr.DataArray) -> pd.DataFrame:
     """Rows (task, model) in the cube's order, one column per metric."""
     return array.transpose("task", "model", "metric").to_series().unstack("metric")[
@@ -101,8 +107,10 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
     ...     for p, s in zip(["p1", "p2"], scores)
     ... ])
-    >>> [s.key for s in sections(rankstats.report(cube))]
+    >>> [s.key for s in sections(rankstats.report(cube, resamples=0))]
     ['agreement', 'pairs', 'metrics', 'average_rank']
+    >>> [s.key for s in sections(rankstats.report(cube, resamples=50))][-2:]
+    ['stability', 'templates_needed']
     """
     out = [
         Section("agreement", "Agreement across templates",
@@ -161,6 +169,36 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             "(ties count every best template), as a share; then over all models, and the "
             "share of each method among all templates (tables 17–18).",
             pd.concat(rows).sort_index(level="benchmark", sort_remaining=False)))
+    if "tie_group" in analysis:
+        board = analysis[["avgp_low", "avgp_high", "rank_low", "rank_high", "tie_group",
+                          "arena_rank"]].to_dataframe(dim_order=["task", "model"])
+        avgp = _by_task_and_model(analysis["metric_value"])["avgp"]
+        rank = _by_task_and_model(analysis["metric_rank"])["avgp"]
+        table = pd.DataFrame({
+            "AvgP": avgp, "AvgP low": board["avgp_low"], "AvgP high": board["avgp_high"],
+            "rank": rank, "rank low": board["rank_low"], "rank high": board["rank_high"],
+            "tie group": board["tie_group"], "arena rank": board["arena_rank"],
+        }).dropna(subset=["AvgP"])
+        for column in ("rank low", "rank high", "tie group", "arena rank"):
+            table[column] = table[column].astype("Int64")
+        table.index = table.index.set_names(["task", "model"])
+        order = table.index.get_level_values("task").map(_task_order(analysis))
+        table = table.assign(_order=order).sort_values(["_order", "rank"], kind="stable")
+        table = table.drop(columns="_order")
+        out.append(Section(
+            "stability", "Rank stability",
+            f"Each model's AvgP and rank with {analysis.attrs.get('resamples')}-replicate "
+            "bootstrap 95% intervals; models whose rank intervals overlap share a tie group; "
+            "arena rank is 1 + the models whose AvgP interval lies entirely above. These "
+            "intervals are marginal: near-ties among many models make them too narrow.",
+            table))
+        out.append(Section(
+            "templates_needed", "How many templates are enough",
+            "The smallest number of templates k whose AvgP ranking agrees with the ranking over "
+            "all templates (Kendall's tau-b ≥ 0.9) in 95% of random k-template subsets.",
+            pd.DataFrame({"templates": analysis["n_templates"].to_series(),
+                          "templates needed": analysis["templates_needed"].to_series()})
+            .astype("Int64")))
     if "filtering_tau" in analysis:
         out.append(Section(
             "filtering", "Sensitivity to dropping invalid templates",
@@ -286,3 +324,45 @@ def to_csv(analysis: xr.Dataset, folder) -> list[Path]:
         section.table.to_csv(path)
         written.append(path)
     return written
+
+
+def leaderboard_markdown(board: xr.Dataset) -> str:
+    r"""A :func:`rankstats.stability.leaderboard` as markdown: one table per task, best first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rankstats
+    >>> from rankstats import stability
+    >>> from rankstats.render import leaderboard_markdown
+    >>> rng = np.random.default_rng(1)
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "sample": s,
+    ...      "score": float(rng.random() < acc)}
+    ...     for m, acc in {"a": 0.8, "b": 0.6, "c": 0.3}.items()
+    ...     for p in range(4) for s in range(40)])
+    >>> board = stability.leaderboard(cube, B=200, over="both", seed=0)
+    >>> print("\n".join(leaderboard_markdown(board).splitlines()[6:10]))
+    | model | score [interval] | rank [interval] | tie group | arena rank |
+    |---|---|---|---|---|
+    | a | 0.800 [0.681, 0.912] | 1 [1, 2] | 1 | 1 |
+    | b | 0.619 [0.500, 0.731] | 2 [1, 2] | 1 | 1 |
+    """
+    level = board.attrs.get("confidence_level", 0.95)
+    parts = [f"# Leaderboards with {level:.0%} intervals ({board.attrs.get('by', 'avgp')}, "
+             f"{board.attrs.get('n_resamples')} resamples over {board.attrs.get('over')})",
+             "Tie groups: models whose rank intervals overlap, chained; arena rank: 1 + the "
+             "models whose score interval lies entirely above."]
+    for task in board["task"].values:
+        one = board.sel(task=task).to_dataframe().dropna(subset=["rank"])
+        one = one.sort_values(["rank", "rank_low"], kind="stable")
+        lines = [f"## {task}", "",
+                 "| model | score [interval] | rank [interval] | tie group | arena rank |",
+                 "|---|---|---|---|---|"]
+        for model, row in one.iterrows():
+            lines.append(
+                f"| {model} | {row['score']:.3f} [{row['score_low']:.3f}, "
+                f"{row['score_high']:.3f}] | {row['rank']:g} [{row['rank_low']:g}, "
+                f"{row['rank_high']:g}] | {int(row['tie_group'])} | {int(row['arena_rank'])} |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"

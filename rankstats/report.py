@@ -23,7 +23,8 @@ _METRIC_INDEX = pd.Index(np.array(METRICS, dtype=object), name="metric")
 
 
 def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
-           higher_is_better: bool | None = None) -> xr.Dataset:
+           higher_is_better: bool | None = None, resamples: int = 200,
+           seed: int = 0) -> xr.Dataset:
     """Analyse a cube: agreement, significance, divergence, metrics, rankings.
 
     Parameters
@@ -40,6 +41,12 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         missing beyond structure.
     higher_is_better : bool, optional
         Defaults to the cube's attribute.
+    resamples : int, default 200
+        Bootstrap replicates of the stability section (over samples and
+        templates when the cube has samples, else over templates); 0 leaves
+        the section out.
+    seed : int, default 0
+        Seed of the bootstrap and of the template subsets.
 
     Returns
     -------
@@ -62,6 +69,12 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``best_template_method_share_all`` and ``template_method_share``. Per
         task and metric: ``filtering_tau``, Kendall's tau-b between the model
         rankings with all templates and with the valid ones only.
+        Stability (with ``resamples``): per model and task ``avgp_low``,
+        ``avgp_high``, ``rank_low``, ``rank_high``, ``tie_group`` and
+        ``arena_rank`` (:func:`rankstats.stability.leaderboard`); per task
+        ``templates_needed``, the smallest number of templates whose ranking
+        agrees with all of them (tau-b >= 0.9 with probability 0.95;
+        :func:`rankstats.templates_needed`).
         ``task_benchmark`` maps each task to its benchmark (the cube's
         ``benchmark`` coordinate; "all" without one), since ``benchmark`` is
         the dimension of the per-benchmark results.
@@ -94,12 +107,16 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         parts.append(_divergence(scores, nan_policy))
     if "template_valid" in scores.coords:
         parts.append(_filtering(scores, best_first, nan_policy))
+    if resamples:
+        parts.append(_stability(cube, scores, resamples, seed, nan_policy))
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
     by_benchmark = _by_benchmark(analysis, scores, best_first)
     analysis = analysis.drop_vars("benchmark", errors="ignore").merge(by_benchmark)
     analysis.attrs = {
         "statistic": "report",
         "threshold": threshold,
+        "resamples": resamples,
+        "seed": seed,
         "nan_policy": nan_policy,
         "higher_is_better": int(best_first),
         "metric": str(cube.attrs.get("metric", "score")),
@@ -204,6 +221,27 @@ def _filtering(scores, best_first, nan_policy):
     valid_values, _ = _metric_values(scores, best_first, nan_policy, valid=True)
     tau = kendall_tau(all_values, valid_values, "model", nan_policy="omit")
     return xr.Dataset({"filtering_tau": tau.statistic})
+
+
+def _stability(cube, scores, resamples, seed, nan_policy):
+    """Rank intervals and tie groups, and how many templates are enough."""
+    from .stability import leaderboard
+    from .templates_needed import templates_needed
+
+    has_samples = "sample" in (cube["score"].dims if isinstance(cube, xr.Dataset) else cube.dims)
+    board = leaderboard(cube, B=resamples, over="both" if has_samples else "templates",
+                        seed=seed, nan_policy=nan_policy)
+    needed = templates_needed(scores, draws=100, seed=seed, nan_policy=nan_policy)
+    return xr.Dataset({
+        "n_templates": needed["n_templates"],
+        "avgp_low": board["score_low"],
+        "avgp_high": board["score_high"],
+        "rank_low": board["rank_low"],
+        "rank_high": board["rank_high"],
+        "tie_group": board["tie_group"],
+        "arena_rank": board["arena_rank"],
+        "templates_needed": needed["k_needed"],
+    }).reset_coords(drop=True)
 
 
 def _by_benchmark(analysis, scores, best_first):

@@ -26,7 +26,7 @@ import pytest
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 TIMEOUT = 120  # seconds, per Chromium run and for writing the report
 SECTIONS = ["agreement", "pairs", "divergence", "metrics", "average_rank", "best_methods",
-            "filtering"]
+            "stability", "templates_needed", "filtering"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
 
@@ -164,11 +164,13 @@ def test_report_dom_in_chromium(report, tmp_path):
     assert dom.scripts == 0
 
     # every figure: rank agreement, the least agreeing pair of each of the 25 tasks,
-    # divergence and the metrics, each a PNG inlined as a data: URI
-    assert len(dom.images) == len(written.images) == 1 + 25 + 1 + 1
+    # divergence, the metrics, the rank intervals of each task and the templates needed,
+    # each a PNG inlined as a data: URI
+    assert len(dom.images) == len(written.images) == 1 + 25 + 1 + 1 + 25 + 1
     alts = [image.get("alt", "") for image in dom.images]
-    assert {"agreement", "divergence", "metrics"} <= set(alts)
+    assert {"agreement", "divergence", "metrics", "templates_needed"} <= set(alts)
     assert sum(alt.startswith("pairs:") for alt in alts) == 25
+    assert sum(alt.startswith("stability:") for alt in alts) == 25
     for image in dom.images:
         source = image.get("src", "")
         assert source.startswith(DATA_PNG), f"{image.get('alt')}: not a data: URI"
