@@ -35,10 +35,10 @@ from .incomplete import durbin, skillings_mack
 from .io import open_cube, save
 from .metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
 from .multitest import adjust_pvalues, pairwise_mcnemar
+from .needed import samples_needed, smallest_k, templates_needed
 from .posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignificant_groups
 from .report import report
 from .significance import cochran_q, friedman, mcnemar
-from .templates_needed import samples_needed, smallest_k, templates_needed
 from .validation import validate
 
 __all__ = [
@@ -81,7 +81,17 @@ __all__ = [
     "save",
     "skillings_mack",
     "smallest_k",
+    "stability",
     "template_scores",
     "templates_needed",
     "validate",
 ]
+
+
+def __getattr__(name: str):
+    # the bootstrap machinery loads on first use, keeping `import rankstats` light
+    if name == "stability":
+        from importlib import import_module
+
+        return import_module(".stability", __name__)
+    raise AttributeError(f"module 'rankstats' has no attribute {name!r}")

@@ -249,11 +249,11 @@ def _stability(arguments) -> int:
 
 def _stability_figures(cube, board, folder) -> None:
     """Rank intervals, critical-difference diagrams and templates-needed curves, per task."""
+    from .needed import templates_needed
     from .plot import _png
     from .plot_posthoc import plot_critical_difference
     from .plot_stability import plot_k_needed, plot_needed, plot_rank_intervals
     from .posthoc import nemenyi
-    from .templates_needed import templates_needed
 
     folder.mkdir(parents=True, exist_ok=True)
     scores = _noted(lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims

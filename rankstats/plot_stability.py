@@ -45,8 +45,8 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     Parameters
     ----------
     result : xarray.Dataset
-        From :func:`rankstats.templates_needed.templates_needed` or
-        :func:`~rankstats.templates_needed.samples_needed`.
+        From :func:`rankstats.needed.templates_needed` or
+        :func:`~rankstats.needed.samples_needed`.
     task : str, optional
         The task to draw (required when the result has several).
     ax : matplotlib.axes.Axes, optional
@@ -62,7 +62,7 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     Examples
     --------
     >>> import rankstats.datasets
-    >>> from rankstats.templates_needed import templates_needed
+    >>> from rankstats.needed import templates_needed
     >>> from rankstats.plot_stability import plot_needed
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks"])
     >>> curves = templates_needed(cube, ks=[1, 2, 5, 10, 20, 50, 100, 150], draws=50)
@@ -112,8 +112,8 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     Parameters
     ----------
     result : xarray.Dataset
-        From :func:`rankstats.templates_needed.templates_needed` or
-        :func:`~rankstats.templates_needed.samples_needed`, with a ``task`` dim.
+        From :func:`rankstats.needed.templates_needed` or
+        :func:`~rankstats.needed.samples_needed`, with a ``task`` dim.
     ax : matplotlib.axes.Axes, optional
 
     Returns
@@ -125,7 +125,7 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     Examples
     --------
     >>> import rankstats.datasets
-    >>> from rankstats.templates_needed import templates_needed
+    >>> from rankstats.needed import templates_needed
     >>> from rankstats.plot_stability import plot_k_needed
     >>> cube = rankstats.datasets.load("mizrahi2024")
     >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=20)

@@ -179,8 +179,9 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             "rank": rank, "rank low": board["rank_low"], "rank high": board["rank_high"],
             "tie group": board["tie_group"], "arena rank": board["arena_rank"],
         }).dropna(subset=["AvgP"])
-        for column in ("rank low", "rank high", "tie group", "arena rank"):
-            table[column] = table[column].astype("Int64")
+        for column in ("rank", "rank low", "rank high", "tie group", "arena rank"):
+            if (table[column].dropna() % 1 == 0).all():  # whole ranks print as integers
+                table[column] = table[column].astype("Int64")
         table.index = table.index.set_names(["task", "model"])
         order = table.index.get_level_values("task").map(_task_order(analysis))
         table = table.assign(_order=order).sort_values(["_order", "rank"], kind="stable")

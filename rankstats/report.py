@@ -225,8 +225,8 @@ def _filtering(scores, best_first, nan_policy):
 
 def _stability(cube, scores, resamples, seed, nan_policy):
     """Rank intervals and tie groups, and how many templates are enough."""
+    from .needed import templates_needed
     from .stability import leaderboard
-    from .templates_needed import templates_needed
 
     has_samples = "sample" in (cube["score"].dims if isinstance(cube, xr.Dataset) else cube.dims)
     board = leaderboard(cube, B=resamples, over="both" if has_samples else "templates",

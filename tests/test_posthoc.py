@@ -629,3 +629,10 @@ def test_dask_chunked_adjust_and_pairwise_mcnemar():
     xr.testing.assert_allclose(
         adjust_pvalues(p.chunk({"template": 1}), "bh", dim=("model", "model_b")).compute(),
         adjust_pvalues(p, "bh", dim=("model", "model_b")))
+
+
+def test_one_block_gives_nan_with_a_warning_like_friedman():
+    one = np.array([[0.9, 0.5, 0.1]])
+    for test in (rankstats.friedman, rankstats.durbin, rankstats.skillings_mack):
+        with pytest.warns(rankstats.RankstatsWarning, match="fewer than two"):
+            assert np.isnan(test(one).statistic)

@@ -19,7 +19,7 @@ import rankstats
 import rankstats.datasets
 from rankstats._kernels.subsample import TIE_DECIMALS, draw_order, subsample_curves
 from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
-from rankstats.templates_needed import samples_needed, smallest_k, templates_needed
+from rankstats.needed import samples_needed, smallest_k, templates_needed
 
 TASKS = ["snarks", "homophones", "navigate"]  # BBH (11 models), LMentry (16), BBH
 

@@ -70,9 +70,10 @@ def durbin(x, *, ties="average", higher_is_better=True, block_axes=1):
     spread = np.where(d.present, rank_sum - expected, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         t1 = (t - 1.0) * (spread**2).sum(axis=-1) / (a - c)
-    few = (t < 2) | (b < 1)
+    few = (t < 2) | (b < 2)
     tied = ~few & (a - c <= 0)
-    warn_nan("durbin", few & d.any_data, "fewer than two treatments ranked together")
+    warn_nan("durbin", few & d.any_data,
+             "fewer than two blocks, or two treatments ranked together")
     warn_nan("durbin", tied & d.any_data, "every block ties all its treatments")
     undefined = few | tied
     t1 = np.where(undefined, np.nan, t1)
@@ -153,9 +154,10 @@ def skillings_mack(x, *, ties="average", correction=True, higher_is_better=True,
     with np.errstate(invalid="ignore", divide="ignore"):
         statistic = np.where(kept, projected**2 / values, 0.0).sum(axis=-1)
     dof = kept.sum(axis=-1).astype(float)
-    few = d.n_treatments < 2
+    few = (d.n_treatments < 2) | (d.n_blocks < 2)
     tied = ~few & (dof == 0)
-    warn_nan("skillings_mack", few & d.any_data, "fewer than two treatments ranked together")
+    warn_nan("skillings_mack", few & d.any_data,
+             "fewer than two blocks, or two treatments ranked together")
     warn_nan("skillings_mack", tied & d.any_data, "every block ties all its treatments")
     undefined = few | tied
     statistic = np.where(undefined, np.nan, statistic)

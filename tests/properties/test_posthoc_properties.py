@@ -58,14 +58,15 @@ def complete_blocks(draw, min_blocks=2, max_blocks=8, min_k=2, max_k=6, elements
 
 @st.composite
 def incomplete_blocks(draw):
-    """(blocks, treatments) scores with random holes; at least one block ranks two cells."""
+    """(blocks, treatments) scores with random holes; two blocks each rank two cells or more."""
     x = draw(complete_blocks(min_blocks=3, min_k=3, elements=floats))
     holes = draw(hnp.arrays(np.bool_, x.shape))
     x = np.where(holes, np.nan, x)
     seen = ~np.isnan(x)
     high = np.where(seen, x, -np.inf).max(axis=1)
     low = np.where(seen, x, np.inf).min(axis=1)
-    assume(((seen.sum(axis=1) >= 2) & (high > low)).any())
+    ranking = seen.sum(axis=1) >= 2
+    assume(ranking.sum() >= 2 and (ranking & (high > low)).any())
     return x
 
 

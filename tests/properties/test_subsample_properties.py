@@ -13,7 +13,7 @@ import rankstats
 from rankstats._kernels.subsample import subsample_curves
 from rankstats.clustered import clustered_difference, clustered_se
 from rankstats.errors import RankstatsWarning
-from rankstats.templates_needed import smallest_k, templates_needed
+from rankstats.needed import smallest_k, templates_needed
 
 FEW = max(5, settings.default.max_examples // 3)
 grid = st.integers(0, 20).map(lambda i: i / 20.0)  # accuracies: many ties
