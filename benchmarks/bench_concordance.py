@@ -33,12 +33,12 @@ import os
 import platform
 import sys
 import time
-import tracemalloc
 import warnings
 from pathlib import Path
 
 import numpy as np
 from _data import RESULTS_DIR, TaskBlock, load_cube, task_blocks
+from _timing import best_of, peak_memory
 
 TOLERANCE = 1e-10
 TAU_TARGET = 1000.0
@@ -46,34 +46,6 @@ W_TARGET = 50.0
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def best_of(fn, repeats: int):
-    """Best wall time of ``repeats`` calls of ``fn``; returns (best, all times, last result)."""
-    times = []
-    result = None
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), times, result
-
-
-def peak_memory(fn) -> int:
-    """Peak bytes allocated (Python and NumPy, as tracemalloc sees them) during one call."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tracemalloc.reset_peak()
-            result = fn()
-            _, peak = tracemalloc.get_traced_memory()
-            del result
-    finally:
-        tracemalloc.stop()
-    return peak
 
 
 def compare(name, oracle_name, ours, oracle, labels):

@@ -46,7 +46,6 @@ import os
 import platform
 import sys
 import time
-import tracemalloc
 import warnings
 from pathlib import Path
 
@@ -56,6 +55,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import best_of, peak_memory  # noqa: E402
 
 TIME_TARGET = 10.0
 SPEEDUP_TARGET = 50.0
@@ -94,30 +95,6 @@ def paper_cube(seed: int = 0, models=16, tasks=25, templates=240, samples=100):
         attrs={"score_kind": "binary", "higher_is_better": 1, "metric": "accuracy"},
     )
     return cube
-
-
-def best_of(fn, repeats: int):
-    times, result = [], None
-    for _ in range(repeats):
-        result = None
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), times, result
-
-
-def peak_memory(fn) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        result = fn()
-        _, peak = tracemalloc.get_traced_memory()
-        del result
-    finally:
-        tracemalloc.stop()
-    return peak
 
 
 def task_blocks(values):
