@@ -116,18 +116,31 @@ def _usual_permissions(path) -> None:
     os.chmod(path, 0o666 & ~umask)
 
 
-def write_atomically(path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file beside it, moved into place.
+def write_atomically(path, write) -> Path:
+    """Write a file through a temporary file beside it, moved into place once complete.
 
-    A failed or interrupted write leaves no partial file and keeps any previous
-    file at ``path``.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The destination.
+    write : bytes or callable
+        The content, or ``write(temporary_path)`` that writes it.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``. A failed or interrupted write leaves no partial file and
+        keeps any previous file at ``path``.
     """
     path = Path(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
                                          dir=path.parent)
+    os.close(handle)
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+        if callable(write):
+            write(temporary)
+        else:
+            Path(temporary).write_bytes(write)
         _usual_permissions(temporary)
         os.replace(temporary, path)
     except BaseException:
@@ -137,15 +150,8 @@ def write_atomically(path, data: bytes) -> Path:
 
 
 def _write_netcdf(cube: xr.Dataset, path: Path, encoding: dict) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(handle)
-    _usual_permissions(temporary)
-    try:
-        cube.to_netcdf(temporary, engine="netcdf4", encoding=encoding)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda temporary: cube.to_netcdf(temporary, engine="netcdf4",
+                                                            encoding=encoding))
 
 
 def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict) -> None:

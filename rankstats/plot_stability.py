@@ -10,6 +10,7 @@ import numpy as np
 import xarray as xr
 
 from .plot import _axes
+from .render import task_leaderboard
 
 __all__ = ["plot_k_needed", "plot_needed", "plot_rank_intervals"]
 
@@ -181,8 +182,7 @@ def plot_rank_intervals(board: xr.Dataset, task, ax=None):
     >>> plot_rank_intervals(board, "t").get_title()
     't: ranks with 95% intervals'
     """
-    one = board.sel(task=task).to_dataframe().dropna(subset=["rank"])
-    one = one.sort_values(["rank", "rank_low"], kind="stable")
+    one = task_leaderboard(board, task)
     ax = _axes(ax, (6.0, 0.3 * len(one) + 1.5))
     positions = np.arange(len(one))[::-1]
     groups = one["tie_group"].to_numpy()

@@ -327,6 +327,12 @@ def to_csv(analysis: xr.Dataset, folder) -> list[Path]:
     return written
 
 
+def task_leaderboard(board: xr.Dataset, task) -> pd.DataFrame:
+    """One task of a leaderboard as a table of its ranked models, best first."""
+    one = board.sel(task=task).to_dataframe().dropna(subset=["rank"])
+    return one.sort_values(["rank", "rank_low"], kind="stable")
+
+
 def leaderboard_markdown(board: xr.Dataset) -> str:
     r"""A :func:`rankstats.stability.leaderboard` as markdown: one table per task, best first.
 
@@ -355,8 +361,7 @@ def leaderboard_markdown(board: xr.Dataset) -> str:
              "Tie groups: models whose rank intervals overlap, chained; arena rank: 1 + the "
              "models whose score interval lies entirely above."]
     for task in board["task"].values:
-        one = board.sel(task=task).to_dataframe().dropna(subset=["rank"])
-        one = one.sort_values(["rank", "rank_low"], kind="stable")
+        one = task_leaderboard(board, task)
         lines = [f"## {task}", "",
                  "| model | score [interval] | rank [interval] | tie group | arena rank |",
                  "|---|---|---|---|---|"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import xarray as xr
 
 import rankstats
+from rankstats.io import write_atomically
 
 LICENSE_TEXT = """\
 # Released data of "State of What Art? A Call for Multi-Prompt LLM Evaluation"
@@ -48,25 +47,11 @@ other); the copies name two generation methods differently (`meta_cot` / `cot`,
 """
 
 
-def _atomic(path: Path, write) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(handle)
-    try:
-        write(temporary)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def _write_dataset(dataset: xr.Dataset, path: Path) -> None:
     encoding = {name: {"zlib": True, "complevel": 4} for name, variable in dataset.data_vars.items()
                 if variable.dtype.kind == "f"}
-    _atomic(path, lambda temporary: dataset.to_netcdf(temporary, engine="netcdf4",
-                                                      encoding=encoding))
+    write_atomically(path, lambda temporary: dataset.to_netcdf(temporary, engine="netcdf4",
+                                                               encoding=encoding))
 
 
 def _compact_text(cube: xr.Dataset) -> xr.Dataset:
@@ -86,6 +71,5 @@ def write_datasets(cubes: dict, metrics: xr.Dataset, outdir: Path) -> list[Path]
     written.append(outdir / "mizrahi2024-metrics.nc")
     _write_dataset(metrics, written[-1])
     written.append(outdir / "LICENSE-mizrahi2024.md")
-    _atomic(written[-1], lambda temporary: Path(temporary).write_text(LICENSE_TEXT,
-                                                                      encoding="utf-8"))
+    write_atomically(written[-1], LICENSE_TEXT.encode("utf-8"))
     return written
