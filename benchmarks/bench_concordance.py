@@ -257,10 +257,11 @@ def bench_w(cube, blocks, args, report):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pingouin_loop(frames[:1])  # warm-up
-        log(f"W + Friedman: rankstats, best of {args.repeats} ...")
-        ours_seconds, ours_times, (w, f) = best_of(run_both, args.repeats)
-        w_seconds, _, _ = best_of(run_w, args.repeats)
-        f_seconds, _, _ = best_of(run_f, args.repeats)
+        log(f"W + Friedman: rankstats, best of {args.repeats} timings of "
+            f"{args.number} calls ...")
+        ours_seconds, ours_times, (w, f) = best_of(run_both, args.repeats, args.number)
+        w_seconds, _, _ = best_of(run_w, args.repeats, args.number)
+        f_seconds, _, _ = best_of(run_f, args.repeats, args.number)
         log(f"W + Friedman: pingouin loop ({2 * len(frames)} calls), "
             f"best of {args.ref_repeats} ...")
         reference_seconds, reference_times, oracle = best_of(
@@ -359,8 +360,10 @@ def print_report(report: dict) -> None:
             print(f"  * EXTRAPOLATED: {b['reference_call']} timed on "
                   f"{b['reference_calls_timed']} of {b['reference_calls_total']} calls "
                   f"({seconds(b['reference_measured_seconds'])} s measured), scaled up")
-    print(f"  rankstats: best of {report['options']['repeats']}; reference loops: "
-          f"scipy once, pingouin best of {report['options']['ref_repeats']}")
+    options = report["options"]
+    print(f"  rankstats: best of {options['repeats']} (W + Friedman: timings of "
+          f"{options['number']} calls, per call); reference loops: scipy once, pingouin best "
+          f"of {options['ref_repeats']}; garbage collector off while timing, as timeit")
 
     print()
     print(f"{'statistic':<30} {'oracle':<24} {'compared':>9} {'NaN both':>9} "
@@ -396,6 +399,10 @@ def parse_args(argv=None):
                         help="run one benchmark only (default: all)")
     parser.add_argument("--repeats", type=int, default=7,
                         help="rankstats calls per benchmark; the best time counts (default 7)")
+    parser.add_argument("--number", type=int, default=20,
+                        help="W + Friedman: back-to-back rankstats calls per timing, as "
+                             "timeit's number; the pingouin loop is 50 calls already "
+                             "(default 20)")
     parser.add_argument("--ref-repeats", type=int, default=3,
                         help="runs of the pingouin loop; the best time counts (default 3). "
                              "The scipy tau loop runs once.")
@@ -408,8 +415,8 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if not 0.0 < args.pairs_fraction <= 1.0:
         parser.error("--pairs-fraction must be in (0, 1]")
-    if args.repeats < 1 or args.ref_repeats < 1:
-        parser.error("--repeats and --ref-repeats must be at least 1")
+    if args.repeats < 1 or args.ref_repeats < 1 or args.number < 1:
+        parser.error("--repeats, --number and --ref-repeats must be at least 1")
     return args
 
 

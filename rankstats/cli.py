@@ -11,6 +11,10 @@ from ._version import __version__
 from .errors import RankstatsError, UnknownNameError
 
 
+class UsageError(RankstatsError):
+    """A command-line argument is malformed."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rankstats",
@@ -70,6 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to read")
     load.add_argument("-o", "--output", required=True, metavar="CUBE",
                       help="the cube file to write (.nc, or .zarr)")
+    load.add_argument("--option", "-O", action="append", default=[], metavar="NAME=VALUE",
+                      dest="options",
+                      help="an importer option (repeatable); VALUE is read as JSON when it "
+                           "parses (numbers, true/false, lists), else as text")
     again = commands.add_parser(
         "reproduce", help="recompute a published study's tables and compare them",
         description="Recompute every table of a published multi-prompt study that its "
@@ -78,7 +86,29 @@ def _parser() -> argparse.ArgumentParser:
     again.add_argument("study", metavar="STUDY", help="the study (e.g. mizrahi2024)")
     again.add_argument("--all", action="store_true", help="show every cell of large tables")
     again.add_argument("--csv", metavar="PATH", help="write every cell as one CSV table")
+    _add_plugin_commands(commands)
     return parser
+
+
+COMMANDS_GROUP = "rankstats.commands"
+
+
+def _add_plugin_commands(commands) -> None:
+    """Add the commands other packages register under the entry-point group ``rankstats.commands``.
+
+    Each entry point names a function ``add(commands)`` that adds one parser to
+    ``commands`` (an argparse sub-parsers action) and sets its default ``run``
+    to a function ``run(arguments) -> int``. That is how ``collectors`` adds
+    ``collect`` and ``paraphrase`` without :mod:`rankstats` importing it.
+    """
+    from importlib.metadata import entry_points
+
+    for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        try:
+            entry.load()(commands)
+        except Exception as error:  # a broken plugin must not take the other commands down
+            print(f"rankstats: warning: command {entry.name!r} ({entry.value}) could not be "
+                  f"loaded: {error}", file=sys.stderr)
 
 
 def _describe(cube) -> str:
@@ -195,10 +225,30 @@ def _import(arguments) -> int:
             f"no importer named {arguments.format!r} (importers: {known})")
     load = importers[arguments.format].load()
     paths = arguments.paths[0] if len(arguments.paths) == 1 else arguments.paths
-    cube = load(paths)
+    cube = load(paths, **_options(arguments.options))
     save(cube, arguments.output)
+    summary = cube.attrs.get("import_summary")
+    if summary:
+        print(summary)
     print(f"wrote {arguments.output} ({_describe(cube)})")
     return 0
+
+
+def _options(specs: Sequence[str]) -> dict:
+    """``NAME=VALUE`` pairs as keyword arguments; values parsed as JSON where they parse."""
+    import json
+
+    options = {}
+    for spec in specs:
+        name, equals, value = spec.partition("=")
+        name = name.strip().replace("-", "_")
+        if not equals or not name.isidentifier():
+            raise UsageError(f"--option {spec!r}: expected NAME=VALUE (e.g. metric=acc)")
+        try:
+            options[name] = json.loads(value)
+        except ValueError:
+            options[name] = value
+    return options
 
 
 def _chunks(specs):
@@ -326,7 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(arguments)
         if arguments.command == "stability":
             return _stability(arguments)
-        return _info(arguments.cube)
+        if arguments.command == "info":
+            return _info(arguments.cube)
+        return arguments.run(arguments)
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, as command-line tools do
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -29,15 +29,27 @@ class _RankedRows:
     ``sum_g (t_g^3 - t_g)`` shaped like the leading axes of the input.
     """
 
-    __slots__ = ("columns", "group_size", "ranks", "row_ids", "tie_sum", "width")
+    __slots__ = ("_groups", "_missing", "columns", "ranks", "row_ids", "tie_sum")
 
     @property
     def sizes(self):
-        return np.repeat(self.group_size, self.width)
+        sizes = np.ones(self.ranks.size, dtype=np.intp)
+        if self._groups is not None:
+            tied_at, group_size = self._groups
+            sizes[tied_at] = np.repeat(group_size, group_size)
+        if self._missing is not None:
+            sizes[self._missing.ravel()] = 0
+        return sizes
 
 
 def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
-    """Rank the rows of ``x`` (last axis); the shared core of the ranking kernels."""
+    """Rank the rows of ``x`` (last axis); the shared core of the ranking kernels.
+
+    Every row is sorted at once and each element first takes its ordinal
+    rank (its position in the sorted row). Only the elements equal to a
+    neighbour in sorted order are revisited: their tie groups are numbered in
+    one flat pass over that subset and take the group's rank.
+    """
     check_choice("ties", ties, TIES_METHODS)
     shape = x.shape
     n = shape[-1]
@@ -47,54 +59,63 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
         rows = np.broadcast_to(rows, shape[:-1]).ravel()
         if not rows.all():
             row_ids = np.flatnonzero(rows)
-            flat = flat[row_ids]
     out = _RankedRows()
     out.row_ids, out.tie_sum = row_ids, np.zeros(shape[:-1])
-    if flat.size == 0:
-        out.columns = np.zeros((0, n), dtype=np.intp)
-        out.ranks = np.zeros(0)
-        out.group_size = out.width = np.zeros(0, np.intp)
+    out._groups = out._missing = None
+    count = row_ids.size
+    if count == 0 or n == 0:
+        out.columns = np.zeros((count, n), dtype=np.intp)
+        out.ranks = np.zeros(count * n)
         return out
-    key = -flat if higher_is_better else flat
+    key = flat[row_ids] if row_ids.size < flat.shape[0] else flat.copy()
+    if higher_is_better:
+        np.negative(key, out=key)
+    missing = np.isnan(key)
+    any_missing = bool(missing.any())
     # NumPy's fast sorting paths skip arrays holding NaN; +inf sorts last just as well,
-    # unless the data hold +inf of their own
-    missing_values = np.isnan(key)
-    sort_key = key
-    if missing_values.any() and not np.isposinf(key).any():
-        sort_key = np.where(missing_values, np.inf, key)
+    # unless the data hold +inf of their own. Either way missing values sort last.
+    as_infinity = any_missing and not np.isposinf(key).any()
+    if as_infinity:
+        np.copyto(key, np.inf, where=missing)
     # only ordinal ranks depend on the order within a tie group
-    out.columns = np.argsort(sort_key, axis=-1, kind="stable" if ties == "ordinal" else None)
-    flat_order = (out.columns + (np.arange(flat.shape[0]) * n)[:, None]).ravel()
-    s = key.ravel()[flat_order]  # each row sorted, NaN last
-    starts = np.empty(s.shape, dtype=bool)
-    starts[0] = True
-    np.not_equal(s[1:], s[:-1], out=starts[1:])  # NaN != NaN: each NaN is its own group
-    starts[::n] = True  # every row starts a group
-    first = np.flatnonzero(starts)  # sorted position where each group starts
-    size = np.diff(first, append=s.size)
-    first_in_row = first % n
-    row_first_group = np.flatnonzero(first_in_row == 0)  # one per row: rows start groups
-    if ties == "average":
-        group_rank = (size + 1) * 0.5
-        group_rank += first_in_row
-    elif ties == "min":
-        group_rank = first_in_row + 1.0
-    elif ties == "max":
-        group_rank = (first_in_row + size).astype(float)
-    elif ties == "dense":  # the group's number within its row
-        group_rank = np.arange(1.0, first.size + 1) - np.repeat(
-            row_first_group, np.diff(row_first_group, append=first.size))
-    missing = np.isnan(s[first])
-    if ties == "ordinal":
-        ranks = np.tile(np.arange(1.0, n + 1.0), flat.shape[0])
-        ranks[np.isnan(s)] = fill
-    else:
-        group_rank[missing] = fill
-        ranks = np.repeat(group_rank, size)  # every element of a group takes its rank
-    out.ranks, out.width = ranks, size
-    out.group_size = np.where(missing, 0, size)
-    cubes = out.group_size.astype(float) ** 3 - out.group_size
-    out.tie_sum.reshape(-1)[row_ids] = np.add.reduceat(cubes, row_first_group)
+    out.columns = np.argsort(key, axis=-1, kind="stable" if ties == "ordinal" else None)
+    sorted_key = key.ravel()[(out.columns + (np.arange(count) * n)[:, None]).ravel()]
+    ranks = np.empty((count, n))
+    ranks[:] = np.arange(1.0, n + 1.0)  # ordinal ranks
+    ranks = ranks.ravel()
+    if any_missing:
+        out._missing = np.isposinf(sorted_key) if as_infinity else np.isnan(sorted_key)
+    # equal_previous[k]: sorted element k ties element k - 1 of its row (missing ties nothing);
+    # flat, because whole-array passes beat row-wise ones on short rows
+    equal_previous = np.empty(count * n, dtype=bool)
+    np.equal(sorted_key[1:], sorted_key[:-1], out=equal_previous[1:])
+    equal_previous[::n] = False
+    if any_missing:
+        equal_previous &= ~out._missing
+    if ties != "ordinal" and equal_previous.any():
+        if ties == "dense":  # the number of distinct values up to here in the row
+            distinct = np.cumsum(~equal_previous.reshape(count, n), axis=-1, dtype=float)
+            ranks = distinct.ravel()
+        tied = equal_previous.copy()
+        tied[:-1] |= equal_previous[1:]  # rows start untied, so nothing leaks across rows
+        tied_at = np.flatnonzero(tied)
+        starts = np.flatnonzero(~equal_previous[tied_at])  # within tied_at
+        group_size = np.diff(starts, append=tied_at.size)
+        group_first = tied_at[starts]
+        first_rank = group_first % n + 1.0
+        if ties == "average":
+            ranks[tied_at] = np.repeat(first_rank + (group_size - 1) * 0.5, group_size)
+        elif ties == "min":
+            ranks[tied_at] = np.repeat(first_rank, group_size)
+        elif ties == "max":
+            ranks[tied_at] = np.repeat(first_rank + (group_size - 1), group_size)
+        out._groups = tied_at, group_size
+        cubes = (group_size * group_size - 1) * group_size
+        out.tie_sum.reshape(-1)[row_ids] = np.bincount(
+            group_first // n, weights=cubes, minlength=count)
+    if any_missing:
+        ranks[out._missing] = fill
+    out.ranks = ranks
     return out
 
 
@@ -117,10 +138,9 @@ def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=n
 
     Notes
     -----
-    Every row is sorted at once; the tie groups of the whole array are then
-    numbered in one flat pass (a cumulative sum over "differs from the
-    previous value"), each group's rank is computed once, and one gather and
-    one scatter put the ranks in place.
+    Every row is sorted at once; ties are then resolved in one flat pass over
+    the elements equal to a neighbour, and one scatter puts the ranks in
+    place.
     """
     x = np.asarray(x, dtype=float)
     if x.ndim == 0:
