@@ -159,6 +159,9 @@ def core_dims(name, dims):
 
 def run(scores, draws, over, statistics, kwargs, dims, attrs, dtype):
     """Replicate statistics through the one xarray wrapper."""
+    if scores.chunks is not None and over != "templates" and not kwargs["jackknife"]:
+        return _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype)
+    kwargs = {key: value for key, value in kwargs.items() if key != "binary"}
     arrays = [scores]
     core = [[dims.model, dims.template] + ([dims.sample] if over != "templates" else [])]
     for kind, unit in (("template", dims.template), ("sample", dims.sample)):
@@ -184,6 +187,68 @@ def run(scores, draws, over, statistics, kwargs, dims, attrs, dtype):
     return present(data, scores.dims)
 
 
+ROW = "weight_row"
+
+
+def _sums_kernel(x, rows, *, work):
+    """``(..., P, S)`` scores and ``(..., R, S)`` rows: per-template sums ``(..., P, R)``."""
+    total, count = _kr.sample_sums(x[..., None, :, :], rows, work)
+    return total[..., 0, :, :], count[..., 0, :, :]
+
+
+def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
+    """The bootstrap of a dask-chunked cube in two passes, so memory follows the chunks.
+
+    Per-template sums over samples are linear in the samples, so the first
+    pass computes them for the original data and every draw, one chunk of
+    (model, task) at a time: ``sum_s x w`` and ``sum_s [x observed] w``. The
+    statistics then need only these ``model × template × (1 + B)`` sums per
+    task. Row 0 weighs every sample once: padding samples hold no score, so
+    this is the original data; its real-sample count is the draws' (every
+    draw sums to it).
+    """
+    weights = draws["sample_weight"]
+    ones = xr.ones_like(weights.isel({REPLICATE: [0]}))
+    rows = xr.concat([ones, weights], REPLICATE).rename({REPLICATE: ROW})
+    along_scores = {d: scores.chunksizes[d] for d in rows.dims
+                    if d in scores.chunksizes and d != dims.sample}
+    scale = rows.sum(dims.sample).astype(float).chunk(along_scores)
+    rows = rows.chunk(along_scores)
+    # a binary cube's sums are integers below 2**24: exact in float32, at twice the speed
+    binary = kwargs["binary"] or scores.attrs.get("score_kind") == "binary"
+    work = np.float32 if binary and scores.sizes[dims.sample] < 2**24 else np.float64
+    sums = xr.apply_ufunc(
+        _sums_kernel, scores.chunk({dims.sample: -1}), rows,
+        input_core_dims=[[dims.template, dims.sample], [ROW, dims.sample]],
+        output_core_dims=[[dims.template, ROW], [dims.template, ROW]],
+        dask="parallelized", output_dtypes=[work, work], kwargs={"work": work},
+        dask_gufunc_kwargs={"output_sizes": {ROW: rows.sizes[ROW]}})
+    arrays = [*sums, scale]
+    core = [[dims.model, dims.template, ROW]] * 2 + [[ROW]]
+    if "template_weight" in draws:
+        weight = draws["template_weight"]
+        weight = weight.chunk({d: scores.chunksizes[d] for d in weight.dims
+                               if d in scores.chunksizes and d not in (REPLICATE, dims.template)})
+        arrays.append(weight)
+        core.append([REPLICATE, dims.template])
+    outputs = {}
+    for name in statistics:
+        cd = core_dims(name, dims)
+        outputs[name] = (name, [*cd, REPLICATE])
+        outputs[f"{name}_estimate"] = (f"{name}_estimate", cd)
+    engine = {key: kwargs[key] for key in ("by", "ties", "nan_policy", "higher_is_better")}
+    engine.update(statistics=tuple(statistics), integer=work == np.float32, score_dtype=dtype)
+    data = _xr.apply_labelled("bootstrap", _engine_from_sums, arrays, core, outputs,
+                              kwargs=engine, attrs=attrs, dtypes={"score": dtype},
+                              sizes={REPLICATE: weights.sizes[REPLICATE]})
+    return present(data, scores.dims)
+
+
+def _engine_from_sums(total, count, scale, *template_weights, **kwargs):
+    weights = template_weights[0] if template_weights else None
+    return _kr.replicate_statistics_from_sums(total, count, scale, weights, **kwargs)
+
+
 def base_attrs(draws, over, **more):
     return {"n_resamples": int(draws.attrs["n_resamples"]), "seed": draws.attrs["seed"],
             "over": over, **more}
@@ -191,7 +256,8 @@ def base_attrs(draws, over, **more):
 
 def engine_kwargs(x, ties, higher_is_better, nan_policy, jackknife, by="avgp"):
     return {"by": by, "ties": ties, "nan_policy": nan_policy, "jackknife": jackknife,
-            "higher_is_better": _xr.higher_is_better_of(x, higher_is_better)}
+            "higher_is_better": _xr.higher_is_better_of(x, higher_is_better),
+            "binary": getattr(x, "attrs", {}).get("score_kind") == "binary"}
 
 
 def check_statistics(statistics, over):

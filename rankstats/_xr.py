@@ -135,6 +135,7 @@ def apply_labelled(
     new_dims: Mapping[str, str] | None = None,
     attrs: Mapping | None = None,
     dtypes: Mapping[str, object] | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> xr.Dataset:
     """Run ``kernel`` over labelled arrays and collect its outputs in a Dataset.
 
@@ -149,6 +150,9 @@ def apply_labelled(
     dtypes : mapping
         ``{variable name: dtype}`` for outputs kept in another dtype than
         float64 (e.g. float32 bootstrap replicates).
+    sizes : mapping
+        ``{dim: length}`` of output dims found in no input (and not in
+        ``new_dims``), for dask to know their length.
     """
     kwargs = dict(kwargs or {})
     new_dims = dict(new_dims or {})
@@ -156,7 +160,8 @@ def apply_labelled(
     if len(arrays) == 1 and not _chunked(arrays[0]):
         data = _apply_eager(kernel, arrays[0], core_dims[0], outputs, kwargs, dtypes)
     else:
-        data = _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes)
+        data = _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes,
+                            sizes)
     for new, source in new_dims.items():
         data = data.assign_coords(_renamed_coords(arrays[0], source, new))
     data.attrs.update({"statistic": statistic, **_netcdf_safe(attrs or {})})
@@ -186,13 +191,15 @@ def _apply_eager(kernel, array, core, outputs, kwargs, dtypes) -> xr.Dataset:
     return xr.Dataset(variables, coords=array.drop_vars(dropped).coords)
 
 
-def _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes) -> xr.Dataset:
+def _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes,
+                 extra_sizes=None) -> xr.Dataset:
     """:func:`apply_labelled` through ``xarray.apply_ufunc``: dask and several inputs."""
     if any(_chunked(a) for a in arrays):
         arrays = [a.chunk({d: -1 for d in dims}) for a, dims in zip(arrays, core_dims, strict=True)]
     keys = [key for key, _ in outputs.values()]
     types = [np.dtype((dtypes or {}).get(name, float)) for name in outputs]
     sizes = {new: arrays[0].sizes[source] for new, source in new_dims.items()}
+    sizes.update(extra_sizes or {})
 
     def call(*values):
         result = kernel(*values, **kwargs)

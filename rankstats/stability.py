@@ -361,6 +361,15 @@ def replicates(x, B=1000, over="samples", *, seed=None, weights=None, statistics
     alone), plus the outputs. Sums are exact float32 when scores are
     integers (binary) and float64 otherwise.
 
+    A dask-chunked cube (``open_cube(path, chunks={"model": 1, "task": 1})``)
+    resampled over samples is bootstrapped in two passes, so memory follows
+    the chunks rather than the tasks: the per-template sums over samples of
+    the original data and of every draw (linear in the samples) are computed
+    one (model, task) chunk at a time, then the statistics from those
+    ``models × templates × (1 + B)`` sums, one task at a time. Results equal
+    the in-memory ones (float32 sums for cubes whose ``score_kind`` is
+    ``binary``). With ``jackknife=True`` a task's samples are held at once.
+
     References
     ----------
     .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &

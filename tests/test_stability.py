@@ -373,6 +373,29 @@ def test_dask_equals_eager():
     xr.testing.assert_allclose(lazy.compute(), eager)
 
 
+@pytest.mark.parametrize("over", ["samples", "both"])
+@pytest.mark.parametrize("kind", ["binary", "proportion"])
+def test_chunked_cube_is_bootstrapped_from_sums_as_eager(over, kind):
+    # chunked cubes take the two-pass path (per-template sums over samples, then the
+    # statistics); padding, an absent model and a hole must come out as in memory
+    pytest.importorskip("dask")
+    rng = np.random.default_rng(3)
+    x = rng.random((4, 3, 6, 50))
+    x = (x < 0.6).astype(float) if kind == "binary" else x.round(2)
+    x[:, 1, 5, :] = np.nan  # a padding template
+    x[:, 2, :, 40:] = np.nan  # padding samples
+    x[3, 0] = np.nan  # a model absent from a task
+    x[0, 2, 1, 7] = np.nan  # a hole
+    cube = xr.Dataset({"score": (("model", "task", "template", "sample"), x)},
+                      coords={"model": list("abcd"), "task": ["t0", "t1", "t2"]},
+                      attrs={"score_kind": kind})
+    eager = stability.replicates(cube, B=40, over=over, seed=1, nan_policy="omit")
+    lazy = stability.replicates(cube.chunk({"model": 1, "task": 1}), B=40, over=over, seed=1,
+                                nan_policy="omit")
+    assert lazy.avgp.chunks is not None
+    xr.testing.assert_allclose(lazy.compute().transpose(*eager.dims), eager, rtol=1e-6)
+
+
 def test_dimension_order_and_extra_dims():
     cube = ragged_cube(seed=7)
     base = stability.replicates(cube, B=15, over="both", seed=2)

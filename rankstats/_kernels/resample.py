@@ -219,31 +219,22 @@ def pairwise_ranks(x, higher_is_better=True, present=None):
 
 
 class _Chunk:
-    """Structure and missing values of a chunk of slices, from its original scores."""
+    """Structure and missing values of a chunk of slices, from its per-template scores.
 
-    def __init__(self, x, has_samples, nan_policy):
-        if has_samples:
-            self.observed = ~np.isnan(x)
-            self.sample_real = self.observed.any(axis=(1, 2))  # (c, S)
-            count = self.observed.sum(-1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                scores = np.where(self.observed, x, 0.0).sum(-1) / count
-            self.scores = np.where(count > 0, scores, np.nan)
-            self._count = count
-        else:
-            self.scores = x
-            self.structured = False
-        missing = np.isnan(self.scores)
+    Built from the samples (:meth:`from_samples`) or from per-template sums
+    over them (:meth:`from_sums`). ``structured`` says whether every present
+    model scores every real sample of every real template, so that a weight
+    row's sample count is the same in every cell.
+    """
+
+    def __init__(self, scores, nan_policy, structured=False):
+        self.scores = scores
+        self.structured = structured
+        missing = np.isnan(scores)
         self.template_real = ~missing.all(1)  # (c, P)
         self.model_present = ~missing.all(2)  # (c, M)
-        if has_samples:
-            # every present model scores every sample of every real template: the same
-            # sample count in every cell of a weight row
-            n_real = self.sample_real.sum(-1)[:, None, None]
-            cell = self.model_present[:, :, None] & self.template_real[:, None, :]
-            self.structured = bool(((self._count == n_real) | ~cell).all())
-            del self._count
-        holes = missing & self.model_present[:, :, None] & self.template_real[:, None, :]
+        self.cell = self.model_present[:, :, None] & self.template_real[:, None, :]
+        holes = missing & self.cell
         if nan_policy == "raise" and holes.any():
             where = tuple(int(i) for i in np.argwhere(holes)[0])
             raise MissingValueError(
@@ -256,15 +247,58 @@ class _Chunk:
         self.judges = self.template_real & ~holes.any(1) if nan_policy == "omit" else \
             self.template_real
 
+    @classmethod
+    def from_samples(cls, x, nan_policy, work=float):
+        """From ``(c, M, P, S)`` scores, keeping them as ``filled``.
 
-def exact_in_float32(x, n_samples: int, n_templates: int) -> bool:
-    """Whether every weighted sum of ``x`` is an integer below 2**24 (so float32 is exact)."""
-    finite = x[~np.isnan(x)]
-    if finite.size == 0:
-        return True
-    largest = float(np.abs(finite).max())
-    return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24 and bool(
-        np.all(finite == np.round(finite)))
+        ``filled`` holds the scores in ``work`` with 0 for missing ones: the one copy
+        of the chunk every weighted sum reads (a chunk can be most of a machine's
+        memory, so there is no other).
+        """
+        missing = np.isnan(x)
+        filled = x.astype(work)
+        filled[missing] = 0.0
+        observed = np.logical_not(missing, out=missing)
+        count = observed.sum(-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores = filled.sum(-1, dtype=float) / count
+        chunk = cls(np.where(count > 0, scores, np.nan), nan_policy)
+        chunk.observed, chunk.filled = observed, filled
+        chunk.sample_real = observed.any(axis=(1, 2))  # (c, S)
+        n_real = chunk.sample_real.sum(-1)[:, None, None]
+        chunk.structured = bool(((count == n_real) | ~chunk.cell).all())
+        return chunk
+
+    @classmethod
+    def from_sums(cls, total, count, scale, nan_policy):
+        """From the original-data row of per-template sums.
+
+        ``total`` and ``count`` are ``(c, M, P)`` sums over the real samples,
+        whose number per slice is ``scale`` ``(c,)``.
+        """
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores = np.where(count > 0, total / count, np.nan)
+        chunk = cls(scores, nan_policy)
+        chunk.structured = bool(((count == scale[:, None, None]) | ~chunk.cell).all())
+        return chunk
+
+
+def exact_in_float32(x, n_samples: int, n_templates: int, block: int = 1 << 22) -> bool:
+    """Whether every weighted sum of ``x`` is an integer below 2**24 (so float32 is exact).
+
+    Read in blocks of ``block`` elements, so the check needs no copy of ``x``.
+    """
+    flat = x.reshape(-1)
+    largest = 0.0
+    for start in range(0, flat.size, block):  # blocks of memory, not of models or tasks
+        part = flat[start:start + block]
+        part = part[~np.isnan(part)]
+        if part.size == 0:
+            continue
+        if not np.all(part == np.round(part)):
+            return False
+        largest = max(largest, float(np.abs(part).max()))
+    return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
 
 
 def _stack_rows(parts, dtype):
@@ -322,21 +356,43 @@ class _Values:
             self.values = chunk.scores[..., None]
             return
         c, m, p, s = x.shape
-        values = np.where(chunk.observed, x, 0.0).astype(work).reshape(c, m * p, s)
-        total = values @ sample_rows  # (c, M P, R)
+        values = chunk.filled.reshape(c, m * p, s)
+        total = (values @ sample_rows).reshape(c, m, p, -1)  # (c, M, P, R)
+        scale = sample_rows.sum(1, dtype=float)  # every row's sample count
+        count = None if chunk.structured else (
+            chunk.observed.reshape(c, m * p, s).astype(work) @ sample_rows).reshape(total.shape)
+        bound = None
+        if work == np.float32:  # integer scores: every sum is an integer up to this
+            bound = int(np.max(np.abs(values), initial=0.0) * np.max(scale, initial=0.0))
+        self._from_sums(total, count, scale, chunk, bound)
+
+    @classmethod
+    def from_sums(cls, total, count, scale, chunk, integer=False):
+        """From per-template sums ``(c, M, P, R)`` over each row's samples.
+
+        ``total`` sums the scores, ``count`` the observed ones; ``scale``
+        ``(c, R)`` is each row's number of real samples. ``integer``: the
+        scores are integers, so the sums are exact.
+        """
+        values = cls.__new__(cls)
+        values.scale = values.bound = None
+        bound = None
+        if integer:
+            bound = int(np.max(np.abs(total), initial=0.0, where=~np.isnan(total)))
+        values._from_sums(total, None if chunk.structured else count, scale, chunk, bound)
+        return values
+
+    def _from_sums(self, total, count, scale, chunk, bound):
         if chunk.structured:
-            self.values = total.reshape(c, m, p, -1)
+            self.values = total
             self.values[~chunk.model_present] = np.nan
-            self.scale = sample_rows.sum(1, dtype=float)  # every row's sample count
+            self.scale = scale
             self.template_real = chunk.template_real
-            if work == np.float32:  # integer scores: every sum is an integer up to this
-                largest = np.max(np.abs(values), initial=0.0)
-                self.bound = int(largest * np.max(self.scale, initial=0.0))
+            self.bound = bound
             return
-        count = chunk.observed.reshape(c, m * p, s).astype(work) @ sample_rows
         with np.errstate(invalid="ignore", divide="ignore"):  # the ratio in float64
             ratio = np.divide(total, count, dtype=float)
-        self.values = np.where(count > 0, ratio, np.nan).reshape(c, m, p, -1)
+        self.values = np.where(count > 0, ratio, np.nan)
 
     def scores(self, rows=slice(None), dtype=float, out=None):
         """Per-template scores of the given rows, ``(c, M, P, rows)``, in ``dtype`` (or ``out``)."""
@@ -391,7 +447,11 @@ def _comparable(x, bound, chunk, higher_is_better):
     Integer sums up to ``bound`` compare fastest as int8 or int16; absent
     models then hold a value below (above, when lower is better) every sum.
     """
-    if bound is None or bound >= np.iinfo(np.int16).max:
+    if bound is None:
+        # sums of non-integer scores that are equal as numbers can differ in their last
+        # bits depending on summation order; rounded, they tie in every code path
+        return tie_rounded(x, 1), None
+    if bound >= np.iinfo(np.int16).max:
         return x, None
     dtype = np.int8 if bound < np.iinfo(np.int8).max else np.int16
     with np.errstate(invalid="ignore"):  # absent models are NaN, overwritten next
@@ -516,7 +576,8 @@ def replicate_statistics(
     step = max(1, budget // max(1, rows * (24 * m * p + 16 * (p + core[-1]))))
     for start in range(0, len(x), step):  # chunks of slices, for memory
         chunk_slice = slice(start, start + step)
-        chunk = _Chunk(x[chunk_slice], has_samples, nan_policy)
+        chunk = (_Chunk.from_samples(x[chunk_slice], nan_policy, work) if has_samples
+                 else _Chunk(x[chunk_slice], nan_policy))
         c = len(chunk.template_real)
         t_rows = [chunk.template_real[:, None, :],
                   np.broadcast_to(chunk.template_real[:, None, :], (c, n_boot, p))
@@ -531,16 +592,93 @@ def replicate_statistics(
         v = _stack_rows(t_rows, float)  # (c, P, R)
         sample_rows = _stack_rows(s_rows, work) if has_samples else None  # (c, S, R)
         values = _Values(x[chunk_slice], chunk, sample_rows, work)
-        found = {}
-        if "score" in wanted:
-            found["score"] = values
-        if wanted & {"avgp", "maxp", "saturation", "cps"}:
-            found.update(_metrics(values, v, chunk, higher_is_better))
-        if "kendall_w" in wanted:
-            found["kendall_w"] = _kendall_w(values, v, chunk, higher_is_better)
-        if "rank" in wanted:
-            found["rank"] = _leaderboard_ranks(found[by], ties, higher_is_better)
+        found = _statistics(values, v, chunk, wanted, by, ties, higher_is_better)
         out.put(chunk_slice, found, n_boot, valid, family)
+        del chunk, values, found  # the next chunk's copies must not coexist with these
+    return out.finish(lead)
+
+
+def _statistics(values, v, chunk, wanted, by, ties, higher_is_better):
+    """Every wanted statistic of every weight row of a chunk of slices."""
+    found = {}
+    if "score" in wanted:
+        found["score"] = values
+    if wanted & {"avgp", "maxp", "saturation", "cps"}:
+        found.update(_metrics(values, v, chunk, higher_is_better))
+    if "kendall_w" in wanted:
+        found["kendall_w"] = _kendall_w(values, v, chunk, higher_is_better)
+    if "rank" in wanted:
+        found["rank"] = _leaderboard_ranks(found[by], ties, higher_is_better)
+    return found
+
+
+def sample_sums(x, rows, work=float):
+    """Per-template sums of ``(..., M, P, S)`` scores under ``(..., R, S)`` sample weight rows.
+
+    Returns ``(total, count)``, each ``(..., M, P, R)`` in ``work``: the weighted
+    sums of the scores (missing as 0) and of the observed indicator. Both are
+    linear in the samples, so they can be computed a block of samples at a time
+    and added, which is how a cube larger than memory is bootstrapped.
+    """
+    x = np.asarray(x, dtype=float)
+    *lead, m, p, s = x.shape
+    rows = np.asarray(rows, dtype=work)
+    missing = np.isnan(x)
+    filled = x.astype(work)
+    filled[missing] = 0.0
+    observed = np.logical_not(missing, out=missing).astype(work)
+    rows_t = np.swapaxes(rows, -1, -2)  # (..., S, R)
+    total = filled.reshape(*lead, m * p, s) @ rows_t
+    count = observed.reshape(*lead, m * p, s) @ rows_t
+    shape = (*lead, m, p, rows.shape[-2])
+    return total.reshape(shape), count.reshape(shape)
+
+
+def replicate_statistics_from_sums(
+    total, count, scale, template_weights=None, *, statistics=STATISTICS, by="avgp",
+    ties="average", higher_is_better=True, nan_policy="propagate", integer=False,
+    score_dtype=np.float32, budget=BUDGET,
+):
+    """:func:`replicate_statistics` over samples (and templates) from per-template sums.
+
+    Parameters
+    ----------
+    total, count : (..., M, P, 1 + B) arrays from :func:`sample_sums` with the
+        weight rows [real samples, draw 1, ..., draw B].
+    scale : (..., 1 + B) each row's number of real samples (its weight sum).
+    template_weights : (..., B, P) counts when templates are resampled too.
+    integer : whether the scores are integers (exact sums; faster ranks).
+
+    Returns
+    -------
+    As :func:`replicate_statistics` (without jackknife accelerations).
+    """
+    for name in statistics:
+        check_choice("statistic", name, STATISTICS)
+    check_choice("nan_policy", nan_policy, NAN_POLICIES)
+    total, count = np.asarray(total), np.asarray(count)
+    *lead, m, p, rows = total.shape
+    n_boot = rows - 1
+    total = total.reshape(-1, m, p, rows)
+    count = count.reshape(-1, m, p, rows)
+    scale = np.broadcast_to(np.asarray(scale, dtype=float), (*lead, rows)).reshape(-1, rows)
+    tw = None if template_weights is None else np.broadcast_to(
+        template_weights, (*lead, n_boot, p)).reshape(-1, n_boot, p)
+    wanted = set(statistics) | ({by} if "rank" in statistics else set())
+    out = _Outputs(len(total), m, p, n_boot, statistics, False, score_dtype)
+    step = max(1, budget // max(1, rows * 24 * m * p))
+    for start in range(0, len(total), step):  # chunks of slices, for memory
+        part = slice(start, start + step)
+        chunk = _Chunk.from_sums(total[part, ..., 0], count[part, ..., 0], scale[part, 0],
+                                 nan_policy)
+        c = len(chunk.template_real)
+        v = _stack_rows([chunk.template_real[:, None, :],
+                         np.broadcast_to(chunk.template_real[:, None, :], (c, n_boot, p))
+                         if tw is None else tw[part]], float)
+        values = _Values.from_sums(total[part].astype(np.float32 if integer else float),
+                                   count[part], scale[part], chunk, integer)
+        found = _statistics(values, v, chunk, wanted, by, ties, higher_is_better)
+        out.put(part, found, n_boot, None, None)
     return out.finish(lead)
 
 
