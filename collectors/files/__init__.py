@@ -90,7 +90,12 @@ def file_error(file, problem: str, *, row=None, column=None) -> ImporterError:
 
 
 _IMPORTERS = Registry("importer", ENTRY_POINT_GROUP,
-                      builtin={"mizrahi2024": "collectors.files.mizrahi2024:load"},
+                      builtin={"mizrahi2024": "collectors.files.mizrahi2024:load",
+                               "helm": "collectors.files.helm:load",
+                               "inspect_ai": "collectors.files.inspect_ai:load",
+                               "dove": "collectors.files.dove:load",
+                               "lm_eval": "collectors.files.lm_eval:load",
+                               "table": "collectors.files.tables:load"},
                       error=UnknownImporterError)
 register = _IMPORTERS.register
 unregister = _IMPORTERS.unregister

@@ -1,0 +1,149 @@
+"""The files of an lm-evaluation-harness output folder: which is which, and whose run.
+
+``lm_eval --output_path OUT --log_samples`` writes, per model, a folder
+``OUT/<org>__<name>/`` holding ``results_<date>.json`` and one
+``samples_<task>_<date>.jsonl`` per task, all with the same ``<date>``
+(``2024-08-21T03-44-09.494230``). Some copies prefix the results file with
+the model (``google__gemma-2b__results_<date>.json``) or add a suffix before
+the extension (``samples_asdiv_<date>.first20.jsonl``). Early 0.4 releases
+wrote ``samples_<task>.jsonl`` without a date, or named the log after the model
+arguments (``pretrained__<org>__<name>_<task>.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._lm_eval_read import line_error
+
+DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
+SAMPLES = re.compile(rf"samples_(?P<task>.+?)(?:_(?P<date>{DATE})(?P<rest>[^/\\]*))?\.jsonl?")
+RESULTS = re.compile(rf"(?:(?P<prefix>.+)__)?results_(?P<date>{DATE})(?P<rest>[^/\\]*)\.json")
+
+
+@dataclass
+class Results:
+    """One results file: the run's model, date, reported aggregates and task settings."""
+
+    path: Path
+    file: str
+    date: str | None
+    model: str | None
+    results: dict = field(repr=False)
+    groups: set = field(repr=False)
+    higher_is_better: dict = field(repr=False)
+    configs: dict = field(repr=False)
+
+
+@dataclass
+class SamplesFile:
+    """One per-sample log: its task and date as its name gives them."""
+
+    path: Path
+    file: str
+    task: str
+    date: str | None
+
+
+def expand(paths, *, task: str | None) -> tuple[list[SamplesFile], list[Results]]:
+    """The samples and results files named by ``paths`` (files, or folders searched deeply)."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    samples, results, seen = [], [], set()
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file()
+                           and (SAMPLES.fullmatch(p.name) or RESULTS.fullmatch(p.name)))
+            if not found:
+                raise line_error(str(path), "the folder holds no lm-evaluation-harness files "
+                                            "(samples_<task>_<date>.jsonl or results_<date>.json)")
+            named = [(p, str(p)) for p in found]
+        elif path.is_file():
+            named = [(path, str(given))]
+        else:
+            raise line_error(str(given), "the file does not exist")
+        for file_path, file in named:
+            key = file_path.resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            _classify(file_path, file, task, samples, results)
+    return samples, results
+
+
+def _classify(path: Path, file: str, task: str | None, samples: list, results: list) -> None:
+    match = SAMPLES.fullmatch(path.name)
+    if match:
+        samples.append(SamplesFile(path, file, match["task"], match["date"]))
+        return
+    match = RESULTS.fullmatch(path.name)
+    if match or (path.suffix == ".json" and "results" in path.name and task is None):
+        results.append(read_results(path, file, match["date"] if match else None))
+        return
+    if task is None:
+        raise line_error(file, "the file name does not say which task the log is of "
+                               "(lm-evaluation-harness names logs samples_<task>_<date>.jsonl); "
+                               "pass task=NAME")
+    samples.append(SamplesFile(path, file, task, None))
+
+
+def read_results(path: Path, file: str, date: str | None) -> Results:
+    """Read a results file (small: one whole JSON object)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise line_error(file, f"not a JSON results file ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise line_error(file, "not an lm-evaluation-harness results file: no 'results' object",
+                         field="results")
+    groups = set(data.get("groups") or {})
+    for name, members in (data.get("group_subtasks") or {}).items():
+        if members:
+            groups.add(name)
+    return Results(path, file, date, results_model(data), data["results"], groups,
+                   data.get("higher_is_better") or {}, data.get("configs") or {})
+
+
+def results_model(data: dict) -> str | None:
+    """The model a results file names: ``model_name``, else ``pretrained=`` in ``model_args``."""
+    name = data.get("model_name")
+    if isinstance(name, str) and name:
+        return name
+    config = data.get("config") or {}
+    arguments = config.get("model_args")
+    if isinstance(arguments, dict) and arguments.get("pretrained"):
+        return str(arguments["pretrained"])
+    if isinstance(arguments, str):
+        for part in arguments.split(","):
+            key, _, value = part.partition("=")
+            if key.strip() in ("pretrained", "model", "engine") and value.strip():
+                return value.strip()
+    return None
+
+
+def folder_model(path: Path) -> str | None:
+    """The model a log's folder names, when it is lm-evaluation-harness's ``org__name``."""
+    name = path.parent.name
+    if "__" in name:
+        return name.replace("__", "/")
+    return None
+
+
+def sibling_results(log: SamplesFile, known: list[Results]) -> Results | None:
+    """The results file of the same run: same folder, same date."""
+    if log.date is None:
+        return None
+    for results in known:
+        if results.date == log.date and results.path.parent == log.path.parent:
+            return results
+    for candidate in sorted(log.path.parent.glob(f"*results_{log.date}*.json")):
+        if RESULTS.fullmatch(candidate.name):
+            results = read_results(candidate, str(candidate), log.date)
+            known.append(results)
+            return results
+    return None

@@ -1,0 +1,357 @@
+"""Importer of result tables: CSV, JSON lines or Parquet, long or wide.
+
+A long table has one row per score, with columns naming the model, task,
+template and (optionally) sample; a wide table has one row per (task,
+template[, sample]) and one score column per model, as many papers release
+their results. :func:`load` maps the columns explicitly, reads the files a
+block of rows at a time, checks every cell it uses, and builds the cube at the
+end. See ``docs/importers/tables.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+import collectors
+import rankstats
+
+from . import file_error
+from ._lm_eval_read import records
+from ._summary import ImportSummary
+
+__all__ = ["FORMATS", "load"]
+
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+           ".parquet": "parquet", ".pq": "parquet"}
+KEYS = ("model", "task", "template", "sample")
+_BLOCK = 65536
+
+
+def load(paths, *, layout: str = "long", model: str = "model", task: str = "task",
+         template: str = "template", sample: str | None = "sample", score: str = "score",
+         model_columns: str | Sequence[str] | None = None, constants: Mapping | None = None,
+         attrs: Sequence[str] = (), format: str | None = None,
+         metric: str = "score", score_kind: str | None = None, higher_is_better: bool = True,
+         block_rows: int = _BLOCK) -> xr.Dataset:
+    r"""Read long or wide result tables into a cube.
+
+    Parameters
+    ----------
+    paths : str, os.PathLike or a sequence of them
+        The table files (``.csv``, ``.tsv``, ``.jsonl``/``.ndjson``,
+        ``.parquet``/``.pq``), all of one layout and mapping.
+    layout : {"long", "wide"}, default "long"
+        ``long``: one score per row, in the column ``score``. ``wide``: one
+        column per model (see ``model_columns``).
+    model, task, template, sample, score : str
+        The columns holding each key and the score (``model`` and ``score``
+        only in the long layout). ``sample=None`` reads already aggregated
+        per-template scores (a cube without a ``sample`` dimension); a
+        ``sample`` column that the files lack is an error, not a silent
+        aggregation.
+    model_columns : str or list of str, optional
+        Wide layout: the model columns, as a list, or as a regular expression
+        matched against every column name; a group named ``model`` (or the
+        first group) gives the model's name (``r"(?P<model>.+)_acc"`` reads
+        ``flan-t5-xl_acc`` as ``flan-t5-xl``). Default: every column that is
+        not a key or an attribute.
+    constants : dict, optional
+        Keys that are the same for every row and not a column, e.g.
+        ``{"task": "snarks"}`` for a file per task.
+    attrs : list of str, optional
+        Further columns to keep as coordinates; a column named
+        ``template_*`` goes to templates, ``sample_*`` to samples, any other
+        to the first of task, model, template or sample it is constant
+        within (see :func:`rankstats.from_records`).
+    format : {"csv", "tsv", "jsonl", "parquet"}, optional
+        The files' format; by default from their suffixes.
+    metric, score_kind, higher_is_better
+        As for :func:`rankstats.from_records`.
+    block_rows : int, default 65536
+        Rows read at a time.
+
+    Returns
+    -------
+    xarray.Dataset
+        A validated cube; ``import_summary`` says what was read and what was
+        skipped (rows without a score).
+
+    Raises
+    ------
+    collectors.files.ImporterError
+        A file is not of its format, a mapped column is missing, a key is
+        empty, a score is not a number, or one (model, task, template,
+        sample) appears twice with different scores; the message names the
+        file, row (1 = the first record) and column.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from collectors.files import tables
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "acc.csv").write_text(
+    ...     "task,template,gpt2,opt-125m\nsnarks,1,0.5,0.6\nsnarks,2,0.4,\n")
+    >>> cube = tables.load(folder / "acc.csv", layout="wide", sample=None)
+    >>> cube.score.sel(task="snarks").values.tolist()
+    [[0.5, 0.4], [0.6, nan]]
+    >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS
+    table: read 3 rows from 1 file (.../acc.csv)
+      2 models, 1 task, 2 templates (max per task)
+      skipped 1 rows: 1 × an empty score
+    """
+    if layout not in ("long", "wide"):
+        raise ValueError(f"layout={layout!r} is not 'long' or 'wide'")
+    if block_rows < 1:
+        raise ValueError(f"block_rows={block_rows!r} must be at least 1")
+    files = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not files:
+        raise ValueError("no table files given")
+    constants = dict(constants or {})
+    unknown = set(constants) - set(KEYS)
+    if unknown:
+        raise ValueError(f"constants: {sorted(unknown)} are not keys (keys: {', '.join(KEYS)})")
+    mapping = {"model": model, "task": task, "template": template, "sample": sample}
+    keys = [k for k in KEYS if mapping[k] is not None and k not in constants
+            and not (layout == "wide" and k == "model")]
+    summary = ImportSummary("table", [str(f) for f in files])
+    parts = []
+    for given in files:
+        reader = _Reader(Path(given), str(given), format, block_rows)
+        plan = _plan(reader, layout, mapping, keys, score, model_columns, list(attrs))
+        parts.extend(_read(reader, plan, summary))
+    frame = _combine(parts, summary)
+    for key, value in constants.items():
+        frame[key] = str(value)
+    cube = rankstats.from_records(
+        frame.drop(columns=["_file", "_row"]), score_kind=score_kind,
+        higher_is_better=higher_is_better, metric=metric,
+        source=f"{layout} result table(s): {', '.join(summary.files)}")
+    return summary.apply(cube)
+
+
+class _Reader:
+    """One table file read in blocks of rows, each a DataFrame with its first row number."""
+
+    def __init__(self, path: Path, file: str, format_: str | None, block_rows: int):
+        self.path, self.file, self.block_rows = path, file, block_rows
+        self.format = format_ or FORMATS.get(path.suffix.lower())
+        if self.format not in set(FORMATS.values()):
+            raise file_error(file, f"cannot tell the format from the suffix {path.suffix!r}; "
+                                   f"pass format= one of {sorted(set(FORMATS.values()))}")
+        if not path.is_file():
+            raise file_error(file, "the file does not exist")
+
+    def columns(self) -> list[str]:
+        if self.format == "parquet":
+            pq = collectors.require("pyarrow.parquet", "io")
+            try:
+                return list(pq.ParquetFile(self.path).schema_arrow.names)
+            except Exception as error:  # pyarrow raises several unrelated types
+                raise file_error(self.file, f"not a readable Parquet file ({error})") from None
+        if self.format == "jsonl":
+            first = next(iter(self._json_blocks(1)), None)
+            return [] if first is None else list(first[1].columns)
+        try:
+            header = pd.read_csv(self.path, dtype=str, nrows=0, sep=self._sep())
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+            raise file_error(self.file, f"not a readable {self.format.upper()} file "
+                                        f"({error})") from None
+        return list(header.columns)
+
+    def _sep(self) -> str:
+        return "\t" if self.format == "tsv" else ","
+
+    def blocks(self, columns: list[str]) -> Iterator[tuple[int, pd.DataFrame]]:
+        if self.format == "parquet":
+            yield from self._parquet_blocks(columns)
+        elif self.format == "jsonl":
+            for start, block in self._json_blocks(self.block_rows):
+                yield start, block.reindex(columns=columns)
+        else:
+            yield from self._csv_blocks(columns)
+
+    def _csv_blocks(self, columns):
+        start = 1
+        try:
+            with pd.read_csv(self.path, dtype=str, keep_default_na=False, sep=self._sep(),
+                             usecols=columns, chunksize=self.block_rows) as chunks:
+                for block in chunks:
+                    yield start, block[columns]
+                    start += len(block)
+        except (pd.errors.ParserError, UnicodeDecodeError) as error:
+            raise file_error(self.file, f"not a readable {self.format.upper()} file ({error})",
+                             row=f"{start} or later") from None
+
+    def _json_blocks(self, size: int):
+        rows, start, number = [], 1, 0
+        for number, (_, record) in enumerate(records(self.path, self.file), start=1):
+            rows.append(record)
+            if len(rows) == size:
+                yield start, pd.DataFrame.from_records(rows)
+                rows, start = [], number + 1
+        if rows:
+            yield start, pd.DataFrame.from_records(rows)
+
+    def _parquet_blocks(self, columns):
+        pq = collectors.require("pyarrow.parquet", "io")
+        start = 1
+        try:
+            for batch in pq.ParquetFile(self.path).iter_batches(batch_size=self.block_rows,
+                                                                columns=columns):
+                block = batch.to_pandas()
+                yield start, block[columns]
+                start += len(block)
+        except OSError as error:
+            raise file_error(self.file, f"not a readable Parquet file ({error})") from None
+
+
+def _plan(reader: _Reader, layout, mapping, keys, score, model_columns, attrs) -> dict:
+    """Which columns to read, and which hold the models' scores in a wide table."""
+    header = reader.columns()
+    needed = [mapping[k] for k in keys] + attrs
+    if layout == "long":
+        needed.append(score)
+    missing = [c for c in needed if c not in header]
+    if missing:
+        raise file_error(reader.file, "missing column (the header has: "
+                                      f"{', '.join(map(repr, header)) or 'nothing'})",
+                         row="header", column=missing[0])
+    plan = {"keys": {k: mapping[k] for k in keys}, "attrs": attrs, "score": score,
+            "models": None}
+    if layout == "wide":
+        taken = set(needed)
+        plan["models"] = _model_columns(reader.file, header, taken, model_columns)
+        needed.extend(plan["models"])
+    plan["columns"] = list(dict.fromkeys(needed))
+    return plan
+
+
+def _model_columns(file: str, header: list[str], taken: set, model_columns) -> dict[str, str]:
+    """Column -> model name, for a wide table."""
+    if model_columns is None:
+        found = {c: c for c in header if c not in taken}
+    elif isinstance(model_columns, str):
+        pattern = re.compile(model_columns)
+        found = {}
+        for column in header:
+            match = pattern.fullmatch(column)
+            if match and column not in taken:
+                groups = match.groupdict().get("model") or (match.group(1) if pattern.groups
+                                                            else column)
+                found[column] = groups
+    else:
+        absent = [c for c in model_columns if c not in header]
+        if absent:
+            raise file_error(file, "missing model column (the header has: "
+                                   f"{', '.join(map(repr, header))})", row="header",
+                             column=absent[0])
+        found = {c: c for c in model_columns}
+    if not found:
+        raise file_error(file, "no model columns: every column is a key or an attribute, or "
+                               "none matches model_columns", row="header")
+    return found
+
+
+def _read(reader: _Reader, plan: dict, summary) -> list[pd.DataFrame]:
+    parts = []
+    for start, block in reader.blocks(plan["columns"]):
+        rows = np.arange(start, start + len(block))
+        keys = {}
+        for key, column in plan["keys"].items():
+            keys[key] = _key_values(block[column], reader.file, rows, column)
+        if plan["models"] is None:
+            scored = [(None, plan["score"])]
+        else:
+            scored = [(name, column) for column, name in plan["models"].items()]
+        for name, column in scored:
+            values, empty = _scores(block[column], reader.file, rows, column, reader.format)
+            keep = ~empty
+            if empty.any():
+                summary.skip("an empty score", int(empty.sum()))
+            if not keep.any():
+                continue
+            part = {key: pd.Categorical(values_[keep]) for key, values_ in keys.items()}
+            if name is not None:
+                part["model"] = pd.Categorical(np.full(int(keep.sum()), name, dtype=object))
+            for column_ in plan["attrs"]:
+                part[column_] = block[column_].to_numpy()[keep]
+            part["score"] = values[keep]
+            part["_file"] = reader.file
+            part["_row"] = rows[keep]
+            parts.append(pd.DataFrame(part))
+    return parts
+
+
+def _key_values(column: pd.Series, file: str, rows: np.ndarray, name: str) -> np.ndarray:
+    text = column.astype(str)
+    empty = pd.isna(column).to_numpy() | (text.str.strip() == "").to_numpy()
+    if empty.any():
+        at = int(np.flatnonzero(empty)[0])
+        raise file_error(file, "empty: every row needs a value here", row=int(rows[at]),
+                         column=name)
+    return text.to_numpy(dtype=object)
+
+
+def _scores(column: pd.Series, file: str, rows: np.ndarray, name: str, format_: str):
+    """The scores as floats and a mask of empty cells; a cell that is not a number raises."""
+    if format_ in ("csv", "tsv"):
+        text = column.astype(str).str.strip()
+        empty = (text == "").to_numpy()
+        values = pd.to_numeric(text.where(~pd.Series(empty, index=text.index)),
+                               errors="coerce").to_numpy(dtype=float)
+        bad = np.isnan(values) & ~empty & ~text.str.lower().isin(["nan"]).to_numpy()
+    else:
+        raw = column.to_numpy(dtype=object)
+        empty = pd.isna(column).to_numpy()
+        numeric = np.array([isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_))
+                            for v in raw], dtype=bool) if raw.size else np.zeros(0, bool)
+        bad = ~numeric & ~empty
+        values = np.full(len(raw), np.nan)
+        if numeric.any():
+            values[numeric] = raw[numeric].astype(float)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise file_error(file, f"{column.iloc[at]!r} is not a number", row=int(rows[at]),
+                         column=name)
+    return values, empty | np.isnan(values)
+
+
+def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
+    """One frame of every block; repeated keys with one score are dropped, others raise."""
+    if not parts:
+        raise file_error(", ".join(summary.files), "no scores to import: "
+                         f"{sum(summary.skipped.values())} rows have an empty score")
+    columns = parts[0].columns
+    frame = pd.DataFrame({
+        column: (pd.api.types.union_categoricals([p[column] for p in parts])
+                 if isinstance(parts[0][column].dtype, pd.CategoricalDtype)
+                 else np.concatenate([p[column].to_numpy() for p in parts]))
+        for column in columns})
+    keys = [k for k in KEYS if k in frame.columns]
+    repeated = frame.duplicated(keys, keep=False).to_numpy()
+    if repeated.any():
+        block = frame.loc[repeated].sort_values(keys, kind="stable")
+        scores = block["score"].to_numpy()
+        same_key = ~block.duplicated(keys, keep="first").to_numpy()
+        first_score = pd.Series(np.where(same_key, scores, np.nan)).ffill().to_numpy()
+        differ = np.flatnonzero(scores != first_score)
+        if differ.size:
+            at = int(differ[0])
+            row = block.iloc[at]
+            first = block.iloc[int(np.flatnonzero(same_key[: at + 1])[-1])]
+            where = ", ".join(f"{k}={row[k]!r}" for k in keys)
+            raise file_error(row["_file"], f"({where}) appears twice with different scores: "
+                                           f"{first['score']:g} (file {first['_file']!r}, row "
+                                           f"{first['_row']}) and {row['score']:g}",
+                             row=int(row["_row"]), column="score")
+        dropped = frame.duplicated(keys, keep="first")
+        summary.skip("a score given twice (same key, same score)", int(dropped.sum()))
+        frame = frame.loc[~dropped.to_numpy()].reset_index(drop=True)
+    summary.read(len(frame))
+    return frame
