@@ -66,7 +66,9 @@ class Registry:
             known = ", ".join(sorted(self._entries)) or "none"
             raise self._error(f"no {self.kind} named {name!r} (available: {known})")
         entry = self._entries[name]
-        if isinstance(entry, EntryPoint):
+        # entry points by their interface: after some imports entry_points() returns the
+        # backport's EntryPoint class, which is not importlib.metadata's
+        if not callable(entry) and hasattr(entry, "load"):
             entry = entry.load()
         elif isinstance(entry, str):
             module, _, attribute = entry.partition(":")

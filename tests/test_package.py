@@ -80,3 +80,22 @@ def test_cli_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "rankstats.cli", "--version"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"rankstats {rankstats.__version__}"
+
+
+def test_registry_loads_any_entry_point_object():
+    # entry_points() may hand back another EntryPoint class (the importlib_metadata
+    # backport) than importlib.metadata's; the registry must load it all the same
+    from collectors._registry import Registry
+
+    class Point:
+        name = "dumps"
+
+        def load(self):
+            import json
+
+            return json.dumps
+
+    things = Registry("thing", "rankstats.test-only-group")
+    things.register("dumps", "json:dumps")
+    things._entries["dumps"] = Point()
+    assert things.get("dumps")([1]) == "[1]"
