@@ -1,0 +1,554 @@
+r"""AvgP and MaxP on a budget: estimate them from a fraction of the model calls.
+
+Two estimators of Mizrahi et al. (2024, section 7), each in two forms: a
+*driver* that spends a real budget through any scoring function (a collector
+running a model), and a *simulation* that replays it many times on a cube
+whose every score is known, to measure how close it comes to the exact metric.
+
+AvgP by random assignment
+    Each sample of the task is answered under one template drawn uniformly
+    at random; the mean score is one estimate of AvgP. Repeating it k times
+    and averaging gives the estimate after k repetitions (k × n calls instead
+    of templates × n).
+MaxP by successive halving
+    Score every template on a few samples, keep the best ones for a few more
+    samples, and so on; the best template of the last stage is the estimate
+    of the best template, its mean score the estimate of MaxP. The paper's
+    search is ``PAPER_STAGES``: all templates on 10 samples, the best 100 on
+    10 more, the best 10 on the rest.
+
+Examples
+--------
+>>> import rankstats
+>>> cube = rankstats.datasets.load("mizrahi2024").isel(task=[0, 1], model=[0, 1])
+>>> avg = rankstats.simulate_avgp(cube, repetitions=10, trials=50, seed=0)
+>>> bool((abs(avg.estimate.isel(k=-1) - avg.avgp) < 0.02).all())
+True
+>>> best = rankstats.simulate_maxp(cube, trials=20, seed=0)
+>>> sorted(best.data_vars)[:4]
+['calls', 'estimate', 'found', 'full_calls']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from . import _xr
+from ._kernels import budget as _k
+from .errors import CubeError, DimensionError
+
+__all__ = [
+    "PAPER_STAGES",
+    "AvgPEstimate",
+    "MaxPEstimate",
+    "estimate_avgp",
+    "estimate_maxp",
+    "simulate_avgp",
+    "simulate_maxp",
+]
+
+#: The search of Mizrahi et al. (2024, section 7): ``(templates kept, new samples)`` per stage;
+#: None means every template still in, or every sample left.
+PAPER_STAGES: tuple[tuple[int | None, int | None], ...] = ((None, 10), (100, 10), (10, None))
+
+#: A scoring function: the scores of (template id, sample id) pairs, in order; NaN = no score.
+Scorer = Callable[[Sequence[tuple[str, str]]], Sequence[float]]
+
+
+def _check_stages(stages) -> tuple[tuple[int | None, int | None], ...]:
+    checked = []
+    for i, stage in enumerate(stages):
+        try:
+            keep, size = stage
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"stage {i + 1}: expected (templates, samples), got {stage!r}") \
+                from error
+        for name, value in (("templates", keep), ("samples", size)):
+            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+                raise ValueError(f"stage {i + 1}: {name} must be a positive integer or None, "
+                                 f"not {value!r}")
+        checked.append((None if keep is None else int(keep), None if size is None else int(size)))
+    if not checked:
+        raise ValueError("stages: give at least one (templates, samples) stage")
+    return tuple(checked)
+
+
+def _prepared(cube, valid, samples, function: str, correlation=None, seed=None):
+    """The scores (templates masked by ``valid``), whether per sample, and n per slice.
+
+    With ``correlation`` given, per-template proportions are first turned into
+    synthetic per-sample scores (:func:`rankstats._kernels.budget.synthetic_samples`).
+    """
+    if isinstance(cube, xr.Dataset):
+        if "score" not in cube.data_vars:
+            raise DimensionError(f"{function}: the Dataset has no 'score' variable")
+        scores = cube["score"]
+    elif isinstance(cube, xr.DataArray):
+        scores = cube
+    else:
+        raise TypeError(f"{function}: give a score cube (xarray.Dataset) or a DataArray")
+    if "template" not in scores.dims:
+        raise DimensionError(f"{function}: the scores have no 'template' dimension "
+                             f"(dims: {', '.join(map(str, scores.dims))})")
+    scores = scores.load().astype(float)
+    if valid is not None:
+        mask = scores["template_valid"] if valid is True else valid
+        if not isinstance(mask, xr.DataArray):
+            mask = xr.DataArray(np.asarray(mask, dtype=bool), dims=["template"])
+        scores = scores.where(mask.fillna(False).astype(bool))
+    per_sample = "sample" in scores.dims
+    lead = [d for d in scores.dims if d not in ("template", "sample")]
+    if per_sample and correlation is not None:
+        raise ValueError(f"{function}: correlation applies to per-template scores only; this "
+                         "cube has per-sample scores, which are replayed as observed")
+    if per_sample:
+        n = None
+    else:
+        values = scores.values[~np.isnan(scores.values)]
+        if values.size and (values.min() < 0 or values.max() > 1):
+            raise CubeError(f"{function}: per-template scores must be proportions in [0, 1] to "
+                            "simulate samples from them (found "
+                            f"{values.min():g} to {values.max():g})")
+        if samples is None:
+            if "template_samples" not in scores.coords:
+                raise CubeError(
+                    f"{function}: the cube has per-template scores and no 'template_samples' "
+                    "coordinate; say how many samples each task has with samples=N")
+            counts = scores["template_samples"].max("template")
+        else:
+            counts = xr.DataArray(samples)
+        n = counts.broadcast_like(scores.isel(template=0, drop=True)).transpose(*lead).values
+        if np.any(np.isnan(n.astype(float))):
+            n = np.where(np.isnan(n.astype(float)), 0, n)
+        n = n.astype(np.int64)
+        if correlation is not None:
+            if not 0.0 <= correlation <= 1.0:
+                raise ValueError(f"{function}: correlation must lie in [0, 1], not "
+                                 f"{correlation!r}")
+            ordered = scores.transpose(*lead, "template")
+            values = _k.synthetic_samples(ordered.values, n, float(correlation),
+                                          np.random.default_rng(seed))
+            scores = xr.DataArray(values, dims=(*lead, "template", "sample"),
+                                  coords=ordered.coords, attrs=ordered.attrs)
+            return scores, True, None
+    return scores, per_sample, n
+
+
+def _template_truth(scores: xr.DataArray) -> xr.DataArray:
+    return _xr.mean_over(scores, "sample") if "sample" in scores.dims else scores
+
+
+def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: float = 0.01,
+                  samples: int | None = None, valid=None, correlation: float | None = None,
+                  seed=None) -> xr.Dataset:
+    r"""Simulate the random-assignment estimate of AvgP on a cube whose scores are all known.
+
+    Parameters
+    ----------
+    cube : score cube
+        With per-sample scores, each repetition uses the observed score of
+        the (template, sample) cells it draws. With per-template proportions
+        (a study's released accuracies), each sample's outcome is drawn as
+        Bernoulli of its template's score (see Notes).
+    repetitions : int
+        The largest number of repetitions k reported.
+    trials : int
+        Independent runs of the estimator per model and task.
+    tolerance : float
+        The error counted as close enough (0.01: one accuracy point, as in
+        the paper's table 19).
+    samples : int, optional
+        Samples per task for per-template scores; by default the largest
+        ``template_samples`` of each task.
+    valid : None, True or boolean array
+        Templates to draw from: all (None), those marked ``template_valid``
+        (True), or a mask over ``template``.
+    correlation : float in [0, 1], optional
+        For per-template scores: instead of independent Bernoulli draws,
+        build one synthetic table of per-sample 0/1 scores in which every
+        template has exactly its accuracy and samples are hard or easy for
+        all templates alike, with latent correlation ``correlation`` (see
+        Notes), and replay the estimator on it as observed.
+    seed : int, optional
+        Seed of the random generator.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``model``, ``task`` (and any other dim) and ``k`` (1 to
+        ``repetitions``): ``avgp`` (exact), ``estimate`` (mean over trials of
+        the estimate after k repetitions), ``spread`` (its standard deviation
+        over trials), ``error`` (mean absolute error), ``within`` (share of
+        trials within ``tolerance``), ``calls`` (k × samples), and per model
+        and task ``repetitions_needed`` (mean over trials of the first k
+        within tolerance; trials that never get there are left out),
+        ``never_within`` (their share) and ``full_calls`` (templates ×
+        samples).
+
+    Notes
+    -----
+    With template scores :math:`p_1..p_T` and each sample answered under a
+    uniform template, a sample succeeds with probability
+    :math:`\bar p = \mathrm{AvgP}`, so one repetition's estimate is unbiased.
+    For per-template scores the outcomes of different samples are drawn
+    independently (the released data do not say how they correlate), which
+    makes one repetition exactly Binomial(n, AvgP) / n.
+
+    Real outcomes are correlated across templates: a hard sample is hard
+    under every wording. ``correlation`` models this with a latent value
+    :math:`\sqrt{\rho} z_s + \sqrt{1-\rho} e_{ts}` per template and sample
+    (standard normals, :math:`z_s` shared); template t succeeds on the
+    :math:`\mathrm{round}(p_t n)` samples with the smallest values, so its
+    accuracy is exactly :math:`p_t` and the exact metrics are unchanged.
+
+    References
+    ----------
+    Mizrahi et al. (2024), State of What Art? A Call for Multi-Prompt LLM
+    Evaluation, TACL, section 7 and table 19.
+
+    See Also
+    --------
+    estimate_avgp : the same estimator spending a real budget.
+    rankstats.avgp : the exact metric.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, rankstats
+    >>> scores = xr.DataArray(np.array([[1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]),
+    ...                       dims=("template", "sample"))
+    >>> result = rankstats.simulate_avgp(scores, repetitions=30, trials=100, seed=1)
+    >>> float(result.avgp)
+    0.5
+    >>> bool(abs(result.estimate.sel(k=30) - 0.5) < 0.02)
+    True
+    """
+    if repetitions < 1 or trials < 1:
+        raise ValueError("simulate_avgp: repetitions and trials must be positive")
+    rng = np.random.default_rng(seed)
+    scores, per_sample, n = _prepared(cube, valid, samples, "simulate_avgp", correlation, rng)
+    core = ["template", "sample"] if per_sample else ["template"]
+
+    def kernel(x, n_samples):
+        truth = _k.masked_mean(_k.template_means(x, per_sample),
+                               _k.pools(x, per_sample)[0])
+        each = _k.avgp_repetitions(x, per_sample=per_sample, n_samples=n_samples,
+                                   repetitions=repetitions, trials=trials, rng=rng)
+        k = np.arange(1, repetitions + 1)
+        running = np.cumsum(each, -1) / k
+        error = running - truth[..., None, None]
+        needed = _k.first_within(error, tolerance)
+        present = ~np.isnan(truth)[..., None]
+        never = np.where(present[..., 0], np.isnan(needed).mean(-1), np.nan)
+        reached = ~np.isnan(needed)
+        n_used = (_k.pools(x, True)[1].sum(-1) if per_sample
+                  else np.broadcast_to(n_samples, truth.shape))
+        n_templates = _k.pools(x, per_sample)[0].sum(-1)
+        spread = (running.std(axis=-2, ddof=1) if trials > 1
+                  else np.full(running.shape[:-2] + running.shape[-1:], np.nan))
+        return {
+            "avgp": truth,
+            "estimate": np.swapaxes(running, -1, -2).mean(-1),
+            "spread": spread,
+            "error": np.abs(np.swapaxes(error, -1, -2)).mean(-1),
+            "within": np.where(present, (np.abs(np.swapaxes(error, -1, -2))
+                                         < tolerance - _k.EQUAL).mean(-1), np.nan),
+            "calls": np.where(present, n_used[..., None] * k, np.nan),
+            "repetitions_needed": _k.masked_mean(np.nan_to_num(needed), reached),
+            "never_within": never,
+            "full_calls": np.where(present[..., 0], n_used * n_templates, np.nan),
+        }
+
+    outputs = {name: (name, ["k"] if name in ("estimate", "spread", "error", "within", "calls")
+                      else []) for name in ("estimate", "spread", "error", "within", "calls",
+                                            "avgp", "repetitions_needed", "never_within",
+                                            "full_calls")}
+    result = _xr.apply_labelled(
+        "simulate_avgp", kernel, [scores], [core], outputs, kwargs={"n_samples": n},
+        attrs={"method": "random template per sample, repeated", "trials": trials,
+               "tolerance": tolerance, "seed": str(seed),
+               "samples": _samples_note(per_sample, correlation),
+               "reference": "Mizrahi et al. (2024), section 7, table 19"})
+    return result.assign_coords(k=np.arange(1, repetitions + 1))
+
+
+def simulate_maxp(cube, *, stages=PAPER_STAGES, trials: int = 200, samples: int | None = None,
+                  valid=None, correlation: float | None = None, seed=None) -> xr.Dataset:
+    """Simulate the successive-halving search for the best template on a cube.
+
+    Parameters
+    ----------
+    cube : score cube
+        Per-sample scores (used as observed) or per-template proportions
+        (each sample drawn as Bernoulli of the template's score,
+        independently; see :func:`simulate_avgp`).
+    stages : sequence of (templates, samples)
+        Stage i scores the ``templates`` best templates so far (None: all
+        still in) on ``samples`` new samples (None: all left). Default
+        :data:`PAPER_STAGES`.
+    trials : int
+        Independent searches per model and task (each with its own random
+        sample order and tie breaks).
+    samples, valid, correlation, seed
+        As in :func:`simulate_avgp`.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per model and task: ``maxp`` (exact), ``estimate`` (mean over trials
+        of the chosen template's score on the samples it was scored on),
+        ``found`` (share of trials whose choice is a best template),
+        ``shortfall`` (mean of MaxP minus the chosen template's exact
+        score), ``shortfall_when_missed`` (the same over the trials that
+        missed; NaN if none did), ``calls`` (mean cells scored) and
+        ``full_calls`` (templates × samples).
+
+    Notes
+    -----
+    No (template, sample) cell is scored twice: each stage takes new samples
+    from a random order of the task's samples. Templates are ranked by their
+    mean over every sample scored so far; ties are broken at random.
+
+    References
+    ----------
+    Mizrahi et al. (2024), State of What Art? A Call for Multi-Prompt LLM
+    Evaluation, TACL, section 7 and table 20.
+
+    See Also
+    --------
+    estimate_maxp : the same search spending a real budget.
+    rankstats.maxp : the exact metric.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, rankstats
+    >>> scores = xr.DataArray(np.array([0.2, 0.9, 0.5, 0.4]), dims=("template",))
+    >>> result = rankstats.simulate_maxp(scores, stages=[(None, 20), (2, None)],
+    ...                                  samples=100, trials=200, seed=0)
+    >>> float(result.maxp), float(result.found) > 0.95
+    (0.9, True)
+    >>> float(result.calls), float(result.full_calls)
+    (240.0, 400.0)
+    """
+    stages = _check_stages(stages)
+    if trials < 1:
+        raise ValueError("simulate_maxp: trials must be positive")
+    rng = np.random.default_rng(seed)
+    scores, per_sample, n = _prepared(cube, valid, samples, "simulate_maxp", correlation, rng)
+    hib = _xr.higher_is_better_of(cube, None)
+    core = ["template", "sample"] if per_sample else ["template"]
+
+    def kernel(x, n_samples):
+        truth = _k.template_means(x, per_sample)
+        run = _k.successive_halving(x, per_sample=per_sample, n_samples=n_samples,
+                                    stages=stages, trials=trials, rng=rng,
+                                    higher_is_better=hib)
+        outcome = _k.search_outcome(truth, run["chosen"], hib)
+        present = ~np.isnan(outcome["best"])
+        missed = outcome["found"] == 0
+        n_used = (_k.pools(x, True)[1].sum(-1) if per_sample
+                  else np.broadcast_to(n_samples, present.shape))
+        everything = np.ones_like(run["observed"], bool)
+        return {
+            "maxp": outcome["best"],
+            "estimate": _k.masked_mean(run["observed"], everything),
+            "found": _k.masked_mean(outcome["found"], everything),
+            "shortfall": _k.masked_mean(outcome["shortfall"], everything),
+            "shortfall_when_missed": _k.masked_mean(outcome["shortfall"], missed),
+            "calls": np.where(present, run["calls"].mean(-1), np.nan),
+            "full_calls": np.where(present, n_used * _k.pools(x, per_sample)[0].sum(-1),
+                                   np.nan),
+        }
+
+    names = ("calls", "estimate", "found", "full_calls", "maxp", "shortfall",
+             "shortfall_when_missed")
+    return _xr.apply_labelled(
+        "simulate_maxp", kernel, [scores], [core], {name: (name, []) for name in names},
+        kwargs={"n_samples": n},
+        attrs={"method": "successive halving", "stages": _stages_text(stages),
+               "trials": trials, "seed": str(seed),
+               "samples": _samples_note(per_sample, correlation),
+               "reference": "Mizrahi et al. (2024), section 7, table 20"})
+
+
+def _samples_note(per_sample: bool, correlation) -> str:
+    if correlation is not None and per_sample:
+        return f"synthetic per-sample scores, latent correlation {correlation:g}"
+    return "observed" if per_sample else "Bernoulli of per-template scores"
+
+
+def _stages_text(stages) -> str:
+    return ", ".join(f"{'all' if keep is None else keep} templates on "
+                     f"{'the remaining' if size is None else size} samples"
+                     for keep, size in stages)
+
+
+@dataclass(frozen=True, eq=False)
+class AvgPEstimate:
+    """The random-assignment estimate of AvgP (see :func:`estimate_avgp`)."""
+
+    estimate: float
+    repetitions: np.ndarray
+    running: np.ndarray
+    spread: np.ndarray
+    calls: int
+
+
+@dataclass(frozen=True, eq=False)
+class MaxPEstimate:
+    """The successive-halving estimate of the best template (see :func:`estimate_maxp`)."""
+
+    template: str
+    estimate: float
+    stages: tuple[dict, ...]
+    calls: int
+
+
+class _Memo:
+    """Scores each (template, sample) pair once; later requests are answered from memory."""
+
+    def __init__(self, score: Scorer):
+        self.score = score
+        self.known: dict[tuple[str, str], float] = {}
+
+    def __call__(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        new = list(dict.fromkeys(p for p in pairs if p not in self.known))
+        if new:
+            values = list(self.score(new))
+            if len(values) != len(new):
+                raise ValueError(f"the scorer returned {len(values)} scores for {len(new)} "
+                                 "pairs")
+            self.known.update(zip(new, (float(v) for v in values), strict=True))
+        return np.array([self.known[p] for p in pairs], dtype=float)
+
+
+def _ids(values, what: str) -> list[str]:
+    values = [str(v) for v in values]
+    if not values:
+        raise ValueError(f"give at least one {what}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{what} ids repeat")
+    return values
+
+
+def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str], *,
+                  repetitions: int = 20, seed=None) -> AvgPEstimate:
+    """Estimate AvgP of one model on one task by random template assignment.
+
+    Parameters
+    ----------
+    score : callable
+        ``score(pairs) -> scores``: the scores of a list of (template id,
+        sample id) pairs, in order (NaN where none could be had). Called once
+        per repetition with the pairs not scored before, so a collector can
+        run each batch concurrently.
+    templates, samples : sequence of str
+        The task's template and sample ids.
+    repetitions : int
+        How many times every sample is given a random template.
+    seed : int, optional
+        Seed of the random generator.
+
+    Returns
+    -------
+    AvgPEstimate
+        ``estimate`` (mean of the repetitions), ``repetitions`` (each one's
+        estimate), ``running`` (the estimate after k repetitions),
+        ``spread`` (standard deviation of the first k repetitions' estimates;
+        NaN for k = 1) and ``calls`` (distinct pairs scored).
+
+    See Also
+    --------
+    simulate_avgp : how close this comes, replayed on a known cube.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> accuracy = {"t1": 1.0, "t2": 0.0}
+    >>> result = rankstats.estimate_avgp(lambda pairs: [accuracy[t] for t, _ in pairs],
+    ...                                  ["t1", "t2"], [str(i) for i in range(50)],
+    ...                                  repetitions=4, seed=0)
+    >>> result.calls <= 100, round(result.estimate, 1)
+    (True, 0.5)
+    """
+    templates, samples = _ids(templates, "template"), _ids(samples, "sample")
+    if repetitions < 1:
+        raise ValueError("estimate_avgp: repetitions must be positive")
+    rng = np.random.default_rng(seed)
+    memo = _Memo(score)
+    each = np.empty(repetitions)
+    for r in range(repetitions):
+        picks = rng.integers(len(templates), size=len(samples))
+        values = memo([(templates[t], s) for t, s in zip(picks, samples, strict=True)])
+        each[r] = _k.masked_mean(values, ~np.isnan(values))
+    k = np.arange(1, repetitions + 1)
+    running = np.cumsum(each) / k
+    spread = np.array([np.std(each[:i], ddof=1) if i > 1 else np.nan for i in k])
+    return AvgPEstimate(float(running[-1]), each, running, spread, len(memo.known))
+
+
+def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str], *,
+                  stages=PAPER_STAGES, higher_is_better: bool = True,
+                  seed=None) -> MaxPEstimate:
+    """Find the best template of one model on one task by successive halving.
+
+    Parameters
+    ----------
+    score : callable
+        As in :func:`estimate_avgp`; called once per stage.
+    templates, samples : sequence of str
+        The task's template and sample ids.
+    stages : sequence of (templates, samples)
+        As in :func:`simulate_maxp`; default :data:`PAPER_STAGES`.
+    higher_is_better : bool
+        Whether a higher score is better.
+    seed : int, optional
+        Seed of the random generator (sample order, tie breaks).
+
+    Returns
+    -------
+    MaxPEstimate
+        ``template`` (the winner), ``estimate`` (its mean score over the
+        samples it was scored on), ``stages`` (per stage: templates, samples,
+        calls) and ``calls`` (pairs scored in all).
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> accuracy = {"a": 0.2, "b": 0.9, "c": 0.5}
+    >>> result = rankstats.estimate_maxp(
+    ...     lambda pairs: [accuracy[t] for t, _ in pairs], list(accuracy),
+    ...     [str(i) for i in range(10)], stages=[(None, 2), (1, None)], seed=0)
+    >>> result.template, result.estimate, result.calls
+    ('b', 0.9, 14)
+    """
+    templates, samples = _ids(templates, "template"), _ids(samples, "sample")
+    stages = _check_stages(stages)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(samples))
+    memo = _Memo(score)
+    candidates = np.ones(len(templates), bool)
+    hits = np.zeros(len(templates))
+    seen = np.zeros(len(templates))
+    start, history = 0, []
+    for keep, size in stages:
+        if keep is not None:
+            candidates, _ = _k.keep_best(candidates, hits, seen, keep,
+                                         rng.random(len(templates)), higher_is_better)
+        end = len(samples) if size is None else min(start + size, len(samples))
+        chosen = np.flatnonzero(candidates)
+        batch = [samples[i] for i in order[start:end]]
+        pairs = [(templates[t], s) for t in chosen for s in batch]
+        values = memo(pairs).reshape(len(chosen), len(batch))
+        scored = ~np.isnan(values)
+        hits[chosen] += np.where(scored, values, 0.0).sum(-1)
+        seen[chosen] += scored.sum(-1)
+        history.append({"templates": len(chosen), "samples": len(batch), "calls": len(pairs)})
+        start = end
+    best = int(_k.best_of(candidates, hits, seen, rng.random(len(templates)),
+                          higher_is_better))
+    estimate = hits[best] / seen[best] if seen[best] else float("nan")
+    return MaxPEstimate(templates[best], float(estimate), tuple(history), len(memo.known))
