@@ -18,9 +18,11 @@ Examples
 
 from . import datasets
 from ._version import __version__
+from .budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
 from .clustered import clustered_difference, clustered_se
 from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from .cube import from_records, template_scores
+from .edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
 from .errors import (
     CoordinateMismatchError,
     CubeError,
@@ -40,6 +42,7 @@ from .posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignifica
 from .report import report
 from .significance import cochran_q, friedman, mcnemar
 from .validation import validate
+from .verbalizer import binomial_test, verbalizer_analysis
 
 __all__ = [
     "CoordinateMismatchError",
@@ -53,6 +56,7 @@ __all__ = [
     "__version__",
     "adjust_pvalues",
     "avgp",
+    "binomial_test",
     "bonferroni_dunn",
     "clustered_difference",
     "clustered_se",
@@ -60,15 +64,22 @@ __all__ = [
     "cps",
     "critical_difference",
     "datasets",
+    "describe_edit",
     "divergence",
     "durbin",
+    "edit_pairs",
+    "edit_rules",
+    "estimate_avgp",
+    "estimate_maxp",
     "friedman",
     "from_records",
     "kendall_tau",
     "kendall_tau_matrix",
     "kendall_w",
+    "largest_edits",
     "maxp",
     "mcnemar",
+    "minimal_edits",
     "nemenyi",
     "nonsignificant_groups",
     "open_cube",
@@ -79,12 +90,15 @@ __all__ = [
     "samples_needed",
     "saturation",
     "save",
+    "simulate_avgp",
+    "simulate_maxp",
     "skillings_mack",
     "smallest_k",
     "stability",
     "template_scores",
     "templates_needed",
     "validate",
+    "verbalizer_analysis",
 ]
 
 

@@ -191,7 +191,7 @@ ROW = "weight_row"
 
 
 def _sums_kernel(x, rows, *, work):
-    """``(..., P, S)`` scores and ``(..., R, S)`` rows: per-template sums ``(..., P, R)``."""
+    """``(..., P, S)`` scores and ``(..., B, S)`` rows: per-template sums ``(..., P, 1 + B)``."""
     total, count = _kr.sample_sums(x[..., None, :, :], rows, work)
     return total[..., 0, :, :], count[..., 0, :, :]
 
@@ -205,24 +205,24 @@ def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
     statistics then need only these ``model × template × (1 + B)`` sums per
     task. Row 0 weighs every sample once: padding samples hold no score, so
     this is the original data; its real-sample count is the draws' (every
-    draw sums to it).
+    draw sums to it). The draws are read in place, never copied.
     """
     weights = draws["sample_weight"]
-    ones = xr.ones_like(weights.isel({REPLICATE: [0]}))
-    rows = xr.concat([ones, weights], REPLICATE).rename({REPLICATE: ROW})
-    along_scores = {d: scores.chunksizes[d] for d in rows.dims
+    along_scores = {d: scores.chunksizes[d] for d in weights.dims
                     if d in scores.chunksizes and d != dims.sample}
-    scale = rows.sum(dims.sample).astype(float).chunk(along_scores)
-    rows = rows.chunk(along_scores)
+    drawn = weights.sum(dims.sample).astype(float)
+    scale = xr.concat([drawn.isel({REPLICATE: [0]}), drawn], REPLICATE)
+    scale = scale.rename({REPLICATE: ROW}).chunk(along_scores)
+    rows = _lazily_chunked(weights, along_scores)
     # a binary cube's sums are integers below 2**24: exact in float32, at twice the speed
     binary = kwargs["binary"] or scores.attrs.get("score_kind") == "binary"
     work = np.float32 if binary and scores.sizes[dims.sample] < 2**24 else np.float64
     sums = xr.apply_ufunc(
         _sums_kernel, scores.chunk({dims.sample: -1}), rows,
-        input_core_dims=[[dims.template, dims.sample], [ROW, dims.sample]],
+        input_core_dims=[[dims.template, dims.sample], [REPLICATE, dims.sample]],
         output_core_dims=[[dims.template, ROW], [dims.template, ROW]],
         dask="parallelized", output_dtypes=[work, work], kwargs={"work": work},
-        dask_gufunc_kwargs={"output_sizes": {ROW: rows.sizes[ROW]}})
+        dask_gufunc_kwargs={"output_sizes": {ROW: 1 + rows.sizes[REPLICATE]}})
     arrays = [*sums, scale]
     core = [[dims.model, dims.template, ROW]] * 2 + [[ROW]]
     if "template_weight" in draws:
@@ -242,6 +242,31 @@ def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
                               kwargs=engine, attrs=attrs, dtypes={"score": dtype},
                               sizes={REPLICATE: weights.sizes[REPLICATE]})
     return present(data, scores.dims)
+
+
+class _Sliced:
+    """An array that dask slices only when a chunk is needed.
+
+    ``DataArray.chunk`` copies a NumPy array into its chunks up front, which
+    doubles the memory of B × tasks × samples draws.
+    """
+
+    def __init__(self, array):
+        self.array = array
+        self.shape, self.dtype, self.ndim = array.shape, array.dtype, array.ndim
+
+    def __getitem__(self, key):
+        return self.array[key]
+
+
+def _lazily_chunked(array: xr.DataArray, chunks) -> xr.DataArray:
+    """``array.chunk(chunks)`` without a copy of its values."""
+    import dask.array as da
+
+    sizes = tuple(chunks.get(d, -1) for d in array.dims)
+    data = da.from_array(_Sliced(array.values), chunks=sizes,
+                         meta=np.empty((0,) * array.ndim, dtype=array.dtype))
+    return xr.DataArray(data, dims=array.dims, coords=array.coords)
 
 
 def _engine_from_sums(total, count, scale, *template_weights, **kwargs):

@@ -86,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     again.add_argument("study", metavar="STUDY", help="the study (e.g. mizrahi2024)")
     again.add_argument("--all", action="store_true", help="show every cell of large tables")
     again.add_argument("--csv", metavar="PATH", help="write every cell as one CSV table")
+    _edits_parser(commands)
     _add_plugin_commands(commands)
     return parser
 
@@ -326,6 +327,61 @@ def _stability_figures(cube, board, folder) -> None:
     print(f"figures written to {folder}")
 
 
+def _edits_parser(commands) -> None:
+    edits = commands.add_parser(
+        "edits", help="which tiny wording changes move which models",
+        description="Find every pair of templates of a task within a small edit distance, "
+                    "name each edit (excludes → lacks, '.' → ':', + 'using'), and print the "
+                    "largest score differences and each edit's mean effect per model; with "
+                    "per-sample scores, corrected McNemar tests of each difference.")
+    edits.add_argument("cube", metavar="CUBE",
+                       help="a cube file, or the name of an embedded example")
+    edits.add_argument("--max-distance", type=int, default=1,
+                       help="largest edit distance of a pair (default 1)")
+    edits.add_argument("--min-distance", type=int, default=1,
+                       help="smallest edit distance of a pair (default 1; 0 adds duplicates)")
+    edits.add_argument("--unit", choices=("tokens", "characters"), default="tokens",
+                       help="what an edit changes (default tokens: words, punctuation marks)")
+    edits.add_argument("--method", choices=("exact", "midp"), default="exact",
+                       help="McNemar's test (default exact)")
+    edits.add_argument("--correction", choices=("holm", "bh", "bonferroni", "by"),
+                       default="holm", help="multiple-testing correction (default holm)")
+    edits.add_argument("--family", choices=("all", "model", "task", "model-task"),
+                       default="all", help="what one corrected family holds (default all tests)")
+    edits.add_argument("--top", type=int, default=20,
+                       help="rows of the largest-effects and edits tables (default 20)")
+    edits.add_argument("--csv", metavar="PATH",
+                       help="write every (model, pair) difference as CSV")
+    edits.add_argument("--figure", metavar="PATH",
+                       help="write the edit × model heat map (PNG)")
+
+
+def _edits(arguments) -> int:
+    from . import render
+    from .edits import edit_rules, largest_edits, minimal_edits
+
+    _check_writable(arguments.csv, arguments.figure)
+    family = {"all": (), "model": "model", "task": "task",
+              "model-task": ("model", "task")}[arguments.family]
+    try:
+        edits = _noted(minimal_edits, _load(arguments.cube), max_distance=arguments.max_distance,
+                       min_distance=arguments.min_distance, unit=arguments.unit,
+                       method=arguments.method, correction=arguments.correction, family=family)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    rules = edit_rules(edits)
+    print(render.edits_markdown(edits, rules, top=arguments.top))
+    if arguments.csv:
+        _write_text(arguments.csv, largest_edits(edits, top=None).to_csv(index=False))
+    if arguments.figure:
+        from .io import write_atomically
+        from .plot import _png
+        from .plot_edits import plot_edit_rules
+
+        write_atomically(arguments.figure, _png(plot_edit_rules(rules, top=arguments.top)))
+    return 0
+
+
 def _reproduce(arguments) -> int:
     from .reproduce import _compare, legend, run
 
@@ -378,6 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _stability(arguments)
         if arguments.command == "info":
             return _info(arguments.cube)
+        if arguments.command == "edits":
+            return _edits(arguments)
         return arguments.run(arguments)
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, as command-line tools do

@@ -137,7 +137,8 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     Keys: ``agreement`` (rank agreement across tasks), ``pairs:<task>`` (the
     least agreeing pair of each task), ``divergence``, ``metrics``, and with
     the stability section ``stability:<task>`` (rank intervals) and
-    ``templates_needed``.
+    ``templates_needed``, and with the verbalizer sections the figures of
+    :func:`rankstats.plot_verbalizer.figures`.
     """
     out = {"agreement": _png(plot_rank_agreement(analysis))}
     for task in analysis["task"].values:
@@ -161,4 +162,8 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
                              "n_templates": analysis["n_templates"]},
                             attrs={"size_dim": "k", "target": 0.9, "probability": 0.95})
         out["templates_needed"] = _png(plot_k_needed(needed))
+    if "group_accuracy" in analysis:
+        from .plot_verbalizer import figures as verbalizer_figures
+
+        out.update(verbalizer_figures(analysis))
     return out

@@ -207,15 +207,101 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             "templates and with only those marked valid (1 = unchanged; table 14).",
             analysis["filtering_tau"].transpose("task", "metric").to_pandas()
             .rename(columns=_METRIC_NAMES)))
+    if "edit_rule" in analysis:
+        out.append(_edits_section(analysis))
+    if "group_accuracy" in analysis:
+        from .verbalizer import report_tables
+
+        out += [Section(*table) for table in report_tables(analysis)]
     return out
+
+
+_EDIT_COLUMNS = {"edit": "edit", "model": "model", "task": "task", "template": "template",
+                 "score": "score", "template_b": "template b", "score_b": "score b",
+                 "difference": "difference", "pvalue_adjusted": "p (adjusted)"}
+
+
+def _edits_note(test: str, what: str, family: str = "all") -> str:
+    tested = not test.startswith("none")
+    scope = "all pairs and models" if family == "all" else f"the pairs of each {family}"
+    return (f"{what + ' ' if what else ''}Pairs of templates of one task that differ by a "
+            "minimal edit (a word, a punctuation mark, a placeholder's quoting); difference = "
+            "score under template b − score under template. "
+            + (f"p: {test} over {scope}." if tested
+               else f"No significance test: {test.removeprefix('none: ')}."))
+
+
+def _edits_section(analysis: xr.Dataset) -> Section:
+    names = {f"edit_{key}": label for key, label in _EDIT_COLUMNS.items() if key != "edit"}
+    names["edit_rule"] = "edit"
+    table = pd.DataFrame({label: analysis[name].values for name, label in names.items()})
+    table = table[list(_EDIT_COLUMNS.values())]
+    test = str(analysis["edits_test"].values)
+    if test.startswith("none"):
+        table = table.drop(columns="p (adjusted)")
+    return Section("edits", "Minimal template edits: the largest effects",
+                   _edits_note(test, "The largest score differences between two templates "
+                                     "that differ by a minimal edit (Mizrahi et al. 2024, "
+                                     "tables 5 and 12)."),
+                   table.set_index("edit"))
+
+
+def _one_line(text: str) -> str:
+    return str(text).replace("\n", "\\n").replace("|", "\\|")
+
+
+def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
+    r"""The result of :func:`rankstats.edits.minimal_edits` and its edit rules, as markdown.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.edits import edit_rules, minimal_edits
+    >>> from rankstats.render import edits_markdown
+    >>> cube = rankstats.from_records(
+    ...     [{"model": m, "task": "t", "template": p, "template_text": text, "score": s}
+    ...      for m, row in {"m1": [0.5, 0.25], "m2": [0.25, 0.75]}.items()
+    ...      for p, text, s in zip(["a", "b"], ["Use {x}.", "Use {x}:"], row)])
+    >>> edits = minimal_edits(cube)
+    >>> print("\n".join(edits_markdown(edits, edit_rules(edits)).splitlines()[-3:]))
+    | edit | tasks | pairs | m1 | m2 |
+    |---|---|---|---|---|
+    | '.' → ':' | 1 | 1 | -0.250 | 0.500 |
+    """
+    from .edits import largest_edits
+
+    table = largest_edits(edits, top=top)
+    for side in ("", "_b"):  # the template's id and wording, on one line of the table
+        table[f"template{side}"] = [
+            f"{key}: {_one_line(text)}" for key, text in
+            zip(table[f"template{side}"], table[f"text{side}"], strict=True)]
+    table = table.rename(columns=_EDIT_COLUMNS)
+    table = table[[c for c in _EDIT_COLUMNS.values() if c in table]]
+    test = str(edits.attrs.get("test", "none"))
+    distance = edits.attrs.get("max_distance")
+    unit = str(edits.attrs.get("unit", "tokens")).removesuffix("s")
+    found = (f"{edits.sizes['pair']} pairs of templates at most {distance} "
+             f"{unit}{'' if distance == 1 else 's'} apart ({edits.attrs.get('candidates')} "
+             f"candidates compared of {edits.attrs.get('possible_pairs')} pairs within tasks)")
+    means = rules["mean_difference"].transpose("rule", "model").to_pandas().head(top)
+    counts = pd.DataFrame({"tasks": rules["n_tasks"].values, "pairs": rules["n_pairs"].values},
+                          index=rules["rule"].values).head(top)
+    by_rule = pd.concat([counts, means], axis=1).rename_axis("edit")
+    parts = [f"# Minimal template edits: {found}",
+             _edits_note(test, "", str(edits.attrs.get("family", "all"))),
+             "## The largest effects", _markdown_table(table.set_index("edit")),
+             "## Mean difference per edit and model (most tasks first)",
+             _markdown_table(by_rule)]
+    return "\n\n".join(parts) + "\n"
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:
     frame = frame.reset_index()
-    header = [str(c) for c in frame.columns]
+    # a literal "|" (e.g. the verbalizer "1|0") would end the cell
+    header = [str(c).replace("|", "\\|") for c in frame.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
+        lines.append("| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |")
     return "\n".join(lines)
 
 

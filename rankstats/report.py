@@ -78,6 +78,18 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``task_benchmark`` maps each task to its benchmark (the cube's
         ``benchmark`` coordinate; "all" without one), since ``benchmark`` is
         the dimension of the per-benchmark results.
+        Minimal edits (with a ``template_text`` coordinate): over ``edit``,
+        the 20 largest score differences between two templates one token
+        apart (:func:`rankstats.edits.largest_edits`): ``edit_rule``,
+        ``edit_model``, ``edit_task``, ``edit_template``,
+        ``edit_template_b``, ``edit_score``, ``edit_score_b``,
+        ``edit_difference``, ``edit_pvalue_adjusted`` (NaN without samples),
+        and ``edits_test``, the test used or why none was possible.
+        Verbalizers (with ``verbalizer_group`` and ``verbalizer`` template
+        coordinates): the variables of
+        :func:`rankstats.verbalizer.verbalizer_analysis` (accuracy per group,
+        verbalizer and task, tests against random guessing, direct vs
+        chain-of-thought, curve shapes per model family).
 
     Examples
     --------
@@ -109,6 +121,13 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         parts.append(_filtering(scores, best_first, nan_policy))
     if resamples:
         parts.append(_stability(cube, scores, resamples, seed, nan_policy))
+    if (isinstance(cube, xr.Dataset) and "template_text" in cube.coords
+            and set(cube["score"].dims) <= {"model", "task", "template", "sample"}):
+        parts.append(_minimal_edits(cube))
+    if isinstance(cube, xr.Dataset) and "verbalizer_group" in cube.coords:
+        from .verbalizer import verbalizer_analysis
+
+        parts.append(verbalizer_analysis(cube))
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
     by_benchmark = _by_benchmark(analysis, scores, best_first)
     analysis = analysis.drop_vars("benchmark", errors="ignore").merge(by_benchmark)
@@ -242,6 +261,27 @@ def _stability(cube, scores, resamples, seed, nan_policy):
         "arena_rank": board["arena_rank"],
         "templates_needed": needed["k_needed"],
     }).reset_coords(drop=True)
+
+
+def _minimal_edits(cube, top=20):
+    """The largest effects of one-token template edits (:func:`rankstats.edits.minimal_edits`)."""
+    from .edits import largest_edits, minimal_edits
+
+    edits = minimal_edits(cube)
+    table = largest_edits(edits, top=top)
+    pvalue = (table["pvalue_adjusted"].to_numpy() if "pvalue_adjusted" in table
+              else np.full(len(table), np.nan))
+    text = {name: ("edit", table[column].to_numpy(dtype=object)) for name, column in
+            (("edit_rule", "edit"), ("edit_model", "model"), ("edit_task", "task"),
+             ("edit_template", "template"), ("edit_template_b", "template_b"))}
+    return xr.Dataset({
+        **text,
+        "edit_score": ("edit", table["score"].to_numpy(dtype=float)),
+        "edit_score_b": ("edit", table["score_b"].to_numpy(dtype=float)),
+        "edit_difference": ("edit", table["difference"].to_numpy(dtype=float)),
+        "edit_pvalue_adjusted": ("edit", pvalue),
+        "edits_test": ((), str(edits.attrs["test"])),
+    })
 
 
 def _by_benchmark(analysis, scores, best_first):

@@ -59,20 +59,24 @@ def draw_counts(rng, real, n_replicates: int):
     counts = np.zeros((n_replicates, slices, units), dtype=np.int32)
     if width == 0 or n_replicates == 0:
         return counts
-    if (n == width).all():
-        draws = rng.integers(0, width, size=(n_replicates, slices, width))
-    else:
-        uniform = rng.random((n_replicates, slices, width))
-        draws = (uniform * n[:, None]).astype(np.int64)
-        np.minimum(draws, np.maximum(n - 1, 0)[:, None], out=draws)
+    equal = bool((n == width).all())
+    real_first = None
     if not (real == (np.arange(units) < n[:, None])).all():  # real units are not a prefix
         real_first = np.argsort(~real, axis=-1, kind="stable")  # real positions, in order
-        draws = real_first.ravel()[draws + np.arange(slices)[:, None] * units]
-    kept = None if (n == width).all() else np.arange(width) < n[:, None]
+    kept = None if equal else np.arange(width) < n[:, None]
     flat = counts.reshape(n_replicates, -1)
     step = max(1, 2**22 // max(1, slices * width))
-    for start in range(0, n_replicates, step):  # blocks of replicates, for memory
-        block = draws[start:start + step]
+    # blocks of replicates, for memory: the generator yields the same stream drawn in
+    # blocks along the first axis as drawn at once
+    for start in range(0, n_replicates, step):
+        size = (min(step, n_replicates - start), slices, width)
+        if equal:
+            block = rng.integers(0, width, size=size)
+        else:
+            block = (rng.random(size) * n[:, None]).astype(np.int64)
+            np.minimum(block, np.maximum(n - 1, 0)[:, None], out=block)
+        if real_first is not None:
+            block = real_first.ravel()[block + np.arange(slices)[:, None] * units]
         cell = block + (np.arange(block.shape[0])[:, None, None] * slices
                         + np.arange(slices)[:, None]) * units
         if kept is not None:
@@ -613,24 +617,39 @@ def _statistics(values, v, chunk, wanted, by, ties, higher_is_better):
 
 
 def sample_sums(x, rows, work=float):
-    """Per-template sums of ``(..., M, P, S)`` scores under ``(..., R, S)`` sample weight rows.
+    """Per-template sums of ``(..., M, P, S)`` scores, unweighted and under weight rows.
 
-    Returns ``(total, count)``, each ``(..., M, P, R)`` in ``work``: the weighted
-    sums of the scores (missing as 0) and of the observed indicator. Both are
-    linear in the samples, so they can be computed a block of samples at a time
-    and added, which is how a cube larger than memory is bootstrapped.
+    ``rows`` are ``(..., B, S)`` bootstrap counts of the samples (zero on
+    padding). Returns ``(total, count)``, each ``(..., M, P, 1 + B)`` in
+    ``work``: the sums of the scores (missing as 0) and of the observed
+    indicator, first over all samples, then under each row. Both are linear in
+    the samples, so a cube larger than memory is summed one chunk at a time.
     """
     x = np.asarray(x, dtype=float)
     *lead, m, p, s = x.shape
-    rows = np.asarray(rows, dtype=work)
+    rows = np.asarray(rows)
     missing = np.isnan(x)
     filled = x.astype(work)
     filled[missing] = 0.0
-    observed = np.logical_not(missing, out=missing).astype(work)
-    rows_t = np.swapaxes(rows, -1, -2)  # (..., S, R)
-    total = filled.reshape(*lead, m * p, s) @ rows_t
-    count = observed.reshape(*lead, m * p, s) @ rows_t
-    shape = (*lead, m, p, rows.shape[-2])
+    observed = np.logical_not(missing, out=missing)
+    rows_t = np.swapaxes(rows, -1, -2).astype(work)  # (..., S, B)
+    n_rows = 1 + rows.shape[-2]
+    total = np.empty((*lead, m * p, n_rows), dtype=work)
+    count = np.empty_like(total)
+    filled = filled.reshape(*lead, m * p, s)
+    observed = observed.reshape(*lead, m * p, s)
+    total[..., 0] = filled.sum(-1)
+    count[..., 0] = observed.sum(-1)
+    np.matmul(filled, rows_t, out=total[..., 1:])
+    # draws weigh only real samples, so a cell observed on all of them (or on none)
+    # counts each row's weight sum (or 0): no second product needed
+    n_real = np.count_nonzero(rows[..., :1, :], axis=-1)[..., None]
+    if ((count[..., :1] == n_real) | (count[..., :1] == 0)).all():
+        weight_sums = rows.sum(-1, dtype=work)[..., None, :]  # (..., 1, B)
+        np.multiply(count[..., :1] > 0, weight_sums, out=count[..., 1:])
+    else:
+        np.matmul(observed.astype(work), rows_t, out=count[..., 1:])
+    shape = (*lead, m, p, n_rows)
     return total.reshape(shape), count.reshape(shape)
 
 
