@@ -207,6 +207,8 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             "templates and with only those marked valid (1 = unchanged; table 14).",
             analysis["filtering_tau"].transpose("task", "metric").to_pandas()
             .rename(columns=_METRIC_NAMES)))
+    if "template_effect_q" in analysis:
+        out += _item_sections(analysis)
     if "edit_rule" in analysis:
         out.append(_edits_section(analysis))
     if "group_accuracy" in analysis:
@@ -214,6 +216,29 @@ def sections(analysis: xr.Dataset) -> list[Section]:
 
         out += [Section(*table) for table in report_tables(analysis)]
     return out
+
+
+def _item_sections(analysis: xr.Dataset) -> list[Section]:
+    """Cochran's Q across templates, and McNemar between the two leaders, per task."""
+    effect = analysis["template_effect_pvalue_adjusted"].transpose("task", "model").to_pandas()
+    leaders = pd.DataFrame({
+        "leader": analysis["leader"].to_series(),
+        "runner-up": analysis["runner_up"].to_series(),
+        "templates tested": analysis["leaders_templates_tested"].to_series(),
+        "leader better": analysis["leader_better_templates"].to_series(),
+        "runner-up better": analysis["runner_up_better_templates"].to_series(),
+    })
+    return [
+        Section("template_effect", "Does the template change which items a model gets right?",
+                "Cochran's Q across templates on the same samples, per model and task: "
+                "Holm-adjusted p-values over the whole table (small: the template matters).",
+                effect),
+        Section("leaders", "Can the two leaders be told apart item by item?",
+                "Per task, the two models with the best AvgP compared on each template's "
+                "samples by exact McNemar tests (Holm over the task's templates, alpha 0.05): "
+                "on how many templates each is significantly better.",
+                leaders),
+    ]
 
 
 _EDIT_COLUMNS = {"edit": "edit", "model": "model", "task": "task", "template": "template",

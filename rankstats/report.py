@@ -14,7 +14,8 @@ from . import _xr
 from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from .cube import template_scores
 from .metrics import divergence, prompt_metrics
-from .significance import friedman
+from .multitest import adjust_pvalues
+from .significance import cochran_q, friedman, mcnemar
 
 __all__ = ["METRICS", "report"]
 
@@ -78,6 +79,13 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``task_benchmark`` maps each task to its benchmark (the cube's
         ``benchmark`` coordinate; "all" without one), since ``benchmark`` is
         the dimension of the per-benchmark results.
+        Item-level tests (binary cubes with samples):
+        ``template_effect_q`` and ``template_effect_pvalue_adjusted``
+        (Cochran's Q per model and task across templates, Holm over the
+        table); per task the ``leader`` and ``runner_up`` by AvgP and, from
+        exact McNemar tests between them on each template's samples (Holm per
+        task), ``leaders_templates_tested``, ``leader_better_templates`` and
+        ``runner_up_better_templates``.
         Minimal edits (with a ``template_text`` coordinate): over ``edit``,
         the 20 largest score differences between two templates one token
         apart (:func:`rankstats.edits.largest_edits`): ``edit_rule``,
@@ -121,6 +129,9 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         parts.append(_filtering(scores, best_first, nan_policy))
     if resamples:
         parts.append(_stability(cube, scores, resamples, seed, nan_policy))
+    if (isinstance(cube, xr.Dataset) and cube.attrs.get("score_kind") == "binary"
+            and "sample" in cube["score"].dims):
+        parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first))
     if (isinstance(cube, xr.Dataset) and "template_text" in cube.coords
             and set(cube["score"].dims) <= {"model", "task", "template", "sample"}):
         parts.append(_minimal_edits(cube))
@@ -233,6 +244,41 @@ def _divergence(scores, nan_policy):
         "paraphrase_mean": result.paraphrase_mean,
         "paraphrase_std": result.paraphrase_std,
     })
+
+
+def _per_sample_tests(x, metric_value, best_first, alpha=0.05):
+    """Item-level tests of a binary cube: Cochran's Q and McNemar, Holm-adjusted.
+
+    Cochran's Q per model and task asks whether the templates change which
+    samples a model gets right (one Holm family over all models and tasks).
+    McNemar (exact) per task and template compares the two models with the
+    best AvgP on the same samples (one Holm family per task, over its
+    templates): how many templates tell them apart, and in whose favour.
+    """
+    q = cochran_q(x, blocks="sample", treatments="template", nan_policy="omit")
+    avgp = metric_value.sel(metric="avgp", drop=True).transpose("task", "model")
+    key = np.where(np.isnan(avgp.values), np.inf, -avgp.values if best_first else avgp.values)
+    order = np.argsort(key, axis=-1, kind="stable")[:, :2]  # (task, 2): leader, runner-up
+    if order.shape[-1] < 2:
+        order = np.zeros((avgp.sizes["task"], 2), dtype=int)
+    pick = {position: xr.DataArray(order[:, position], dims="task") for position in (0, 1)}
+    # model attributes (revisions, sizes) differ between the two: keep only the values
+    leader, runner_up = (x.isel(model=pick[p]).reset_coords(drop=True)
+                         for p in (0, 1))
+    test = mcnemar(leader, runner_up, dim="sample", method="exact", nan_policy="omit")
+    tested = test["pvalue"].where(test["n_samples"] > 0)  # padding templates test nothing
+    adjusted = adjust_pvalues(tested, "holm", dim="template")
+    apart = adjusted < alpha
+    models = np.asarray(x["model"].values).astype(str)
+    return xr.Dataset({
+        "template_effect_q": q["statistic"],
+        "template_effect_pvalue_adjusted": adjust_pvalues(q["pvalue"], "holm"),
+        "leader": ("task", models[order[:, 0]]),
+        "runner_up": ("task", models[order[:, 1]]),
+        "leaders_templates_tested": adjusted.notnull().sum("template"),
+        "leader_better_templates": (apart & (test["b"] > test["c"])).sum("template"),
+        "runner_up_better_templates": (apart & (test["c"] > test["b"])).sum("template"),
+    }).reset_coords(drop=True)
 
 
 def _filtering(scores, best_first, nan_policy):

@@ -438,7 +438,11 @@ def test_command_on_the_papers_templates_and_samples(tiny, tmp_path, capsys):
     assert "288 scores (288 from the cache" in capsys.readouterr().out
 
     assert main(["report", str(output)]) == 0
-    assert "Kendall" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Kendall" in printed
+    # the report's item-level sections: Cochran's Q and McNemar between the leaders
+    assert "Can the two leaders be told apart item by item?" in printed
+    assert "Does the template change which items a model gets right?" in printed
     # McNemar between the two models, per task and template, on the collected samples
     scores = cube.score.values
     test = rankstats.pairwise_mcnemar(cube.score)

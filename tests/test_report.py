@@ -155,3 +155,66 @@ def test_report_cli(cube, tmp_path, capsys):
     assert json.loads((tmp_path / "r.json").read_text())["attrs"]["metric"] == "accuracy"
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["report", str(tmp_path / "nothing.nc")]) == 2
+
+
+@pytest.fixture(scope="module")
+def binary_cube():
+    """Three models, two tasks, four templates (one padding in t2), 60 samples."""
+    rng = np.random.default_rng(0)
+    accuracy = {"a": 0.85, "b": 0.55, "c": 0.35}
+    records = []
+    for model, base in accuracy.items():
+        for task, templates in (("t1", 4), ("t2", 3)):
+            for k in range(templates):
+                shift = 0.15 * k if model == "c" else 0.0  # c's templates differ
+                records += [{"model": model, "task": task, "template": f"p{k}", "sample": s,
+                             "score": float(rng.random() < base + shift)} for s in range(60)]
+    return rankstats.from_records(records)
+
+
+def test_item_level_tests_match_statsmodels_and_scipy(binary_cube):
+    from scipy.stats import binomtest
+    from statsmodels.stats.contingency_tables import cochrans_q
+    from statsmodels.stats.multitest import multipletests
+
+    analysis = rankstats.report(binary_cube, resamples=0)
+    x = binary_cube.score
+    raw = {}
+    for model in ("a", "b", "c"):
+        for task in ("t1", "t2"):
+            block = x.sel(model=model, task=task).dropna("template", how="all")
+            result = cochrans_q(block.transpose("sample", "template").values)
+            raw[model, task] = result.pvalue
+            assert float(analysis.template_effect_q.sel(model=model, task=task)) == \
+                pytest.approx(result.statistic, rel=1e-10)
+    keys = list(raw)
+    holm = multipletests([raw[k] for k in keys], method="holm")[1]
+    for key, expected in zip(keys, holm, strict=True):
+        got = float(analysis.template_effect_pvalue_adjusted.sel(model=key[0], task=key[1]))
+        assert got == pytest.approx(expected, rel=1e-10)
+    # the leaders by AvgP, and exact McNemar between them template by template
+    assert analysis.leader.values.tolist() == ["a", "a"]
+    assert analysis.runner_up.values.tolist() == ["b", "b"]
+    assert analysis.leaders_templates_tested.values.tolist() == [4, 3]
+    for task, templates in (("t1", 4), ("t2", 3)):
+        pvalues, better = [], []
+        for k in range(templates):
+            first = x.sel(model="a", task=task, template=k).values
+            second = x.sel(model="b", task=task, template=k).values
+            b = int(((first == 1) & (second == 0)).sum())
+            c = int(((first == 0) & (second == 1)).sum())
+            pvalues.append(binomtest(min(b, c), b + c).pvalue if b + c else 1.0)
+            better.append(b > c)
+        rejected = multipletests(pvalues, method="holm")[0]
+        assert int(analysis.leader_better_templates.sel(task=task)) == \
+            int((rejected & np.array(better)).sum())
+        assert int(analysis.runner_up_better_templates.sel(task=task)) == \
+            int((rejected & ~np.array(better)).sum())
+    assert int(analysis.leader_better_templates.sum()) > 0  # a is far ahead of b
+
+
+def test_item_level_sections_render_only_for_binary_samples(binary_cube, analysis):
+    keys = [section.key for section in render.sections(rankstats.report(binary_cube,
+                                                                        resamples=0))]
+    assert "template_effect" in keys and "leaders" in keys
+    assert "template_effect" not in [section.key for section in render.sections(analysis)]
