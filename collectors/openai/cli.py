@@ -35,7 +35,7 @@ def add_arguments(parser) -> None:
                         help="a model (repeatable)")
     parser.add_argument("--templates", required=True, metavar="JSONL",
                         help="templates: one JSON object a line with task, id, text")
-    parser.add_argument("--samples", required=True, metavar="JSONL",
+    parser.add_argument("--tasks", "--samples", dest="samples", required=True, metavar="JSONL",
                         help="samples: one JSON object a line with task, id, gold, fields")
     parser.add_argument("-o", "--output", metavar="CUBE",
                         help="the cube file to write (.nc or .zarr); needed unless --dry-run")
