@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from .errors import CubeError, ScoreValueError
@@ -156,17 +157,19 @@ def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str], *,
     if set(ids.dims) != set(dims):
         return problems
     ids = ids.transpose(*dims)
-    values = np.asarray(ids.values, dtype=object).astype(str)
+    # hashed as Python strings: fixed-width NumPy strings of long ids (hashes, say) would
+    # take the memory of the longest id times the number of samples, several times over
+    values = pd.Series(np.asarray(ids.values, dtype=object).ravel()).astype(str)
     tasks = cube["task"].values
-    real = values != ""
-    task_of = np.broadcast_to(np.arange(values.shape[0])[:, None], values.shape)[real]
-    keys = np.char.add(np.char.add(task_of.astype(str), "\x1f"), values[real])
-    unique, counts = np.unique(keys, return_counts=True)
-    if (counts > 1).any():
-        task_pos, label = unique[counts > 1][0].split("\x1f", 1)
+    real = (values != "").to_numpy().reshape(ids.shape)
+    task_of = np.broadcast_to(np.arange(ids.shape[0])[:, None], ids.shape)[real]
+    keys = pd.DataFrame({"task": task_of, "id": values[real.ravel()].to_numpy()})
+    repeated = keys[keys.duplicated()].drop_duplicates()
+    if len(repeated):
+        task_pos, label = repeated.iloc[0]
         problems.append(
             f"{id_name} repeats {label!r} within task {tasks[int(task_pos)]!r} "
-            f"({int((counts > 1).sum())} repeated id(s) in all)"
+            f"({len(repeated)} repeated id(s) in all)"
         )
     if not check_scores:
         return problems

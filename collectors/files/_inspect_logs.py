@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import file_error
+from ._scored_rows import files_in
 
 _SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
 
@@ -38,18 +39,7 @@ class Log:
 
 def log_files(paths) -> list[Path]:
     """The log files named by ``paths``; a folder stands for its ``.eval`` and ``.json`` logs."""
-    found = []
-    for path in paths:
-        if path.is_dir():
-            inside = sorted(p for p in path.rglob("*") if p.suffix in (".eval", ".json"))
-            if not inside:
-                raise file_error(path, "the folder holds no .eval or .json log")
-            found.extend(inside)
-        elif not path.exists():
-            raise file_error(path, "the file does not exist")
-        else:
-            found.append(path)
-    return found
+    return files_in(paths, (".eval", ".json"))
 
 
 def read(path: Path) -> tuple[Log, Iterator[tuple[str, int | None, dict]]]:

@@ -28,6 +28,26 @@ def as_paths(paths) -> list[Path]:
     return [Path(path) for path in paths]
 
 
+def files_in(paths, suffixes: Sequence[str]) -> list[Path]:
+    """The files named by ``paths``; a folder stands for the files below it with ``suffixes``.
+
+    Raises an error naming a path that does not exist or a folder without such files.
+    """
+    found = []
+    for path in as_paths(paths):
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if p.suffix in suffixes)
+            if not inside:
+                names = " or ".join(suffixes)
+                raise file_error(path, f"the folder holds no {names} file")
+            found.extend(inside)
+        elif not path.exists():
+            raise file_error(path, "the file does not exist")
+        else:
+            found.append(path)
+    return found
+
+
 def number(value, file: str, *, row=None, column=None, what: str = "score") -> float:
     """``value`` as a finite float, or an error naming ``file``, ``row`` and ``column``.
 

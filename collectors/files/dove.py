@@ -30,7 +30,7 @@ import collectors
 import rankstats
 
 from . import file_error
-from ._scored_rows import as_paths, to_cube
+from ._scored_rows import files_in, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["DIMENSIONS", "REFERENCE", "load"]
@@ -128,7 +128,7 @@ def load(paths, *, dimensions=None, select: dict | None = None, model: str | Non
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a DOVE prompt dimension "
                          f"(dimensions: {', '.join(DIMENSIONS)})")
-    files = _files(as_paths(paths))
+    files = files_in(paths, (".parquet",))
     summary = ImportSummary(_NAME, [str(f) for f in files])
     frames, templates = [], {}
     for path in files:
@@ -163,21 +163,6 @@ def _with_template_attrs(cube, templates: dict):
             values = values.where(values.notna(), "").to_numpy(dtype=object)
         coords[name] = (("task", "template"), values.reshape(cube.template_id.shape))
     return cube.assign_coords(coords)
-
-
-def _files(paths):
-    found = []
-    for path in paths:
-        if path.is_dir():
-            inside = sorted(path.rglob("*.parquet"))
-            if not inside:
-                raise file_error(path, "the folder holds no .parquet file")
-            found.extend(inside)
-        elif not path.exists():
-            raise file_error(path, "the file does not exist")
-        else:
-            found.append(path)
-    return found
 
 
 def _batches(pq, path, batch_size):
