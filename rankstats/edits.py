@@ -520,6 +520,8 @@ def edit_rules(edits: xr.Dataset, *, alpha: float = 0.05) -> xr.Dataset:
     count = observed.astype(float) @ one_hot
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(count > 0, total / count, np.nan)
+    # differences that cancel leave float residue (1e-17) that would print as an effect
+    mean = np.round(mean, 12)
     n_pairs = one_hot.sum(axis=0).astype(np.int64)
     task_codes = pd.factorize(pd.Series(edits["task"].values, dtype=object))[0]
     distinct = np.unique(np.stack([codes, task_codes], axis=1), axis=0) if len(codes) \
