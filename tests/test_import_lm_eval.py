@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
 import subprocess
@@ -23,7 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "fixtures" / "lm_eval"
 ASDIV = DATA / "asdiv" / "meta-llama__Meta-Llama-3-8B-Instruct"
 ASDIV_LOG = ASDIV / "samples_asdiv_2024-08-21T03-44-09.494230.jsonl"
-GROUP = "rankstats.importers"
 
 
 def read_json(path: Path) -> dict:
@@ -46,27 +44,6 @@ def write_lines(path: Path, records) -> Path:
 
 def reported(results_file: Path, task: str, key: str) -> float:
     return read_json(results_file)["results"][task][key]
-
-
-@pytest.fixture
-def declared_importers(monkeypatch):
-    """``rankstats import`` sees the importers pyproject.toml declares, installed or not."""
-    tomllib = pytest.importorskip("tomllib")
-    with open(ROOT / "pyproject.toml", "rb") as handle:
-        declared = tomllib.load(handle)["project"]["entry-points"][GROUP]
-    real = importlib.metadata.entry_points
-
-    def entry_points(**selection):
-        found = real(**selection)
-        if selection.get("group") != GROUP:
-            return found
-        names = {entry.name for entry in found}
-        extra = [importlib.metadata.EntryPoint(name, target, GROUP)
-                 for name, target in declared.items() if name not in names]
-        return importlib.metadata.EntryPoints([*found, *extra])
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
-    return declared
 
 
 # --- real fixtures: the per-template mean equals what the run's results file reports ---

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from pathlib import Path
 
@@ -20,28 +19,6 @@ from rankstats import cli
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "tests" / "data" / "mizrahi2024"
 SNARKS = RELEASE / "paraphrases accuracies" / "BBH" / "snarks.csv"
-GROUP = "rankstats.importers"
-
-
-@pytest.fixture
-def declared_importers(monkeypatch):
-    """``rankstats import`` sees the importers pyproject.toml declares, installed or not."""
-    tomllib = pytest.importorskip("tomllib")
-    with open(ROOT / "pyproject.toml", "rb") as handle:
-        declared = tomllib.load(handle)["project"]["entry-points"][GROUP]
-    real = importlib.metadata.entry_points
-
-    def entry_points(**selection):
-        found = real(**selection)
-        if selection.get("group") != GROUP:
-            return found
-        names = {entry.name for entry in found}
-        extra = [importlib.metadata.EntryPoint(name, target, GROUP)
-                 for name, target in declared.items() if name not in names]
-        return importlib.metadata.EntryPoints([*found, *extra])
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
-    return declared
 
 
 def long_frame(seed: int = 0) -> pd.DataFrame:
