@@ -702,3 +702,24 @@ def test_coverage_large_simulation():
     mean, worst, _ = simulate_ranks(500, np.array([0.8, 0.72, 0.64, 0.56, 0.48]), 5, 100, 0.5,
                                     seed=1)
     assert mean >= 0.95 and worst >= 0.94
+
+
+@pytest.mark.parametrize("holes", [False, True])
+def test_sample_sums_equal_the_weighted_sums(holes):
+    # complete cells take a shortcut for the counts; cells with holes a matrix product
+    rng = np.random.default_rng(5)
+    x = (rng.random((2, 3, 4, 30)) < 0.6).astype(float)
+    x[..., 25:] = np.nan  # padding samples
+    x[1, 2] = np.nan  # an absent model
+    if holes:
+        x[0, 1, 2, 3] = np.nan
+    real = ~np.isnan(x).all(axis=(1, 2))
+    rows = np.swapaxes(_kr.draw_counts(rng, real, 7), 0, 1)  # (slice, B, sample)
+    total, count = _kr.sample_sums(x, rows, np.float32)
+    observed = ~np.isnan(x)
+    filled = np.where(observed, x, 0.0)
+    np.testing.assert_array_equal(total[..., 0], filled.sum(-1))
+    np.testing.assert_array_equal(count[..., 0], observed.sum(-1))
+    np.testing.assert_array_equal(total[..., 1:], np.einsum("tmps,tbs->tmpb", filled, rows))
+    np.testing.assert_array_equal(count[..., 1:],
+                                  np.einsum("tmps,tbs->tmpb", observed.astype(float), rows))

@@ -642,8 +642,9 @@ def sample_sums(x, rows, work=float):
     count[..., 0] = observed.sum(-1)
     np.matmul(filled, rows_t, out=total[..., 1:])
     # draws weigh only real samples, so a cell observed on all of them (or on none)
-    # counts each row's weight sum (or 0): no second product needed
-    n_real = np.count_nonzero(rows[..., :1, :], axis=-1)[..., None]
+    # counts each row's weight sum (or 0): no second product needed. A draw's counts
+    # sum to the number of real samples.
+    n_real = rows[..., :1, :].sum(-1)[..., None]
     if ((count[..., :1] == n_real) | (count[..., :1] == 0)).all():
         weight_sums = rows.sum(-1, dtype=work)[..., None, :]  # (..., 1, B)
         np.multiply(count[..., :1] > 0, weight_sums, out=count[..., 1:])
