@@ -18,11 +18,11 @@ Examples
 
 from . import datasets
 from ._version import __version__
-from .budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
-from .clustered import clustered_difference, clustered_se
-from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
+from .analyses.budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
+from .analyses.edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
+from .analyses.report import report
+from .analyses.verbalizer import binomial_test, verbalizer_analysis
 from .cube import from_records, template_scores
-from .edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
 from .errors import (
     CoordinateMismatchError,
     CubeError,
@@ -33,16 +33,16 @@ from .errors import (
     RankstatsWarning,
     ScoreValueError,
 )
-from .incomplete import durbin, skillings_mack
 from .io import open_cube, save
-from .metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
-from .multitest import adjust_pvalues, pairwise_mcnemar
-from .needed import samples_needed, smallest_k, templates_needed
-from .posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignificant_groups
-from .report import report
-from .significance import cochran_q, friedman, mcnemar
+from .stability.needed import samples_needed, smallest_k, templates_needed
+from .statistics.clustered import clustered_difference, clustered_se
+from .statistics.concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
+from .statistics.incomplete import durbin, skillings_mack
+from .statistics.metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
+from .statistics.multitest import adjust_pvalues, pairwise_mcnemar
+from .statistics.posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignificant_groups
+from .statistics.significance import cochran_q, friedman, mcnemar
 from .validation import validate
-from .verbalizer import binomial_test, verbalizer_analysis
 
 __all__ = [
     "CoordinateMismatchError",

@@ -179,7 +179,7 @@ def _noted(function, *args, **kwargs):
 
 def _report(arguments) -> int:
     from . import render
-    from .report import report
+    from .analyses.report import report
 
     _check_writable(arguments.html, arguments.json)
     analysis = _noted(report, _load(arguments.cube), threshold=arguments.threshold)
@@ -189,7 +189,7 @@ def _report(arguments) -> int:
         figures = None
         if not arguments.no_figures:
             try:
-                from .plot import figures as make_figures
+                from .plot.report import figures as make_figures
             except ImportError:  # pragma: no cover - without the plot extra
                 print('rankstats: no figures: pip install "rankstats[plot]"', file=sys.stderr)
             else:
@@ -265,7 +265,8 @@ def _stability(arguments) -> int:
     from contextlib import nullcontext
     from pathlib import Path
 
-    from . import render, stability
+    from . import render
+    from .stability import bootstrap as stability
 
     _check_writable(arguments.csv)
     chunks = _chunks(arguments.chunks)
@@ -300,11 +301,11 @@ def _stability(arguments) -> int:
 
 def _stability_figures(cube, board, folder) -> None:
     """Rank intervals, critical-difference diagrams and templates-needed curves, per task."""
-    from .needed import templates_needed
-    from .plot import _png
-    from .plot_posthoc import plot_critical_difference
-    from .plot_stability import plot_k_needed, plot_needed, plot_rank_intervals
-    from .posthoc import nemenyi
+    from .plot import to_png as _png
+    from .plot.posthoc import plot_critical_difference
+    from .plot.stability import plot_k_needed, plot_needed, plot_rank_intervals
+    from .stability.needed import templates_needed
+    from .statistics.posthoc import nemenyi
 
     folder.mkdir(parents=True, exist_ok=True)
     scores = _noted(lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims
@@ -358,7 +359,7 @@ def _edits_parser(commands) -> None:
 
 def _edits(arguments) -> int:
     from . import render
-    from .edits import edit_rules, largest_edits, minimal_edits
+    from .analyses.edits import edit_rules, largest_edits, minimal_edits
 
     _check_writable(arguments.csv, arguments.figure)
     family = {"all": (), "model": "model", "task": "task",
@@ -375,8 +376,8 @@ def _edits(arguments) -> int:
         _write_text(arguments.csv, largest_edits(edits, top=None).to_csv(index=False))
     if arguments.figure:
         from .io import write_atomically
-        from .plot import _png
-        from .plot_edits import plot_edit_rules
+        from .plot import to_png as _png
+        from .plot.edits import plot_edit_rules
 
         write_atomically(arguments.figure, _png(plot_edit_rules(rules, top=arguments.top)))
     return 0

@@ -13,7 +13,9 @@ __all__ = [
     "CubeError",
     "DimensionError",
     "DuplicateKeyError",
+    "InputTypeError",
     "MissingValueError",
+    "OptionError",
     "RankstatsError",
     "RankstatsWarning",
     "ScoreValueError",
@@ -47,6 +49,14 @@ class CoordinateMismatchError(RankstatsError, ValueError):
 
 class MissingValueError(RankstatsError, ValueError):
     """Missing values met under ``nan_policy="raise"``."""
+
+
+class OptionError(RankstatsError, ValueError):
+    """An option's value is not among those allowed; the message names both."""
+
+
+class InputTypeError(RankstatsError, TypeError):
+    """Inputs of the wrong kind, or a combination of arguments that cannot go together."""
 
 
 class UnknownNameError(RankstatsError, KeyError):

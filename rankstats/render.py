@@ -212,7 +212,7 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     if "edit_rule" in analysis:
         out.append(_edits_section(analysis))
     if "group_accuracy" in analysis:
-        from .verbalizer import report_tables
+        from .analyses.verbalizer import report_tables
 
         out += [Section(*table) for table in report_tables(analysis)]
     return out
@@ -281,7 +281,7 @@ def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.edits import edit_rules, minimal_edits
+    >>> from rankstats.analyses.edits import edit_rules, minimal_edits
     >>> from rankstats.render import edits_markdown
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": p, "template_text": text, "score": s}
@@ -293,7 +293,7 @@ def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
     |---|---|---|---|---|
     | '.' → ':' | 1 | 1 | -0.250 | 0.500 |
     """
-    from .edits import largest_edits
+    from .analyses.edits import largest_edits
 
     table = largest_edits(edits, top=top)
     for side in ("", "_b"):  # the template's id and wording, on one line of the table

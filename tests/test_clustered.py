@@ -18,8 +18,8 @@ import pytest
 import statsmodels.api as sm
 
 import rankstats
-from rankstats.clustered import clustered_difference, clustered_se
 from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
+from rankstats.statistics.clustered import clustered_difference, clustered_se
 
 RTOL = 1e-10
 

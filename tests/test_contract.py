@@ -28,7 +28,7 @@ import pytest
 import xarray as xr
 
 import rankstats
-from rankstats._results import (
+from rankstats.results import (
     CochranQResult,
     DivergenceResult,
     FriedmanResult,
@@ -225,7 +225,7 @@ STATS = [
          ("judges", "objects"), np_type=KendallWResult, deletion="listwise",
          reduce=_drop_hole_task_template),
     Stat("kendall_w-min-uncorrected", rankstats.kendall_w, "template", ("template", "model"),
-         ("judges", "objects"), kwargs={"ties": "min", "correction": False},
+         ("judges", "objects"), kwargs={"ties": "min", "tie_correction": False},
          np_type=KendallWResult, deletion="listwise", reduce=_drop_hole_task_template),
     Stat("kendall_w-samples-rank-templates", rankstats.kendall_w, "sample",
          ("sample", "template"), ("judges", "objects"),
@@ -237,7 +237,7 @@ STATS = [
          pair=True, kwargs={"variant": "c", "method": "asymptotic"},
          reduce=_drop_hole_model_task, **_TAU),
     Stat("kendall_tau_matrix", rankstats.kendall_tau_matrix, core=("template", "model"),
-         axes=("dim", "objects"), out_core=("template", "template_b"),
+         axes=("pairs_over", "objects"), out_core=("template", "template_b"),
          reduce=_drop_hole_model_task, **_TAU),
     Stat("friedman", rankstats.friedman, "template", ("model", "template"),
          ("blocks", "treatments"), np_type=FriedmanResult, deletion="listwise",
@@ -250,8 +250,9 @@ STATS = [
     ],
     *[
         Stat(f"mcnemar-pairs-{method}", rankstats.mcnemar, "sample", ("template", "sample"),
-             ("pairs", "dim"), ("template", "template_b"), kwargs={"method": method},
-             dims={"dim": "sample", "pairs": "template"}, np_dims={"pairs": "template"},
+             ("pairs_over", "dim"), ("template", "template_b"), kwargs={"method": method},
+             dims={"dim": "sample", "pairs_over": "template"},
+             np_dims={"pairs_over": "template"},
              np_type=McNemarResult, deletion="pairwise", reduce=_drop_hole_sample)
         for method in ("exact", "midp", "chi2", "chi2_cc")
     ],
@@ -339,7 +340,7 @@ def test_table_covers_every_public_statistic():
     assert statistics <= set(rankstats.__all__)
     assert {stat.func.__name__ for stat in STATS} == statistics
     # mcnemar in both forms with every method
-    forms = {(bool(stat.dims.get("pairs")), stat.kwargs["method"])
+    forms = {(bool(stat.dims.get("pairs_over")), stat.kwargs["method"])
              for stat in STATS if stat.func is rankstats.mcnemar}
     assert forms == {(f, m) for f in (False, True) for m in ("exact", "midp", "chi2", "chi2_cc")}
 
@@ -587,7 +588,7 @@ def test_unknown_dims_are_carried_along(stat):
 
 # --------------------------------------------------------------------------- attrs, names, errors
 
-_RECORDED = ("method", "ties", "correction", "nan_policy", "variant")
+_RECORDED = ("method", "ties", "tie_correction", "nan_policy", "variant")
 
 
 @pytest.mark.parametrize("stat", table("attrs"))
@@ -602,7 +603,7 @@ def test_attrs_record_the_options(stat):
         assert result.attrs.get(key) == want, (key, result.attrs)
     if stat.func is rankstats.kendall_w or stat.func is rankstats.friedman:
         assert result.attrs["ties"] == stat.kwargs.get("ties", "average")
-        assert result.attrs["correction"] == str(stat.kwargs.get("correction", True))
+        assert result.attrs["tie_correction"] == str(stat.kwargs.get("tie_correction", True))
     if stat.func is rankstats.mcnemar:
         assert result.attrs["method"] == stat.kwargs["method"]
     if isinstance(result, xr.Dataset) or stat.func is not rankstats.rank:

@@ -60,7 +60,7 @@ def _scores(seed: int, shape=(6, 8)) -> np.ndarray:
 @pytest.mark.parametrize("ties", ["average", "min", "max", "dense", "ordinal"])
 def test_identical_judges_give_w_one(correction, ties):
     row = np.array([0.9, 0.1, 0.5, 0.7, 0.3])
-    result = rankstats.kendall_w(np.tile(row, (4, 1)), ties=ties, correction=correction)
+    result = rankstats.kendall_w(np.tile(row, (4, 1)), ties=ties, tie_correction=correction)
     close(result.statistic, 1.0)
     close(result.chi2, 4 * (5 - 1))  # chi2 = m (n - 1) W
 
@@ -71,8 +71,8 @@ def test_identical_judges_with_ties_give_w_one_only_when_corrected():
     close(rankstats.kendall_w(x).statistic, 1.0)
     # uncorrected: S = 12 (sum of squared deviations of 3 * [1.5, 1.5, 3, 4] from 7.5) = 40.5,
     # W = 12 * 40.5 / (9 * 60) = 0.9
-    close(rankstats.kendall_w(x, correction=False).statistic, 0.9)
-    close(rankstats.kendall_w(x, correction=False).statistic, kendall_formula(x, False))
+    close(rankstats.kendall_w(x, tie_correction=False).statistic, 0.9)
+    close(rankstats.kendall_w(x, tie_correction=False).statistic, kendall_formula(x, False))
 
 
 def test_two_reversed_judges_give_w_zero():
@@ -180,8 +180,8 @@ def test_raise_raises_missing_value_error(statistic):
 def test_w_omit_is_the_result_on_the_complete_judges(ties, correction):
     x = _with_holes(3)
     complete = x[~np.isnan(x).any(axis=1)]
-    omitted = rankstats.kendall_w(x, ties=ties, correction=correction, nan_policy="omit")
-    reference = rankstats.kendall_w(complete, ties=ties, correction=correction)
+    omitted = rankstats.kendall_w(x, ties=ties, tie_correction=correction, nan_policy="omit")
+    reference = rankstats.kendall_w(complete, ties=ties, tie_correction=correction)
     for field in ("statistic", "pvalue", "f", "f_pvalue", "f_kbs_pvalue"):
         close(getattr(omitted, field), getattr(reference, field))
     assert float(omitted.n_judges) == 4

@@ -13,8 +13,14 @@ import xarray as xr
 
 import rankstats
 from rankstats import render
+from rankstats.analyses.edits import (
+    describe_edit,
+    edit_pairs,
+    edit_rules,
+    largest_edits,
+    minimal_edits,
+)
 from rankstats.cli import main
-from rankstats.edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
 from rankstats.errors import DimensionError, RankstatsWarning
 from tests.mizrahi import RELEASE
 
@@ -484,7 +490,7 @@ def test_command_line_with_tests(tmp_path, capsys):
 
 def test_heat_map(released):
     pytest.importorskip("matplotlib")
-    from rankstats.plot_edits import plot_edit_rules
+    from rankstats.plot.edits import plot_edit_rules
 
     rules = edit_rules(released[1])
     ax = plot_edit_rules(rules, top=10, min_tasks=2)

@@ -218,11 +218,11 @@ def test_kendall_w_by_hand_with_ties():
 
 
 def test_kendall_w_by_hand_uncorrected():
-    close(rankstats.kendall_w(HAND, correction=False).statistic, f(Fraction(23, 30)))
+    close(rankstats.kendall_w(HAND, tie_correction=False).statistic, f(Fraction(23, 30)))
 
 
 def test_kendall_w_by_hand_min_ranks():
-    close(rankstats.kendall_w(HAND, ties="min", correction=False).statistic, f(Fraction(2, 3)))
+    close(rankstats.kendall_w(HAND, ties="min", tie_correction=False).statistic, f(Fraction(2, 3)))
     close(rankstats.kendall_w(HAND, ties="min").statistic, 0.8)
 
 

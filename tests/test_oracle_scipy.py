@@ -382,7 +382,7 @@ def test_friedman_uncorrected_is_scipy_times_the_tie_correction(kind, seed):
     c = 1 - tie_sum / (b * (k**3 - k))
     # oracle: scipy.stats.friedmanchisquare(*x.T).statistic * c
     expected = stats.friedmanchisquare(*x.T).statistic * c
-    close(rankstats.friedman(x, correction=False).statistic, expected)
+    close(rankstats.friedman(x, tie_correction=False).statistic, expected)
 
 
 def test_friedman_swapped_axes_matches_scipy():

@@ -181,7 +181,7 @@ def test_mcnemar_all_pairs_matches_statsmodels():
     rng = np.random.default_rng(8)
     rates = np.array([0.3, 0.45, 0.5, 0.6, 0.8])
     x = (rng.random((5, 80)) < rates[:, None]).astype(float)  # template x sample
-    result = rankstats.mcnemar(x, pairs="template", method="chi2")
+    result = rankstats.mcnemar(x, pairs_over="template", method="chi2")
     for a in range(5):
         for b in range(5):
             if a == b:
@@ -196,7 +196,7 @@ def test_mcnemar_all_pairs_matches_statsmodels():
 def test_mcnemar_all_pairs_exact_matches_statsmodels():
     rng = np.random.default_rng(9)
     x = (rng.random((4, 50)) < 0.5).astype(float)
-    result = rankstats.mcnemar(x, pairs="template")
+    result = rankstats.mcnemar(x, pairs_over="template")
     expected = np.ones((4, 4))
     for a in range(4):
         for b in range(4):
@@ -218,7 +218,7 @@ def test_mcnemar_of_a_cube_compares_templates_over_samples():
     p0 = cube.score.isel(template=0).drop_vars(template_coords)
     p1 = cube.score.isel(template=1).drop_vars(template_coords)
     pair = rankstats.mcnemar(p0, p1, method="chi2_cc")
-    every_pair = rankstats.mcnemar(cube, pairs="template", method="chi2_cc")
+    every_pair = rankstats.mcnemar(cube, pairs_over="template", method="chi2_cc")
     assert every_pair.statistic.dims[-2:] == ("template", "template_b")
     for i in range(3):
         # oracle: statsmodels mcnemar(table, exact=False, correction=True)

@@ -5,7 +5,7 @@ Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., & Stanovsky, G.
 933-949. Table 3 prints, per task, Kendall's W of the model rankings induced by
 the templates and the p-value of Friedman's test of the templates.
 
-* W is ``kendall_w(score.where(template_valid), ties="min", correction=False)``
+* W is ``kendall_w(score.where(template_valid), ties="min", tie_correction=False)``
   (valid templates judge the models, ranks by "min", no tie correction),
   rounded to three decimals; three tasks do not reproduce and are pinned as
   known discrepancies.

@@ -28,7 +28,7 @@ from statsmodels.stats.multitest import multipletests
 
 import rankstats
 from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
-from rankstats.posthoc import (
+from rankstats.statistics.posthoc import (
     adjust_pvalues,
     bonferroni_dunn,
     critical_difference,
@@ -331,7 +331,7 @@ def test_skillings_mack_on_complete_data_is_friedman():
     x = scores(5, blocks=8, k=4, tied=True)
     close(skillings_mack(x).statistic, rankstats.friedman(x, blocks=0, treatments=1).statistic)
     close(skillings_mack(x, correction=False).statistic,
-          rankstats.friedman(x, blocks=0, treatments=1, correction=False).statistic)
+          rankstats.friedman(x, blocks=0, treatments=1, tie_correction=False).statistic)
 
 
 def test_skillings_mack_on_a_balanced_design_is_durbin():
@@ -468,7 +468,7 @@ def binary_cube():
 def test_pairwise_mcnemar_corrects_the_upper_triangle(correction):
     data = binary_cube()
     result = pairwise_mcnemar(data, correction=correction)
-    raw = rankstats.mcnemar(data, pairs="model")
+    raw = rankstats.mcnemar(data, pairs_over="model")
     close(result.pvalue, raw.pvalue)
     i, j = np.triu_indices(4, 1)
     for task in ("t0", "t1"):
@@ -487,7 +487,7 @@ def test_pairwise_mcnemar_corrects_the_upper_triangle(correction):
 def test_pairwise_mcnemar_family_over_tasks():
     data = binary_cube().isel(template=0)
     pooled = pairwise_mcnemar(data, family="task")
-    raw = rankstats.mcnemar(data, pairs="model").pvalue.transpose("task", "model", "model_b")
+    raw = rankstats.mcnemar(data, pairs_over="model").pvalue.transpose("task", "model", "model_b")
     i, j = np.triu_indices(4, 1)
     p = raw.values[:, i, j].ravel()
     tested = ~np.isnan(p)
@@ -531,7 +531,7 @@ def test_nonsignificant_groups_of_a_labelled_slice():
 
 
 def test_critical_difference_diagram():
-    from rankstats.plot_posthoc import plot_critical_difference
+    from rankstats.plot.posthoc import plot_critical_difference
 
     names = ["a", "b", "c", "d", "e"]
     result = nemenyi(scores(4, blocks=20, k=5) + np.linspace(0, 2.0, 5)[::-1])
@@ -551,7 +551,7 @@ def test_critical_difference_diagram():
 def test_posthoc_imports_no_matplotlib():
     import subprocess
 
-    code = ("import sys, rankstats.posthoc; "
+    code = ("import sys, rankstats.statistics.posthoc; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

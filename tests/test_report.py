@@ -134,7 +134,7 @@ def test_markdown_html_json_csv(analysis, tmp_path):
 
 def test_figures_render(analysis):
     pytest.importorskip("matplotlib")
-    from rankstats.plot import figures
+    from rankstats.plot.report import figures
 
     pngs = figures(analysis)
     assert {"agreement", "divergence", "metrics", "pairs:snarks"} <= set(pngs)

@@ -25,8 +25,8 @@ import rankstats
 from rankstats import stability
 from rankstats._kernels import intervals as _ki
 from rankstats._kernels import resample as _kr
-from rankstats._stability_results import LeaderboardResult
 from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
+from rankstats.results import LeaderboardResult
 
 LAYOUT = {"t0": (4, 30), "t1": (3, 25), "t2": (5, 20)}  # task: (templates, samples)
 N_MODELS = 5

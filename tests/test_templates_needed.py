@@ -19,7 +19,7 @@ import rankstats
 import rankstats.datasets
 from rankstats._kernels.subsample import TIE_DECIMALS, draw_order, subsample_curves
 from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
-from rankstats.needed import samples_needed, smallest_k, templates_needed
+from rankstats.stability.needed import samples_needed, smallest_k, templates_needed
 
 TASKS = ["snarks", "homophones", "navigate"]  # BBH (11 models), LMentry (16), BBH
 
@@ -273,7 +273,7 @@ def test_plots_draw_on_given_axes(cube):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from rankstats.plot_stability import plot_k_needed, plot_needed
+    from rankstats.plot.stability import plot_k_needed, plot_needed
 
     curves = templates_needed(cube, ks=[1, 3, 10, 100], draws=10)
     with pytest.raises(ValueError, match="several tasks; pass task="):

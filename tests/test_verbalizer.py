@@ -15,8 +15,7 @@ from scipy.stats import binomtest
 
 import rankstats
 from rankstats._kernels.verbalizer import SHAPES, curve_shape
-from rankstats.render import sections, to_markdown
-from rankstats.verbalizer import (
+from rankstats.analyses.verbalizer import (
     CONDITIONS,
     binomial_test,
     chance_test,
@@ -26,6 +25,7 @@ from rankstats.verbalizer import (
     verbalizer_accuracy,
     verbalizer_analysis,
 )
+from rankstats.render import sections, to_markdown
 
 VERBALIZERS = [("natural", "golden"), ("natural", "1|0"), ("natural", "yes|no"),
                *[("neutral", v) for v in ("foo|bar", "bar|foo", "sfo|lax", "lax|sfo",
@@ -339,7 +339,7 @@ def test_report_has_a_verbalizer_section(cube):
 
 def test_figures(cube):
     pytest.importorskip("matplotlib")
-    from rankstats.plot_verbalizer import figures
+    from rankstats.plot.verbalizer import figures
 
     family = ["Ushape-1", "Ushape-2", "Ushape-3"]
     pictures = figures(verbalizer_analysis(cube.sel(model=family)))
@@ -351,7 +351,7 @@ def test_figures(cube):
 @pytest.mark.filterwarnings("ignore::rankstats.RankstatsWarning")  # three models often tie
 def test_html_report_carries_the_verbalizer_figures(cube):
     pytest.importorskip("matplotlib")
-    from rankstats.plot import figures
+    from rankstats.plot.report import figures
     from rankstats.render import to_html
 
     family = ["Ushape-1", "Ushape-2", "Ushape-3"]
@@ -363,7 +363,7 @@ def test_html_report_carries_the_verbalizer_figures(cube):
 
 
 def test_imports_stay_light():
-    code = ("import json, sys; import rankstats.verbalizer, rankstats.plot_verbalizer; "
+    code = ("import json, sys; import rankstats.analyses.verbalizer, rankstats.plot_verbalizer; "
             "print(json.dumps([m for m in ('matplotlib', 'scipy.stats') if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []

@@ -16,13 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ranking import (
-    check_choice,
-    missing_among_present,
-    rank_last,
-    sum_over_tie_groups,
-    warn_nan,
-)
+from .ranking import check_choice, missing_among_present, rank_last, sum_over_tie_groups, warn_nan
 
 #: Working memory per chunk of subset sizes, in bytes (see ``subsample_curves``).
 BUDGET = 64 * 2**20

@@ -22,10 +22,10 @@ import pandas as pd
 import xarray as xr
 
 from .. import datasets
-from ..concordance import kendall_tau, kendall_w, rank
 from ..errors import RankstatsWarning
-from ..metrics import prompt_metrics
-from ..significance import friedman
+from ..statistics.concordance import kendall_tau, kendall_w, rank
+from ..statistics.metrics import prompt_metrics
+from ..statistics.significance import friedman
 from ._compare import Comparison, search
 
 __all__ = ["LEGEND", "PUBLISHED", "published", "reproduce"]

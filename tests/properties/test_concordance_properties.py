@@ -80,7 +80,7 @@ def concordant_minus_discordant(x, y):
 def test_w_lies_in_unit_interval(x, ties, correction):
     # the uncorrected form assumes average ranks; with other tie methods it is unbounded
     assume(correction or ties == "average" or all(np.unique(row).size == row.size for row in x))
-    result = rankstats.kendall_w(x, ties=ties, correction=correction)
+    result = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     assert 0.0 <= result.statistic <= 1.0
     assert 0.0 <= result.pvalue <= 1.0
     assert 0.0 <= result.f_pvalue <= 1.0
@@ -92,7 +92,7 @@ def test_uncorrected_w_with_min_ranks_is_returned_as_computed():
     # two judges both score [1, 1, 0]; min ranks [1, 1, 3]; R = [2, 2, 6], S = 32/3,
     # and the uncorrected denominator m^2 (n^3 - n) / 12 = 8 gives W = 4/3
     x = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
-    close(rankstats.kendall_w(x, ties="min", correction=False).statistic, 4 / 3)
+    close(rankstats.kendall_w(x, ties="min", tie_correction=False).statistic, 4 / 3)
     close(rankstats.kendall_w(x, ties="min").statistic, 1.0)
 
 
@@ -107,13 +107,13 @@ def test_corrected_w_is_bounded_without_clipping(x):
 
 @given(x=blocks(any_scores), correction=st.booleans())
 def test_w_matches_textbook_formula(x, correction):
-    close(rankstats.kendall_w(x, correction=correction).statistic,
+    close(rankstats.kendall_w(x, tie_correction=correction).statistic,
           kendall_w_reference(x, correction))
 
 
 @given(x=blocks(any_scores), ties=st.sampled_from(TIES), correction=st.booleans())
 def test_chi2_and_f_identities(x, ties, correction):
-    r = rankstats.kendall_w(x, ties=ties, correction=correction)
+    r = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     m, n = x.shape
     close(r.chi2, m * (n - 1) * r.statistic)
     assert r.dof == n - 1
@@ -133,8 +133,8 @@ def test_chi2_and_f_identities(x, ties, correction):
        seed=st.integers(0, 2**32 - 1))
 def test_w_invariant_to_permuting_judges(x, ties, correction, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[0])
-    close(rankstats.kendall_w(x[perm], ties=ties, correction=correction).statistic,
-          rankstats.kendall_w(x, ties=ties, correction=correction).statistic)
+    close(rankstats.kendall_w(x[perm], ties=ties, tie_correction=correction).statistic,
+          rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic)
 
 
 # "ordinal" breaks ties by position, so it is deliberately left out here.
@@ -142,8 +142,8 @@ def test_w_invariant_to_permuting_judges(x, ties, correction, seed):
        seed=st.integers(0, 2**32 - 1))
 def test_w_invariant_to_permuting_objects(x, ties, correction, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[1])
-    close(rankstats.kendall_w(x[:, perm], ties=ties, correction=correction).statistic,
-          rankstats.kendall_w(x, ties=ties, correction=correction).statistic)
+    close(rankstats.kendall_w(x[:, perm], ties=ties, tie_correction=correction).statistic,
+          rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic)
 
 
 @given(x=blocks(st.integers(-20, 20).map(float)), ties=st.sampled_from(TIES),
@@ -152,8 +152,8 @@ def test_w_invariant_to_monotone_transform_per_judge(x, ties, correction, data):
     picks = data.draw(st.lists(st.integers(0, len(INCREASING) - 1),
                                min_size=x.shape[0], max_size=x.shape[0]), label="transforms")
     transformed = np.stack([INCREASING[p](row) for p, row in zip(picks, x, strict=True)])
-    before = rankstats.kendall_w(x, ties=ties, correction=correction)
-    after = rankstats.kendall_w(transformed, ties=ties, correction=correction)
+    before = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
+    after = rankstats.kendall_w(transformed, ties=ties, tie_correction=correction)
     assert after.statistic == before.statistic
     assert after.pvalue == before.pvalue
 
@@ -170,8 +170,8 @@ def test_w_is_one_when_all_judges_agree(row, ties, data):
 
 @given(x=blocks(any_scores))
 def test_correction_never_lowers_w(x):
-    corrected = rankstats.kendall_w(x, correction=True).statistic
-    uncorrected = rankstats.kendall_w(x, correction=False).statistic
+    corrected = rankstats.kendall_w(x, tie_correction=True).statistic
+    uncorrected = rankstats.kendall_w(x, tie_correction=False).statistic
     assert corrected >= uncorrected * (1 - 1e-12)
     has_ties = any(np.unique(row).size < row.size for row in x)
     if has_ties:
@@ -201,10 +201,10 @@ def test_w_is_computed_slice_by_slice(data, ties, correction):
     n = data.draw(st.integers(2, 6), label="objects")
     x = data.draw(hnp.arrays(np.float64, (k, m, n), elements=any_scores), label="x")
     assume(all(np.ptp(s, axis=1).max() > 0 for s in x))
-    batched = rankstats.kendall_w(x, ties=ties, correction=correction)
+    batched = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     assert batched.statistic.shape == (k,)
     for i in range(k):
-        single = rankstats.kendall_w(x[i], ties=ties, correction=correction)
+        single = rankstats.kendall_w(x[i], ties=ties, tie_correction=correction)
         close(batched.statistic[i], single.statistic, rel=1e-12)
         close(batched.pvalue[i], single.pvalue, rel=1e-9)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import rankstats
 from rankstats._kernels.edits import banded_levenshtein, encode, tokenize
-from rankstats.edits import describe_edit, edit_pairs, minimal_edits
+from rankstats.analyses.edits import describe_edit, edit_pairs, minimal_edits
 
 WORDS = ["a", "word", "the", "letter", "{x}", '"{x}"', ".", ":", "not", "\n", "lacks"]
 

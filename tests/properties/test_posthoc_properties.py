@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 from statsmodels.stats.multitest import multipletests
 
 import rankstats
-from rankstats.posthoc import (
+from rankstats.statistics.posthoc import (
     adjust_pvalues,
     bonferroni_dunn,
     critical_difference,
@@ -191,7 +191,7 @@ def test_groups_are_maximal_runs_of_nonsignificant_pairs(x):
 @given(x=complete_blocks(), correction=st.booleans())
 def test_skillings_mack_is_friedman_on_complete_data(x, correction):
     sm = skillings_mack(x, correction=correction)
-    friedman = rankstats.friedman(x, blocks=0, treatments=1, correction=correction)
+    friedman = rankstats.friedman(x, blocks=0, treatments=1, tie_correction=correction)
     close(sm.statistic, friedman.statistic, abs_=1e-9)
     assert sm.dof == friedman.dof
     close(sm.pvalue, friedman.pvalue, abs_=1e-9)

@@ -43,8 +43,8 @@ def score_blocks(draw, elements=None, min_blocks=2, max_blocks=8, min_treatments
 
 @given(x=score_blocks(), ties=st.sampled_from(TIES), correction=st.booleans())
 def test_friedman_is_kendall_w_read_the_other_way(x, ties, correction):
-    f = rankstats.friedman(x, ties=ties, correction=correction)
-    w = rankstats.kendall_w(x, ties=ties, correction=correction)
+    f = rankstats.friedman(x, ties=ties, tie_correction=correction)
+    w = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     assert f.statistic == w.chi2
     assert f.pvalue == w.pvalue
     assert f.kendall_w == w.statistic
@@ -56,7 +56,7 @@ def test_friedman_is_kendall_w_read_the_other_way(x, ties, correction):
 
 @given(x=score_blocks(), ties=st.sampled_from(TIES), correction=st.booleans())
 def test_friedman_iman_davenport_identity(x, ties, correction):
-    f = rankstats.friedman(x, ties=ties, correction=correction)
+    f = rankstats.friedman(x, ties=ties, tie_correction=correction)
     b, k = x.shape
     assume(f.kendall_w < 1)
     close(f.f, (b - 1) * f.statistic / (b * (k - 1) - f.statistic), abs_=1e-10)
@@ -197,7 +197,7 @@ def test_mcnemar_all_pairs_equal_pairwise_calls(data, method):
     m = data.draw(st.integers(2, 5), label="rows")
     n = data.draw(st.integers(1, 30), label="samples")
     x = data.draw(hnp.arrays(np.float64, (m, n), elements=binary), label="x")
-    r = rankstats.mcnemar(x, pairs="template", method=method)
+    r = rankstats.mcnemar(x, pairs_over="template", method=method)
     assert r.pvalue.shape == (m, m)
     np.testing.assert_array_equal(r.b, r.c.T)
     np.testing.assert_array_equal(np.diag(r.pvalue), 1.0)
@@ -322,7 +322,7 @@ def test_mcnemar_all_pairs_omit_equals_pairwise_deletion(data, method):
             both = ~holes[i] & ~holes[j]
             b, c = discordant_counts(x[i][both], x[j][both])
             assume(both.any() and (b + c > 0 or not warn))
-    r = rankstats.mcnemar(with_holes, pairs="template", method=method, nan_policy="omit")
+    r = rankstats.mcnemar(with_holes, pairs_over="template", method=method, nan_policy="omit")
     for i in range(m):
         for j in range(m):
             if i == j:
@@ -339,7 +339,7 @@ def test_labelled_cochran_q_and_mcnemar_match_numpy(x):
     labelled = xr.DataArray(x, dims=("sample", "template"))
     q = rankstats.cochran_q(labelled)
     assert float(q.statistic) == rankstats.cochran_q(x).statistic
-    pairs = rankstats.mcnemar(labelled, pairs="template")
+    pairs = rankstats.mcnemar(labelled, pairs_over="template")
     assert pairs.pvalue.dims == ("template", "template_b")
     np.testing.assert_array_equal(pairs.pvalue.values,
-                                  rankstats.mcnemar(x.T, pairs="template").pvalue)
+                                  rankstats.mcnemar(x.T, pairs_over="template").pvalue)

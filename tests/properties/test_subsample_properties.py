@@ -11,9 +11,9 @@ from hypothesis.extra import numpy as hnp
 
 import rankstats
 from rankstats._kernels.subsample import subsample_curves
-from rankstats.clustered import clustered_difference, clustered_se
 from rankstats.errors import RankstatsWarning
-from rankstats.needed import smallest_k, templates_needed
+from rankstats.stability.needed import smallest_k, templates_needed
+from rankstats.statistics.clustered import clustered_difference, clustered_se
 
 FEW = max(5, settings.default.max_examples // 3)
 grid = st.integers(0, 20).map(lambda i: i / 20.0)  # accuracies: many ties
@@ -156,5 +156,5 @@ def test_ties_change_w_and_the_intervals_not_tau(x, ties, correction):
     np.testing.assert_array_equal(out["tau"], average["tau"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankstatsWarning)
-        full = rankstats.kendall_w(x, ties=ties, correction=correction).statistic
+        full = rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic
     np.testing.assert_allclose(out["w"][-1], full, rtol=1e-12, equal_nan=True)

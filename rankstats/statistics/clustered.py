@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _xr
-from ._kernels import clustered as _k
-from ._results import _Result
-from .errors import DimensionError
+from .. import _xr
+from .._kernels import clustered as _k
+from ..errors import DimensionError
+from ..results import _Result
 
 __all__ = ["ClusteredDifferenceResult", "ClusteredSEResult", "clustered_difference",
            "clustered_se"]
@@ -135,7 +135,7 @@ def clustered_se(x, template="template", sample="sample", *, correction=True,
     one: the design effect is (TG - 1)/(G - 1) = 2.33 for T = 2, G = 4.
 
     >>> import numpy as np
-    >>> from rankstats.clustered import clustered_se
+    >>> from rankstats.statistics.clustered import clustered_se
     >>> scores = np.array([[1.0, 0.0, 1.0, 1.0],
     ...                    [1.0, 0.0, 1.0, 1.0]])
     >>> out = clustered_se(scores)
@@ -209,7 +209,7 @@ def clustered_difference(x, model="model", template="template", sample="sample",
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.clustered import clustered_difference
+    >>> from rankstats.statistics.clustered import clustered_difference
     >>> rng = np.random.default_rng(0)
     >>> knows = rng.random((2, 1, 40)) < [[[0.7]], [[0.5]]]  # each model, each item
     >>> flip = rng.random((2, 5, 40)) < 0.1   # a template rarely changes the outcome

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _xr
-from ._kernels import concordance as _k
-from ._kernels.ranking import ranks as _ranks_kernel
-from ._results import KendallTauResult, KendallWResult
+from .. import _options as o
+from .. import _xr
+from .._kernels import concordance as _k
+from .._kernels.ranking import ranks as _ranks_kernel
+from .._statistic import statistic
+from ..errors import DimensionError
+from ..results import KendallTauResult, KendallWResult
 
 __all__ = ["kendall_tau", "kendall_tau_matrix", "kendall_w", "rank"]
 
@@ -28,7 +31,15 @@ _W_OUTPUTS = {
 }
 _TAU_OUTPUTS = {"statistic": "tau", "pvalue": "pvalue", "n_objects": "n_objects"}
 
+TIES = o.one_of(*o.TIES)
+NAN_POLICY = o.one_of(*o.NAN_POLICIES)
+_TAU_OPTIONS = {"variant": o.one_of("b", "a", "c"),
+                "method": o.one_of("auto", "asymptotic", "exact"),
+                "nan_policy": NAN_POLICY}
 
+
+@statistic(roles={"dim": ("model", -1)},
+           options={"ties": TIES, "higher_is_better": o.optional_boolean})
 def rank(x, dim="model", *, ties="average", higher_is_better=None):
     """Rank values along one dimension; rank 1 is the best.
 
@@ -40,11 +51,8 @@ def rank(x, dim="model", *, ties="average", higher_is_better=None):
     dim : str or int, default "model"
         The dimension to rank along (an axis number for NumPy input; the
         default means the last axis there).
-    ties : {"average", "min", "max", "dense", "ordinal"}
-        How tied values are ranked, as in :func:`scipy.stats.rankdata`.
-    higher_is_better : bool, optional
-        Whether the highest score gets rank 1. Defaults to the cube's
-        ``higher_is_better`` attribute, else True.
+    {ties}
+    {higher_is_better}
 
     Returns
     -------
@@ -70,29 +78,26 @@ def rank(x, dim="model", *, ties="average", higher_is_better=None):
     >>> rankstats.rank([0.9, 0.5, 0.9, 0.1], ties="min")
     array([1., 3., 1., 4.])
     """
-    best_first = _xr.higher_is_better_of(x, higher_is_better)
-    kwargs = {"ties": ties, "higher_is_better": best_first}
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, "rank", keep=(dim,))
-        _xr.check_dims("rank", scores, {"ranking": dim})
-        data = _xr.apply_labelled(
-            "rank", _ranks_kernel, [scores], [[dim]], {"rank": ("rank", [dim])}, kwargs=kwargs
-        )
-        return data["rank"].transpose(*scores.dims).assign_attrs(
-            ties=ties, higher_is_better=str(best_first)
-        )
-    axis = _xr.numpy_axis("rank", "ranking", dim, "model", -1)
-    ranks = _xr.apply_numpy(_ranks_kernel, [x], [[axis]], {"rank": "rank"}, None, kwargs=kwargs)
-    return np.moveaxis(ranks, -1, axis) if np.ndim(ranks) else ranks
+    best_first = _xr.higher_is_better_of(x.original[0], higher_is_better)
+    ranks = x.apply(_ranks_kernel, {"rank": "rank"}, output_dims={"rank": ["dim"]},
+                    kwargs={"ties": ties, "higher_is_better": best_first},
+                    attrs={"higher_is_better": best_first})
+    if x.labelled:
+        return ranks["rank"].transpose(*x.arrays[0].dims).assign_attrs(
+            ties=ties, higher_is_better=str(best_first))
+    return np.moveaxis(ranks, -1, x.roles["dim"]) if np.ndim(ranks) else ranks
 
 
+@statistic(roles={"judges": ("template", -2), "objects": ("model", -1)},
+           options={"ties": TIES, "tie_correction": o.boolean, "nan_policy": NAN_POLICY},
+           result=KendallWResult)
 def kendall_w(
     x,
     judges="template",
     objects="model",
     *,
     ties="average",
-    correction=True,
+    tie_correction=True,
     nan_policy="propagate",
 ):
     r"""Kendall's coefficient of concordance W: how far m judges agree on ranking n objects.
@@ -107,14 +112,10 @@ def kendall_w(
         given; a cube with samples is reduced to per-template scores first.
     judges, objects : str or int
         Dimension names (axis numbers for NumPy input).
-    ties : {"average", "min", "max", "dense", "ordinal"}
-        How each judge ranks tied objects.
-    correction : bool, default True
-        Correct the denominator for ties.
-    nan_policy : {"propagate", "omit", "raise"}
-        What to do with missing scores that remain once structure is removed
-        (see Notes): return NaN, drop incomplete judges (listwise deletion),
-        or raise :class:`~rankstats.errors.MissingValueError`.
+    {ties}
+    {tie_correction}
+    {nan_policy}
+        ``omit`` drops incomplete judges (listwise deletion).
 
     Returns
     -------
@@ -133,7 +134,7 @@ def kendall_w(
     .. math:: W = \frac{12 S}{m^2 (n^3 - n) - m \sum T},
               \qquad T = \sum_g (t_g^3 - t_g)
 
-    over the tie groups of each judge. ``correction=False`` drops the
+    over the tie groups of each judge. ``tie_correction=False`` drops the
     :math:`\sum T` term. For any ``ties`` method the corrected denominator is
     :math:`m \sum_j \sum_i (r_{ij} - \bar r_j)^2`, which equals the formula
     above for average ranks and keeps W in [0, 1] for the others. The
@@ -179,35 +180,13 @@ def kendall_w(
     >>> float(result.chi2), float(result.dof)
     (7.758..., 3.0)
     """
-    kwargs = {"ties": ties, "correction": correction, "nan_policy": nan_policy,
-              "statistic": "kendall_w"}
-    return _concordance("kendall_w", x, judges, objects, kwargs, _W_OUTPUTS, KendallWResult,
-                        {"judges": judges, "objects": objects})
+    return x.apply(_k.concordance, _W_OUTPUTS,
+                   kwargs={"ties": ties, "correction": tie_correction,
+                           "nan_policy": nan_policy, "statistic": "kendall_w"})
 
 
-def _concordance(statistic, x, rows, columns, kwargs, outputs, result_type, roles):
-    """Shared dispatch of Kendall's W and Friedman's test."""
-    (row_role, row_dim), (column_role, column_dim) = roles.items()
-    attrs = {**roles, **{k: v for k, v in kwargs.items() if k not in ("statistic", "roles")}}
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, statistic, keep=(rows, columns))
-        _xr.check_dims(statistic, scores, roles)
-        return _xr.apply_labelled(
-            statistic,
-            _k.concordance,
-            [scores],
-            [[rows, columns]],
-            {name: (key, []) for name, key in outputs.items()},
-            kwargs=kwargs,
-            attrs=attrs,
-        )
-    axes = [
-        _xr.numpy_axis(statistic, row_role, rows, row_dim, -2),
-        _xr.numpy_axis(statistic, column_role, columns, column_dim, -1),
-    ]
-    return _xr.apply_numpy(_k.concordance, [x], [axes], outputs, result_type, kwargs=kwargs)
-
-
+@statistic(roles={"dim": ("model", -1)}, options=_TAU_OPTIONS, result=KendallTauResult,
+           inputs=("x", "y"))
 def kendall_tau(x, y, dim="model", *, variant="b", method="auto", nan_policy="propagate"):
     r"""Kendall's tau between two rankings along one dimension.
 
@@ -269,41 +248,26 @@ def kendall_tau(x, y, dim="model", *, variant="b", method="auto", nan_policy="pr
     >>> round(float(result.statistic), 4), round(float(result.pvalue), 4)
     (0.6667, 0.3333)
     """
-    kwargs = {"variant": variant, "method": method, "nan_policy": nan_policy}
-    if _xr.is_labelled(x) or _xr.is_labelled(y):
-        if not (_xr.is_labelled(x) and _xr.is_labelled(y)):
-            raise TypeError("kendall_tau: give x and y both labelled (xarray) or both NumPy")
-        xs = _xr.scores_of(x, "kendall_tau", keep=(dim,))
-        ys = _xr.scores_of(y, "kendall_tau", keep=(dim,))
-        _xr.check_dims("kendall_tau", xs, {"objects": dim})
-        _xr.check_dims("kendall_tau", ys, {"objects": dim})
-        return _xr.apply_labelled(
-            "kendall_tau",
-            _k.tau_pair,
-            [xs, ys],
-            [[dim], [dim]],
-            {name: (key, []) for name, key in _TAU_OUTPUTS.items()},
-            kwargs=kwargs,
-            attrs={"objects": dim, **kwargs},
-        )
-    axis = _xr.numpy_axis("kendall_tau", "objects", dim, "model", -1)
-    return _xr.apply_numpy(
-        _k.tau_pair, [x, y], [[axis], [axis]], _TAU_OUTPUTS, KendallTauResult, kwargs=kwargs
-    )
+    return x.apply(_k.tau_pair, _TAU_OUTPUTS,
+                   kwargs={"variant": variant, "method": method, "nan_policy": nan_policy})
 
 
+@statistic(roles={"pairs_over": ("template", -2), "objects": ("model", -1)}, options=_TAU_OPTIONS,
+           result=KendallTauResult)
 def kendall_tau_matrix(
-    x, dim="template", objects="model", *, variant="b", method="auto", nan_policy="propagate"
+    x, pairs_over="template", objects="model", *, variant="b", method="auto",
+    nan_policy="propagate",
 ):
-    r"""Kendall's tau between every pair of positions along ``dim``, without a Python loop.
+    r"""Kendall's tau between every pair of positions along ``pairs_over``, without a loop.
 
     Parameters
     ----------
     x : array_like, xarray.DataArray or score cube
-        Scores. NumPy input is ``(..., dim, objects)`` unless axes are given.
-    dim : str or int, default "template"
+        Scores. NumPy input is ``(..., pairs_over, objects)`` unless axes are
+        given.
+    pairs_over : str or int, default "template"
         The dimension whose pairs are compared; the result gains a second
-        dimension ``f"{dim}_b"`` with renamed copies of its coordinates
+        dimension ``f"{pairs_over}_b"`` with renamed copies of its coordinates
         (``template_id_b`` and so on).
     objects : str or int, default "model"
         The dimension holding the ranked objects.
@@ -314,7 +278,8 @@ def kendall_tau_matrix(
     Returns
     -------
     xarray.Dataset or KendallTauResult
-        ``statistic``, ``pvalue`` and ``n_objects`` over ``(..., dim, dim_b)``;
+        ``statistic``, ``pvalue`` and ``n_objects`` over
+        ``(..., pairs_over, pairs_over_b)``;
         symmetric, with tau = 1 on the diagonal except for constant rows,
         which give NaN throughout. Padded positions give NaN.
 
@@ -344,27 +309,11 @@ def kendall_tau_matrix(
            [ 0.667,  1.   , -0.667],
            [-1.   , -0.667,  1.   ]])
     """
-    kwargs = {"variant": variant, "method": method, "nan_policy": nan_policy}
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, "kendall_tau_matrix", keep=(dim, objects))
-        _xr.check_dims("kendall_tau_matrix", scores, {"pairs": dim, "objects": objects})
-        pair_dim = f"{dim}_b"
-        if pair_dim in scores.dims:
-            raise ValueError(f"kendall_tau_matrix: the input already has a {pair_dim!r} dimension")
-        return _xr.apply_labelled(
-            "kendall_tau_matrix",
-            _k.tau_matrix,
-            [scores],
-            [[dim, objects]],
-            {name: (key, [dim, pair_dim]) for name, key in _TAU_OUTPUTS.items()},
-            kwargs=kwargs,
-            new_dims={pair_dim: dim},
-            attrs={"pairs": dim, "objects": objects, **kwargs},
-        )
-    axes = [
-        _xr.numpy_axis("kendall_tau_matrix", "pairs", dim, "template", -2),
-        _xr.numpy_axis("kendall_tau_matrix", "objects", objects, "model", -1),
-    ]
-    return _xr.apply_numpy(
-        _k.tau_matrix, [x], [axes], _TAU_OUTPUTS, KendallTauResult, kwargs=kwargs
-    )
+    pair_dim = f"{pairs_over}_b"
+    if x.labelled and pair_dim in x.arrays[0].dims:
+        raise DimensionError(
+            f"kendall_tau_matrix: the input already has a {pair_dim!r} dimension")
+    return x.apply(_k.tau_matrix, _TAU_OUTPUTS,
+                   output_dims={name: ["pairs_over", pair_dim] for name in _TAU_OUTPUTS},
+                   new_dims={pair_dim: "pairs_over"},
+                   kwargs={"variant": variant, "method": method, "nan_policy": nan_policy})

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from . import _xr
-from ._kernels import budget as _k
-from .errors import CubeError, DimensionError
+from .. import _xr
+from .._kernels import budget as _k
+from ..errors import CubeError, DimensionError
 
 __all__ = [
     "PAPER_STAGES",

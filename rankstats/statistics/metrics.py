@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from . import _xr
-from ._kernels import metrics as _k
-from ._results import DivergenceResult
-from .errors import CubeError
+from .. import _xr
+from .._kernels import metrics as _k
+from ..errors import CubeError
+from ..results import DivergenceResult
 
 __all__ = ["avgp", "cps", "divergence", "maxp", "prompt_metrics", "saturation"]
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from . import _xr
-from ._kernels import subsample as _k
-from ._results import _Result
-from .errors import DimensionError
-from .metrics import _template_mask
+from .. import _xr
+from .._kernels import subsample as _k
+from ..errors import DimensionError
+from ..results import _Result
+from ..statistics.metrics import _template_mask
 
 __all__ = ["SubsampleResult", "samples_needed", "smallest_k", "templates_needed"]
 
@@ -182,7 +182,7 @@ def templates_needed(
     Examples
     --------
     >>> import rankstats, rankstats.datasets
-    >>> from rankstats.needed import templates_needed
+    >>> from rankstats.stability.needed import templates_needed
     >>> cube = rankstats.datasets.load("mizrahi2024")
     >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=100)
     >>> curves.p_tau.sel(task="snarks").values  # P(tau >= 0.9) for each k
@@ -249,7 +249,7 @@ def samples_needed(
     difficulty:
 
     >>> import numpy as np
-    >>> from rankstats.needed import samples_needed
+    >>> from rankstats.stability.needed import samples_needed
     >>> rng = np.random.default_rng(1)
     >>> skill = np.array([-0.3, 0.0, 0.2, 0.8])
     >>> difficulty = rng.normal(0, 1.5, size=(1, 200, 1))
@@ -294,7 +294,7 @@ def smallest_k(result, target=0.9, probability=0.95):
     Examples
     --------
     >>> import rankstats.datasets
-    >>> from rankstats.needed import templates_needed, smallest_k
+    >>> from rankstats.stability.needed import templates_needed, smallest_k
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks", "homophones"])
     >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=100)
     >>> curves.k_needed.values

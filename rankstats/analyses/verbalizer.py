@@ -13,7 +13,7 @@ verbalizers; and the shape of each model family's curve across sizes.
 Examples
 --------
 >>> import rankstats
->>> from rankstats.verbalizer import verbalizer_analysis
+>>> from rankstats.analyses.verbalizer import verbalizer_analysis
 >>> rows = [{"model": m, "task": "sst2", "template": f"{g}:{v}", "sample": s,
 ...          "verbalizer_group": g, "verbalizer": v, "prompting": "direct",
 ...          "score": float(s < right)}
@@ -38,13 +38,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._kernels import verbalizer as _kv
-from ._results import _Result
-from ._xr import is_labelled
-from .cube import template_scores
-from .errors import CubeError, DimensionError, ScoreValueError
-from .multitest import adjust_pvalues
-from .significance import mcnemar
+from .._kernels import verbalizer as _kv
+from .._xr import is_labelled
+from ..cube import template_scores
+from ..errors import CubeError, DimensionError, ScoreValueError
+from ..results import _Result
+from ..statistics.multitest import adjust_pvalues
+from ..statistics.significance import mcnemar
 
 __all__ = [
     "CONDITIONS",
@@ -117,7 +117,7 @@ def binomial_test(k, n, p=0.5, *, alternative: str = "two-sided"):
 
     Examples
     --------
-    >>> from rankstats.verbalizer import binomial_test
+    >>> from rankstats.analyses.verbalizer import binomial_test
     >>> result = binomial_test([7, 50], [20, 100], 0.5)
     >>> result.pvalue.round(4).tolist()
     [0.2632, 1.0]
@@ -246,7 +246,7 @@ def group_accuracy(cube: xr.Dataset, *, by_task: bool = False) -> xr.DataArray:
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import group_accuracy
+    >>> from rankstats.analyses.verbalizer import group_accuracy
     >>> cube = rankstats.from_records(
     ...     [{"model": "m", "task": "t", "template": v, "verbalizer_group": g,
     ...       "verbalizer": v, "score": s}
@@ -273,7 +273,7 @@ def verbalizer_accuracy(cube: xr.Dataset, *, by_task: bool = False) -> xr.DataAr
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_accuracy
+    >>> from rankstats.analyses.verbalizer import verbalizer_accuracy
     >>> cube = rankstats.from_records(
     ...     [{"model": "m", "task": t, "template": v, "verbalizer_group": g,
     ...       "verbalizer": v, "score": s}
@@ -352,7 +352,7 @@ def chance_test(cube: xr.Dataset, *, chance: float | None = None,
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import chance_test
+    >>> from rankstats.analyses.verbalizer import chance_test
     >>> cube = rankstats.from_records(
     ...     [{"model": "m", "task": "t", "template": "golden", "sample": s,
     ...       "verbalizer_group": "natural", "verbalizer": "golden",
@@ -445,7 +445,7 @@ def cot_comparison(cube: xr.Dataset, *, natural: str = "golden",
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import cot_comparison
+    >>> from rankstats.analyses.verbalizer import cot_comparison
     >>> cube = rankstats.from_records(
     ...     [{"model": "m", "task": "t", "template": f"{v}:{p}", "sample": s,
     ...       "verbalizer_group": g, "verbalizer": v, "prompting": p,
@@ -530,7 +530,7 @@ def curve_shapes(values: xr.DataArray, cube: xr.Dataset, *, family: str = "famil
     Examples
     --------
     >>> import xarray as xr
-    >>> from rankstats.verbalizer import curve_shapes
+    >>> from rankstats.analyses.verbalizer import curve_shapes
     >>> models = xr.Dataset(coords={
     ...     "model": ["s", "m", "l", "a", "b"],
     ...     "family": ("model", ["T5", "T5", "T5", "GPT", "GPT"]),
@@ -623,7 +623,7 @@ def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_analysis
+    >>> from rankstats.analyses.verbalizer import verbalizer_analysis
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": g, "sample": s, "verbalizer_group": g,
     ...       "verbalizer": v, "score": float(s < right)}
@@ -692,7 +692,7 @@ def report_tables(analysis: xr.Dataset) -> list[tuple[str, str, str, pd.DataFram
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import report_tables, verbalizer_analysis
+    >>> from rankstats.analyses.verbalizer import report_tables, verbalizer_analysis
     >>> cube = rankstats.from_records(
     ...     [{"model": "m", "task": "t", "template": v, "verbalizer_group": g,
     ...       "verbalizer": v, "score": s}

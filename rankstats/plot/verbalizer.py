@@ -13,19 +13,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ._figure import new_axes as _axes
+from ._figure import to_png as _png
+
 __all__ = ["figures", "plot_cot", "plot_groups", "plot_tasks", "plot_verbalizers"]
 
 _MARKERS = "osD^v<>pX*"
 
 
-def _axes(ax, size):
-    if ax is not None:
-        return ax
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as error:  # pragma: no cover - exercised without the extra
-        raise ImportError('figures need matplotlib: pip install "rankstats[plot]"') from error
-    return Figure(figsize=size, layout="constrained").add_subplot()
 
 
 def _family_curves(analysis: xr.Dataset, variable: str, family: str | None, dim: str):
@@ -76,8 +71,8 @@ def plot_groups(analysis: xr.Dataset, family: str | None = None, ax=None):
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_analysis
-    >>> from rankstats.plot_verbalizer import plot_groups
+    >>> from rankstats.analyses.verbalizer import verbalizer_analysis
+    >>> from rankstats.plot.verbalizer import plot_groups
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": g, "verbalizer_group": g,
     ...       "verbalizer": g, "family": "F", "parameters": size, "score": s}
@@ -103,8 +98,8 @@ def plot_verbalizers(analysis: xr.Dataset, family: str | None = None,
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_analysis
-    >>> from rankstats.plot_verbalizer import plot_verbalizers
+    >>> from rankstats.analyses.verbalizer import verbalizer_analysis
+    >>> from rankstats.plot.verbalizer import plot_verbalizers
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": f"{v}:{p}", "verbalizer_group": g,
     ...       "verbalizer": v, "prompting": p, "score": s}
@@ -134,8 +129,8 @@ def plot_cot(analysis: xr.Dataset, family: str | None = None, ax=None):
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_analysis
-    >>> from rankstats.plot_verbalizer import plot_cot
+    >>> from rankstats.analyses.verbalizer import verbalizer_analysis
+    >>> from rankstats.plot.verbalizer import plot_cot
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": f"{v}:{p}", "verbalizer_group": g,
     ...       "verbalizer": v, "prompting": p, "score": s}
@@ -161,8 +156,8 @@ def plot_tasks(analysis: xr.Dataset, model: str, ax=None):
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_analysis
-    >>> from rankstats.plot_verbalizer import plot_tasks
+    >>> from rankstats.analyses.verbalizer import verbalizer_analysis
+    >>> from rankstats.plot.verbalizer import plot_tasks
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": f"{v}:{p}", "verbalizer_group": g,
     ...       "verbalizer": v, "prompting": p, "score": s}
@@ -207,8 +202,8 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.verbalizer import verbalizer_analysis
-    >>> from rankstats.plot_verbalizer import figures
+    >>> from rankstats.analyses.verbalizer import verbalizer_analysis
+    >>> from rankstats.plot.verbalizer import figures
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": g, "verbalizer_group": g,
     ...       "verbalizer": g, "score": s}
@@ -218,8 +213,6 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     >>> sorted(figures(verbalizer_analysis(cube)))
     ['verbalizer_groups', 'verbalizer_tasks:a', 'verbalizer_tasks:b', 'verbalizer_verbalizers']
     """
-    from .plot import _png
-
     families = (list(analysis["model_family"].values.astype(str))
                 if "group_curve" in analysis else [None])
     out = {}

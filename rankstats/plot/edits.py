@@ -35,8 +35,8 @@ def plot_edit_rules(rules: xr.Dataset, *, top: int | None = 20, min_tasks: int =
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.edits import edit_rules, minimal_edits
-    >>> from rankstats.plot_edits import plot_edit_rules
+    >>> from rankstats.analyses.edits import edit_rules, minimal_edits
+    >>> from rankstats.plot.edits import plot_edit_rules
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": p, "template_text": text, "score": s}
     ...      for m, row in {"m1": [0.54, 0.12], "m2": [0.19, 0.81]}.items()
@@ -45,7 +45,7 @@ def plot_edit_rules(rules: xr.Dataset, *, top: int | None = 20, min_tasks: int =
     >>> [label.get_text() for label in ax.get_yticklabels()]
     ["'.' → ':'  (1 task, 1 pair)"]
     """
-    from .plot import _axes
+    from ._figure import new_axes as _axes
 
     keep = np.asarray(rules["n_tasks"].values >= min_tasks, dtype=bool)
     shown = rules.isel(rule=keep)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from . import _xr
-from ._kernels import resample as _kr
-from .errors import DimensionError
+from .. import _xr
+from .._kernels import resample as _kr
+from ..errors import DimensionError
 
 REPLICATE = "replicate"
 

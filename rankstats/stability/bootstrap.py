@@ -42,17 +42,17 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from . import _bootstrap as _b
-from . import _xr
-from ._bootstrap import REPLICATE
-from ._kernels import intervals as _ki
-from ._kernels import resample as _kr
-from ._stability_results import (
+from .. import _xr
+from .._kernels import intervals as _ki
+from .._kernels import resample as _kr
+from ..results import (
     BootstrapResult,
     ConfidenceIntervalResult,
     LeaderboardResult,
     WinProbabilityResult,
 )
+from . import _engine as _b
+from ._engine import REPLICATE
 
 __all__ = [
     "bootstrap",

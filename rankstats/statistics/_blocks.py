@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _xr
-from .errors import DimensionError
+from .. import _xr
+from ..errors import DimensionError
 
 
 def dims_tuple(value) -> tuple:

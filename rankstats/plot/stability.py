@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from .plot import _axes
-from .render import task_leaderboard
+from ..render import task_leaderboard
+from ._figure import new_axes as _axes
 
 __all__ = ["plot_k_needed", "plot_needed", "plot_rank_intervals"]
 
@@ -63,8 +63,8 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     Examples
     --------
     >>> import rankstats.datasets
-    >>> from rankstats.needed import templates_needed
-    >>> from rankstats.plot_stability import plot_needed
+    >>> from rankstats.stability.needed import templates_needed
+    >>> from rankstats.plot.stability import plot_needed
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks"])
     >>> curves = templates_needed(cube, ks=[1, 2, 5, 10, 20, 50, 100, 150], draws=50)
     >>> ax = plot_needed(curves)
@@ -126,8 +126,8 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     Examples
     --------
     >>> import rankstats.datasets
-    >>> from rankstats.needed import templates_needed
-    >>> from rankstats.plot_stability import plot_k_needed
+    >>> from rankstats.stability.needed import templates_needed
+    >>> from rankstats.plot.stability import plot_k_needed
     >>> cube = rankstats.datasets.load("mizrahi2024")
     >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=20)
     >>> ax = plot_k_needed(curves)
@@ -171,7 +171,7 @@ def plot_rank_intervals(board: xr.Dataset, task, ax=None):
     >>> import numpy as np
     >>> import rankstats
     >>> from rankstats import stability
-    >>> from rankstats.plot_stability import plot_rank_intervals
+    >>> from rankstats.plot.stability import plot_rank_intervals
     >>> rng = np.random.default_rng(1)
     >>> cube = rankstats.from_records([
     ...     {"model": m, "task": "t", "template": p, "sample": s,

@@ -7,26 +7,15 @@ bytes for the HTML report without touching pyplot's global state.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import xarray as xr
+
+from ._figure import new_axes as _axes
+from ._figure import to_png as _png
 
 __all__ = ["figures", "plot_divergence", "plot_metrics", "plot_pair", "plot_rank_agreement"]
 
 
-def _matplotlib():
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as error:  # pragma: no cover - exercised without the extra
-        raise ImportError('figures need matplotlib: pip install "rankstats[plot]"') from error
-    return Figure
-
-
-def _axes(ax, size):
-    if ax is not None:
-        return ax
-    return _matplotlib()(figsize=size, layout="constrained").add_subplot()
 
 
 def plot_pair(analysis: xr.Dataset, task: str, ax=None):
@@ -38,7 +27,7 @@ def plot_pair(analysis: xr.Dataset, task: str, ax=None):
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.plot import plot_pair
+    >>> from rankstats.plot.report import plot_pair
     >>> cube = rankstats.from_records([
     ...     {"model": m, "task": "t", "template": p, "score": s}
     ...     for m, scores in {"a": [0.9, 0.2], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
@@ -125,10 +114,6 @@ def plot_rank_agreement(analysis: xr.Dataset, ax=None):
     return ax
 
 
-def _png(ax) -> bytes:
-    buffer = io.BytesIO()
-    ax.figure.savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
 
 
 def figures(analysis: xr.Dataset) -> dict[str, bytes]:
@@ -138,7 +123,7 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     least agreeing pair of each task), ``divergence``, ``metrics``, and with
     the stability section ``stability:<task>`` (rank intervals) and
     ``templates_needed``, and with the verbalizer sections the figures of
-    :func:`rankstats.plot_verbalizer.figures`.
+    :func:`rankstats.plot.verbalizer.figures`.
     """
     out = {"agreement": _png(plot_rank_agreement(analysis))}
     for task in analysis["task"].values:
@@ -148,7 +133,7 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
         out["divergence"] = _png(plot_divergence(analysis))
     out["metrics"] = _png(plot_metrics(analysis))
     if "tie_group" in analysis:
-        from .plot_stability import plot_k_needed, plot_rank_intervals
+        from .stability import plot_k_needed, plot_rank_intervals
 
         board = xr.Dataset({
             "rank": analysis["metric_rank"].sel(metric="avgp", drop=True),
@@ -163,7 +148,7 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
                             attrs={"size_dim": "k", "target": 0.9, "probability": 0.95})
         out["templates_needed"] = _png(plot_k_needed(needed))
     if "group_accuracy" in analysis:
-        from .plot_verbalizer import figures as verbalizer_figures
+        from .verbalizer import figures as verbalizer_figures
 
         out.update(verbalizer_figures(analysis))
     return out

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _xr
+from .. import _xr
+from .._kernels import multitest as _km
+from ..errors import DimensionError
+from ..results import PairwiseMcNemarResult
 from ._blocks import dims_tuple, numpy_axis
-from ._kernels import multitest as _km
-from ._posthoc_results import PairwiseMcNemarResult
-from .errors import DimensionError
 
 __all__ = ["adjust_pvalues", "pairwise_mcnemar"]
 
@@ -63,7 +63,7 @@ def adjust_pvalues(p, method="holm", dim=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.posthoc import adjust_pvalues
+    >>> from rankstats.statistics.posthoc import adjust_pvalues
     >>> p = np.array([0.01, 0.04, np.nan, 0.03])
     >>> adjust_pvalues(p, "holm")
     array([0.03, 0.06,  nan, 0.06])
@@ -148,7 +148,7 @@ def pairwise_mcnemar(x, pairs="model", dim="sample", *, family=(), method="exact
     Three models answering the same twelve items:
 
     >>> import numpy as np
-    >>> from rankstats.posthoc import pairwise_mcnemar
+    >>> from rankstats.statistics.posthoc import pairwise_mcnemar
     >>> right = np.array([[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1],
     ...                   [0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1],
     ...                   [1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1]])

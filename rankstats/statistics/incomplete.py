@@ -8,10 +8,10 @@ any pattern of missing cells.
 
 from __future__ import annotations
 
-from . import _xr
+from .. import _xr
+from .._kernels import incomplete as _ki
+from ..results import DurbinResult, SkillingsMackResult
 from ._blocks import block_test
-from ._kernels import incomplete as _ki
-from ._posthoc_results import DurbinResult, SkillingsMackResult
 
 __all__ = ["durbin", "skillings_mack"]
 
@@ -89,7 +89,7 @@ def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_bett
     seven varieties (1 = preferred; NaN = not tasted).
 
     >>> import numpy as np
-    >>> from rankstats.posthoc import durbin
+    >>> from rankstats.statistics.posthoc import durbin
     >>> n = np.nan
     >>> ranks = np.array([[2, 3, n, 1, n, n, n], [n, 3, 1, n, 2, n, n],
     ...                   [n, n, 2, 1, n, 3, n], [n, n, n, 1, 2, n, 3],
@@ -167,7 +167,7 @@ def skillings_mack(x, blocks=None, treatments="model", *, ties="average", correc
     Four models on five tasks; model 3 was not run on two tasks:
 
     >>> import numpy as np
-    >>> from rankstats.posthoc import skillings_mack
+    >>> from rankstats.statistics.posthoc import skillings_mack
     >>> scores = np.array([[0.9, 0.6, 0.3, 0.5], [0.8, 0.7, 0.2, np.nan],
     ...                    [0.7, 0.5, 0.6, 0.4], [0.9, 0.4, 0.1, np.nan],
     ...                    [0.6, 0.8, 0.2, 0.3]])

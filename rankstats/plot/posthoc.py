@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels.posthoc import clique_runs
-from .posthoc import _one_slice
+from .._kernels.posthoc import clique_runs
+from ..statistics.posthoc import _one_slice
+from ._figure import new_axes
 
 __all__ = ["plot_critical_difference"]
 
 
-def _new_axes(size):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as error:  # pragma: no cover - exercised without the extra
-        raise ImportError('figures need matplotlib: pip install "rankstats[plot]"') from error
-    return Figure(figsize=size, layout="constrained").add_subplot()
 
 
 def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax=None,
@@ -71,8 +66,8 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.posthoc import nemenyi
-    >>> from rankstats.plot_posthoc import plot_critical_difference
+    >>> from rankstats.statistics.posthoc import nemenyi
+    >>> from rankstats.plot.posthoc import plot_critical_difference
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> ax = plot_critical_difference(nemenyi(scores), names=["a", "b", "c"])
@@ -96,7 +91,7 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
 
     groups = [(float(mean[runs["order"][i]]), float(mean[runs["order"][runs["stop"][i]]]))
               for i in np.flatnonzero(runs["maximal"])]
-    ax = ax if ax is not None else _new_axes((7.0, 1.6 + 0.3 * (k + len(groups))))
+    ax = ax if ax is not None else new_axes(None, (7.0, 1.6 + 0.3 * (k + len(groups))))
     line = {"color": "black", "linewidth": 1.0}
     # the axis of average ranks, ticks every half rank, labels every rank
     ax.plot([low, high], [0, 0], **line)

@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._kernels import edits as _ke
-from ._kernels.multitest import ADJUST_METHODS, adjust_last
-from ._kernels.ranking import check_choice
-from ._kernels.significance import MCNEMAR_METHODS
-from ._xr import mean_over
-from .errors import DimensionError
+from .._kernels import edits as _ke
+from .._kernels.multitest import ADJUST_METHODS, adjust_last
+from .._kernels.ranking import check_choice
+from .._kernels.significance import MCNEMAR_METHODS
+from .._xr import mean_over
+from ..errors import DimensionError
 
 __all__ = ["describe_edit", "edit_pairs", "edit_rules", "largest_edits", "minimal_edits"]
 
@@ -92,7 +92,7 @@ def edit_pairs(texts, groups=None, *, max_distance=1, unit="tokens", min_distanc
 
     Examples
     --------
-    >>> from rankstats.edits import edit_pairs
+    >>> from rankstats.analyses.edits import edit_pairs
     >>> texts = ["Write a word that excludes the letter {x}.",
     ...          "Write a word that lacks the letter {x}.",
     ...          "Write a word that lacks the letter {x}",
@@ -188,7 +188,7 @@ def describe_edit(a: str, b: str) -> str:
 
     Examples
     --------
-    >>> from rankstats.edits import describe_edit
+    >>> from rankstats.analyses.edits import describe_edit
     >>> describe_edit('Write a word that excludes the letter "{letter}".',
     ...               'Write a word that lacks the letter "{letter}".')
     'excludes → lacks'
@@ -362,7 +362,7 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.edits import minimal_edits
+    >>> from rankstats.analyses.edits import minimal_edits
     >>> texts = {"p1": "Write a word that excludes the letter {x}.",
     ...          "p2": "Write a word that lacks the letter {x}.",
     ...          "p3": "Name a word without {x}"}
@@ -452,8 +452,8 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
 def _tested(out, score, pick, pick_b, method, correction, family, task_index):
     import warnings
 
-    from .errors import RankstatsWarning
-    from .significance import mcnemar
+    from ..errors import RankstatsWarning
+    from ..statistics.significance import mcnemar
 
     x = score.isel(pick).reset_coords(drop=True).transpose("model", "pair", "sample")
     y = score.isel(pick_b).reset_coords(drop=True).transpose("model", "pair", "sample")
@@ -498,7 +498,7 @@ def edit_rules(edits: xr.Dataset, *, alpha: float = 0.05) -> xr.Dataset:
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.edits import edit_rules, minimal_edits
+    >>> from rankstats.analyses.edits import edit_rules, minimal_edits
     >>> texts = ["Write a word that excludes {x}.", "Write a word that lacks {x}.",
     ...          "Name a word that excludes {x}.", "Name a word that lacks {x}."]
     >>> cube = rankstats.from_records(
@@ -572,7 +572,7 @@ def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "differe
     Examples
     --------
     >>> import rankstats
-    >>> from rankstats.edits import largest_edits, minimal_edits
+    >>> from rankstats.analyses.edits import largest_edits, minimal_edits
     >>> cube = rankstats.from_records(
     ...     [{"model": m, "task": "t", "template": p, "template_text": text, "score": s}
     ...      for m, row in {"m1": [0.54, 0.12], "m2": [0.19, 0.81]}.items()

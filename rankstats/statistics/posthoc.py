@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _xr
+from .. import _xr
+from .._kernels import posthoc as _kp
+from ..errors import DimensionError
+from ..results import BonferroniDunnResult, NemenyiResult
 from ._blocks import block_test
-from ._kernels import posthoc as _kp
-from ._posthoc_results import BonferroniDunnResult, NemenyiResult
-from .errors import DimensionError
 from .incomplete import durbin, skillings_mack
 from .multitest import adjust_pvalues, pairwise_mcnemar
 
@@ -92,7 +92,7 @@ def critical_difference(n_treatments, n_blocks, alpha=0.05, *, test="nemenyi"):
     --------
     Demšar's example: four classifiers on fourteen data sets.
 
-    >>> from rankstats.posthoc import critical_difference
+    >>> from rankstats.statistics.posthoc import critical_difference
     >>> round(float(critical_difference(4, 14)), 4)
     1.2536
     >>> round(float(critical_difference(4, 14, test="bonferroni_dunn")), 4)
@@ -172,7 +172,7 @@ def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
     Three models (columns) on five tasks (rows):
 
     >>> import numpy as np
-    >>> from rankstats.posthoc import nemenyi
+    >>> from rankstats.statistics.posthoc import nemenyi
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> result = nemenyi(scores)
@@ -243,7 +243,7 @@ def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.posthoc import bonferroni_dunn
+    >>> from rankstats.statistics.posthoc import bonferroni_dunn
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> result = bonferroni_dunn(scores, control=0)
@@ -287,7 +287,7 @@ def nonsignificant_groups(result, *, alpha=None, names=None) -> list[list]:
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.posthoc import nemenyi, nonsignificant_groups
+    >>> from rankstats.statistics.posthoc import nemenyi, nonsignificant_groups
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> nonsignificant_groups(nemenyi(scores), names=["a", "b", "c"])

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from . import _xr
-from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
-from .cube import template_scores
-from .metrics import divergence, prompt_metrics
-from .multitest import adjust_pvalues
-from .significance import cochran_q, friedman, mcnemar
+from .. import _xr
+from ..cube import template_scores
+from ..statistics.concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
+from ..statistics.metrics import divergence, prompt_metrics
+from ..statistics.multitest import adjust_pvalues
+from ..statistics.significance import cochran_q, friedman, mcnemar
 
 __all__ = ["METRICS", "report"]
 
@@ -290,8 +290,8 @@ def _filtering(scores, best_first, nan_policy):
 
 def _stability(cube, scores, resamples, seed, nan_policy):
     """Rank intervals and tie groups, and how many templates are enough."""
-    from .needed import templates_needed
-    from .stability import leaderboard
+    from ..stability.bootstrap import leaderboard
+    from ..stability.needed import templates_needed
 
     has_samples = "sample" in (cube["score"].dims if isinstance(cube, xr.Dataset) else cube.dims)
     board = leaderboard(cube, B=resamples, over="both" if has_samples else "templates",

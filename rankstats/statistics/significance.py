@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from . import _xr
-from ._kernels import significance as _ks
-from ._results import CochranQResult, FriedmanResult, McNemarResult
-from .concordance import _concordance
+from .. import _options as o
+from .._kernels import concordance as _kc
+from .._kernels import significance as _ks
+from .._statistic import statistic
+from ..errors import InputTypeError
+from ..results import CochranQResult, FriedmanResult, McNemarResult
+from .concordance import NAN_POLICY, TIES
 
 __all__ = ["cochran_q", "friedman", "mcnemar"]
 
@@ -26,13 +29,16 @@ _COCHRAN_OUTPUTS = {name: name for name in ("statistic", "pvalue", "dof", "n_blo
                                             "n_treatments")}
 
 
+@statistic(roles={"blocks": ("model", -2), "treatments": ("template", -1)},
+           options={"ties": TIES, "tie_correction": o.boolean, "nan_policy": NAN_POLICY},
+           result=FriedmanResult)
 def friedman(
     x,
     blocks="model",
     treatments="template",
     *,
     ties="average",
-    correction=True,
+    tie_correction=True,
     nan_policy="propagate",
 ):
     r"""Friedman's test of whether treatments differ within blocks.
@@ -48,12 +54,11 @@ def friedman(
         given; a cube with samples is reduced to per-template scores first.
     blocks, treatments : str or int
         Dimension names (axis numbers for NumPy input).
-    ties : {"average", "min", "max", "dense", "ordinal"}
-        How treatments tied within a block are ranked.
-    correction : bool, default True
+    {ties}
+    tie_correction : bool, default True
         Divide the statistic by the tie correction, as
         :func:`scipy.stats.friedmanchisquare` does.
-    nan_policy : {"propagate", "omit", "raise"}
+    {nan_policy}
         ``omit`` drops blocks with a missing treatment (listwise deletion).
         Treatments missing in every block and blocks missing everywhere are
         structure and drop out first.
@@ -103,17 +108,22 @@ def friedman(
     >>> round(float(result.statistic), 4), round(float(result.pvalue), 4)
     (5.7333, 0.0569)
     """
-    kwargs = {"ties": ties, "correction": correction, "nan_policy": nan_policy,
-              "statistic": "friedman", "roles": ("blocks", "treatments")}
-    return _concordance("friedman", x, blocks, treatments, kwargs, _FRIEDMAN_OUTPUTS,
-                        FriedmanResult, {"blocks": blocks, "treatments": treatments})
+    return x.apply(_kc.concordance, _FRIEDMAN_OUTPUTS,
+                   kwargs={"ties": ties, "correction": tie_correction, "nan_policy": nan_policy,
+                           "statistic": "friedman", "roles": ("blocks", "treatments")})
 
 
-def mcnemar(x, y=None, *, dim="sample", pairs=None, method="exact", nan_policy="propagate"):
+@statistic(roles={"pairs_over": ("template", -2), "dim": ("sample", -1)},
+           options={"method": o.one_of("exact", "midp", "chi2", "chi2_cc"),
+                    "nan_policy": NAN_POLICY},
+           result=McNemarResult, inputs=("x", "y"),
+           optional_roles=("pairs_over",))
+def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
+            nan_policy="propagate"):
     r"""McNemar's test on paired binary correctness.
 
     Either compares ``x`` with ``y`` (e.g. two templates, or two models,
-    scored on the same samples), or, with ``pairs``, every pair of positions
+    scored on the same samples), or, with ``pairs_over``, every pair of positions
     along one dimension of ``x`` at once.
 
     Parameters
@@ -123,14 +133,14 @@ def mcnemar(x, y=None, *, dim="sample", pairs=None, method="exact", nan_policy="
         inputs must agree on every shared coordinate.
     dim : str or int, default "sample"
         The dimension of the paired observations (axis for NumPy input).
-    pairs : str or int, optional
+    pairs_over : str or int, optional
         With ``y`` omitted: test every pair of positions along this dimension
-        (e.g. ``"template"``); the result gains ``f"{pairs}_b"``.
+        (e.g. ``"template"``); the result gains ``f"{pairs_over}_b"``.
     method : {"exact", "midp", "chi2", "chi2_cc"}
         Exact binomial, mid-p, chi-square, or chi-square with Edwards'
         continuity correction :math:`(|b - c| - 1)^2 / (b + c)` (unclamped, as
         R and statsmodels compute it).
-    nan_policy : {"propagate", "omit", "raise"}
+    {nan_policy}
         ``omit`` is pairwise deletion of samples missing on either side.
         Samples missing everywhere (padding) drop out first.
 
@@ -175,59 +185,20 @@ def mcnemar(x, y=None, *, dim="sample", pairs=None, method="exact", nan_policy="
     (5, 0, 0.0625)
     """
     kwargs = {"method": method, "nan_policy": nan_policy}
-    if y is None:
-        if pairs is None:
-            raise TypeError("mcnemar: give y, or pairs= to test every pair along a dimension")
-        return _mcnemar_all_pairs(x, dim, pairs, kwargs)
-    if pairs is not None:
-        raise TypeError("mcnemar: give either y or pairs=, not both")
-    if _xr.is_labelled(x) or _xr.is_labelled(y):
-        if not (_xr.is_labelled(x) and _xr.is_labelled(y)):
-            raise TypeError("mcnemar: give x and y both labelled (xarray) or both NumPy")
-        xs = _xr.scores_of(x, "mcnemar", keep=(dim,))
-        ys = _xr.scores_of(y, "mcnemar", keep=(dim,))
-        _xr.check_dims("mcnemar", xs, {"paired": dim})
-        _xr.check_dims("mcnemar", ys, {"paired": dim})
-        return _xr.apply_labelled(
-            "mcnemar",
-            _ks.mcnemar_pair,
-            [xs, ys],
-            [[dim], [dim]],
-            {name: (key, []) for name, key in _MCNEMAR_OUTPUTS.items()},
-            kwargs=kwargs,
-            attrs={"paired": dim, **kwargs},
-        )
-    axis = _xr.numpy_axis("mcnemar", "paired", dim, "sample", -1)
-    return _xr.apply_numpy(
-        _ks.mcnemar_pair, [x, y], [[axis], [axis]], _MCNEMAR_OUTPUTS, McNemarResult,
-        kwargs=kwargs,
-    )
+    if (y is None) == (pairs_over is None):
+        raise InputTypeError("mcnemar: give either y, or pairs_over= to test every pair "
+                             "along a dimension, not both")
+    if y is not None:
+        return x.apply(_ks.mcnemar_pair, _MCNEMAR_OUTPUTS, core=["dim"], kwargs=kwargs)
+    pair_dim = f"{pairs_over}_b" if x.labelled else None
+    return x.apply(_ks.mcnemar_matrix, _MCNEMAR_OUTPUTS, core=["pairs_over", "dim"],
+                   output_dims={name: ["pairs_over", pair_dim] for name in _MCNEMAR_OUTPUTS},
+                   new_dims={pair_dim: "pairs_over"} if x.labelled else None, kwargs=kwargs)
 
 
-def _mcnemar_all_pairs(x, dim, pairs, kwargs):
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, "mcnemar", keep=(dim, pairs))
-        _xr.check_dims("mcnemar", scores, {"paired": dim, "pairs": pairs})
-        pair_dim = f"{pairs}_b"
-        return _xr.apply_labelled(
-            "mcnemar",
-            _ks.mcnemar_matrix,
-            [scores],
-            [[pairs, dim]],
-            {name: (key, [pairs, pair_dim]) for name, key in _MCNEMAR_OUTPUTS.items()},
-            kwargs=kwargs,
-            new_dims={pair_dim: pairs},
-            attrs={"paired": dim, "pairs": pairs, **kwargs},
-        )
-    axes = [
-        _xr.numpy_axis("mcnemar", "pairs", pairs, "template", -2),
-        _xr.numpy_axis("mcnemar", "paired", dim, "sample", -1),
-    ]
-    return _xr.apply_numpy(
-        _ks.mcnemar_matrix, [x], [axes], _MCNEMAR_OUTPUTS, McNemarResult, kwargs=kwargs
-    )
-
-
+@statistic(roles={"blocks": ("sample", -2), "treatments": ("template", -1)},
+           options={"nan_policy": NAN_POLICY},
+           result=CochranQResult)
 def cochran_q(x, blocks="sample", treatments="template", *, nan_policy="propagate"):
     r"""Cochran's Q test of whether k treatments succeed equally often on the same blocks.
 
@@ -239,7 +210,7 @@ def cochran_q(x, blocks="sample", treatments="template", *, nan_policy="propagat
         accuracy over the same samples, per model and task.
     blocks, treatments : str or int
         Dimension names (axis numbers for NumPy input).
-    nan_policy : {"propagate", "omit", "raise"}
+    {nan_policy}
         ``omit`` drops blocks with a missing treatment (listwise deletion).
 
     Returns
@@ -276,23 +247,4 @@ def cochran_q(x, blocks="sample", treatments="template", *, nan_policy="propagat
     >>> round(float(result.statistic), 4), round(float(result.pvalue), 4)
     (6.0, 0.0498)
     """
-    kwargs = {"nan_policy": nan_policy}
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, "cochran_q", keep=(blocks, treatments))
-        _xr.check_dims("cochran_q", scores, {"blocks": blocks, "treatments": treatments})
-        return _xr.apply_labelled(
-            "cochran_q",
-            _ks.cochran_q,
-            [scores],
-            [[blocks, treatments]],
-            {name: (key, []) for name, key in _COCHRAN_OUTPUTS.items()},
-            kwargs=kwargs,
-            attrs={"blocks": blocks, "treatments": treatments, **kwargs},
-        )
-    axes = [
-        _xr.numpy_axis("cochran_q", "blocks", blocks, "sample", -2),
-        _xr.numpy_axis("cochran_q", "treatments", treatments, "template", -1),
-    ]
-    return _xr.apply_numpy(_ks.cochran_q, [x], [axes], _COCHRAN_OUTPUTS, CochranQResult,
-                           kwargs=kwargs)
-
+    return x.apply(_ks.cochran_q, _COCHRAN_OUTPUTS, kwargs={"nan_policy": nan_policy})

@@ -1,0 +1,134 @@
+"""Checks of option values, run before any work, naming the function, the option and what is allowed.
+
+A check is a callable ``check(function, name, value) -> value`` that returns
+the value (normalised where that is safe, e.g. a NumPy integer to ``int``) or
+raises :class:`~rankstats.errors.OptionError`. Statistics declare their checks
+in :func:`rankstats._statistic.statistic`; other public functions call
+:func:`check_options` at their top.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .errors import OptionError
+
+Check = Callable[[str, str, object], object]
+
+NAN_POLICIES = ("propagate", "omit", "raise")
+TIES = ("average", "min", "max", "dense", "ordinal")
+P_ADJUST = ("holm", "bh", "by", "bonferroni", "none")
+OVER = ("samples", "templates", "both")
+
+
+def _refuse(function: str, name: str, value, allowed: str):
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be {allowed}")
+
+
+def one_of(*allowed) -> Check:
+    """A check that the value is one of ``allowed`` (compared with ``==``, strings exactly)."""
+    shown = ", ".join(repr(a) for a in allowed)
+
+    def check(function, name, value):
+        if isinstance(value, (str, bool, type(None), numbers.Number)) and any(
+            value == a and type(value) is type(a) for a in allowed
+        ):
+            return value
+        _refuse(function, name, value, f"one of {shown}")
+
+    check.allowed = allowed
+    return check
+
+
+def boolean(function: str, name: str, value) -> bool:
+    """A check that the value is True or False (a NumPy bool too; not 0, 1 or a string)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    _refuse(function, name, value, "True or False")
+
+
+def optional_boolean(function: str, name: str, value) -> bool | None:
+    """:func:`boolean`, or None for "take it from the cube"."""
+    return None if value is None else boolean(function, name, value)
+
+
+def probability(function: str, name: str, value) -> float:
+    """A check that the value is a number strictly between 0 and 1 (a level or a target)."""
+    if _real(value) and 0 < float(value) < 1:
+        return float(value)
+    _refuse(function, name, value, "a number strictly between 0 and 1")
+
+
+def unit_interval(function: str, name: str, value) -> float:
+    """A check that the value is a number in [0, 1]."""
+    if _real(value) and 0 <= float(value) <= 1:
+        return float(value)
+    _refuse(function, name, value, "a number between 0 and 1")
+
+
+def positive_int(function: str, name: str, value) -> int:
+    """A check that the value is an integer of at least 1."""
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
+            and value >= 1:
+        return int(value)
+    _refuse(function, name, value, "an integer of at least 1")
+
+
+def non_negative_int(function: str, name: str, value) -> int:
+    """A check that the value is an integer of at least 0."""
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
+            and value >= 0:
+        return int(value)
+    _refuse(function, name, value, "an integer of at least 0")
+
+
+def finite(function: str, name: str, value) -> float:
+    """A check that the value is a finite real number."""
+    if _real(value) and np.isfinite(float(value)):
+        return float(value)
+    _refuse(function, name, value, "a finite number")
+
+
+def seed(function: str, name: str, value):
+    """A check that the value is None, an integer of at least 0 or a numpy Generator."""
+    if value is None or isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
+            and value >= 0:
+        return int(value)
+    _refuse(function, name, value, "None, a non-negative integer or a numpy.random.Generator")
+
+
+def optional(check: Check) -> Check:
+    """``check``, or None."""
+
+    def optional_check(function, name, value):
+        return None if value is None else check(function, name, value)
+
+    optional_check.allowed = getattr(check, "allowed", None)
+    return optional_check
+
+
+def _real(value) -> bool:
+    return isinstance(value, (numbers.Real, np.floating, np.integer)) \
+        and not isinstance(value, (bool, np.bool_))
+
+
+def check_options(function: str, checks: Mapping[str, Check], values: Mapping[str, object]) -> dict:
+    """Check ``values[name]`` with ``checks[name]`` for every name; return the checked values.
+
+    Examples
+    --------
+    >>> from rankstats._options import check_options, one_of, probability
+    >>> check_options("f", {"ties": one_of("average", "min"), "confidence_level": probability},
+    ...               {"ties": "min", "confidence_level": 0.9})
+    {'ties': 'min', 'confidence_level': 0.9}
+    >>> check_options("f", {"confidence_level": probability}, {"confidence_level": 1.5})
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.OptionError: f: confidence_level=1.5 is not allowed; confidence_level must be a number strictly between 0 and 1
+    """  # noqa: E501
+    return {name: checks[name](function, name, value) for name, value in values.items()}

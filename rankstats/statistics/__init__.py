@@ -1,0 +1,40 @@
+"""The statistics: tests and coefficients of the score cube, NumPy kernels behind one wrapper.
+
+Every public function here accepts a NumPy array (roles given as axis
+numbers) or an xarray object (roles given as dimension names, dask-chunked
+cubes included) and is also exported from :mod:`rankstats`.
+"""
+
+from .clustered import clustered_difference, clustered_se
+from .concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
+from .incomplete import durbin, skillings_mack
+from .metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
+from .multitest import adjust_pvalues, pairwise_mcnemar
+from .posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignificant_groups
+from .significance import cochran_q, friedman, mcnemar
+
+__all__ = [
+    "adjust_pvalues",
+    "avgp",
+    "bonferroni_dunn",
+    "clustered_difference",
+    "clustered_se",
+    "cochran_q",
+    "cps",
+    "critical_difference",
+    "divergence",
+    "durbin",
+    "friedman",
+    "kendall_tau",
+    "kendall_tau_matrix",
+    "kendall_w",
+    "maxp",
+    "mcnemar",
+    "nemenyi",
+    "nonsignificant_groups",
+    "pairwise_mcnemar",
+    "prompt_metrics",
+    "rank",
+    "saturation",
+    "skillings_mack",
+]
