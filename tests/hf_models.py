@@ -66,8 +66,11 @@ def build_tokenizer(texts: list[str]):
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
     tokenizer.train_from_iterator(texts, trainer)
+    # Without model_input_names, older transformers releases also return token_type_ids,
+    # which T5 and GPT-2 do not take.
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>",
-                                   bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+                                   bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                   model_input_names=["input_ids", "attention_mask"])
 
 
 def _train(model, batches, steps: int, learning_rate: float) -> None:

@@ -55,8 +55,10 @@ def no_model_work(monkeypatch):
 class ForwardSpy:
     """Counts forward passes of the tiny models and records the prompts they start on.
 
-    A prompt starts a decoder-only model's forward pass without a key/value
-    cache, or an encoder-decoder model's encoder.
+    A prompt starts an encoder-decoder model's encoder, or a decoder-only
+    model's pass that has no key/value cache to continue. The cache is found
+    by its type, whatever keyword it travels under (``past_key_values``,
+    then ``cache`` in transformers 5).
     """
 
     def __init__(self, monkeypatch, tokenizer, fail_after=None):
@@ -77,20 +79,30 @@ class ForwardSpy:
             self.calls += 1
             if self.fail_after is not None and self.calls > self.fail_after:
                 raise KeyboardInterrupt("killed")
-            ids, past = kwargs.get("input_ids"), kwargs.get("past_key_values")
-            starts = (not getattr(module, "is_decoder", False)
-                      if type(module).__name__ == "T5Stack"
-                      else type(module).__name__.startswith("GPT2")
-                      and (past is None or past.get_seq_length() == 0))
-            if ids is not None and starts:
-                masks = kwargs.get("attention_mask")
+            ids, masks = kwargs.get("input_ids"), kwargs.get("attention_mask")
+            if ids is not None:
                 masks = torch.ones_like(ids) if masks is None else masks  # dropped: no padding
-                for row, mask in zip(ids, masks, strict=True):
-                    self.prompts.append((type(module).__name__,
-                                         self.tokenizer.decode(row[mask.bool()])))
+                name = type(module).__name__
+                starts = (not module.is_decoder if name == "T5Stack"
+                          else name.startswith("GPT2") and cached_positions(kwargs) == 0)
+                if starts:
+                    for row, mask in zip(ids, masks, strict=True):
+                        self.prompts.append((name, self.tokenizer.decode(row[mask.bool()])))
             return original(module, *args, **kwargs)
 
         return forward
+
+
+def cached_positions(kwargs) -> int:
+    """Positions already held by the key/value cache among a forward pass's arguments."""
+    from transformers import Cache
+
+    for value in kwargs.values():
+        if isinstance(value, Cache):
+            return value.get_seq_length()
+        if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+            return value[0][0].shape[-2]  # older releases: (key, value) per layer
+    return 0
 
 
 # batching ------------------------------------------------------------------------------------
@@ -193,6 +205,15 @@ def test_likelihood_cube_picks_the_direct_best_option(tiny, tasks):
                 gold = sample.gold if isinstance(sample.gold, list) else [sample.gold]
                 assert cube.score.values[0, t, k, s] == float(response.lower() in
                                                               [g.lower() for g in gold])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_weights_load_in_the_requested_dtype(tiny, dtype):
+    # releases before the keyword ``dtype`` would pass it on to the config and load float32
+    from collectors.hf.loading import load_model
+
+    model = load_model(resolve(tiny["gpt2"]), torch.device("cpu"), dtype)
+    assert model.dtype == dtype
 
 
 # resuming ------------------------------------------------------------------------------------

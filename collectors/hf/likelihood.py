@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .batching import length_batches, pad
+from .compat import cache_argument, last_logits_only, returned_cache, select_rows
 
 __all__ = ["OptionScores", "score_options"]
 
@@ -155,12 +156,6 @@ def _option_logprobs(logits, ids, mask):
     return (picked * mask).sum(-1)
 
 
-def _accepts(model, name: str) -> bool:
-    import inspect
-
-    return name in inspect.signature(model.forward).parameters
-
-
 def _causal_batch(model, prompts, options, pad_id) -> list[list[float]]:
     import torch
 
@@ -169,21 +164,19 @@ def _causal_batch(model, prompts, options, pad_id) -> list[list[float]]:
     ids, mask = ids.to(device), mask.to(device)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     owners, option_ids, option_mask = _flatten(options, device)
-    # Only the last position's logits are needed from the prompt pass: for a large
-    # vocabulary, the full (batch × length × vocabulary) logits would dominate memory.
-    keep = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
     with torch.inference_mode():
+        # Only the last position's logits are needed from the prompt pass.
         prompt_out = model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                           use_cache=True, **keep)
-        cache = prompt_out.past_key_values
+                           use_cache=True, **last_logits_only(model))
         # One cache row per (prompt, option) pair: the prompt is not run again.
-        cache.batch_select_indices(owners)
+        cache = select_rows(returned_cache(prompt_out), owners)
         lengths = mask.sum(-1)[owners]
         option_positions = lengths.unsqueeze(-1) + torch.arange(option_ids.shape[1],
                                                                 device=device)
         out = model(input_ids=option_ids,
                     attention_mask=torch.cat([mask[owners], option_mask], dim=-1),
-                    position_ids=option_positions, past_key_values=cache, use_cache=True)
+                    position_ids=option_positions, use_cache=True,
+                    **cache_argument(model, cache))
         # The prompt's last logits predict each option's first token.
         logits = torch.cat([prompt_out.logits[owners, -1:], out.logits[:, :-1]], dim=1)
         sums = _option_logprobs(logits, option_ids, option_mask)

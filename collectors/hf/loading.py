@@ -13,6 +13,7 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compat import dtype_argument
 from .errors import CollectorError
 
 __all__ = ["ModelSpec", "choose_device", "choose_dtype", "library_versions", "load_model",
@@ -177,7 +178,7 @@ def load_model(spec: ModelSpec, device, dtype):
     auto = AutoModelForSeq2SeqLM if spec.encoder_decoder else AutoModelForCausalLM
     local = Path(spec.name).expanduser()
     model = auto.from_pretrained(str(local) if local.is_dir() else spec.name,
-                                 revision=spec.requested_revision, dtype=dtype)
+                                 revision=spec.requested_revision, **dtype_argument(dtype))
     return model.to(device).eval()
 
 
