@@ -19,7 +19,9 @@ markup. This extension rewrites each docstring once the package is loaded:
   rendered) to the documented object;
 - ``:math:`x``` becomes ``\(x\)`` and a ``.. math::`` block becomes
   ``\[ ... \]`` on lines of their own, for ``pymdownx.arithmatex``;
-- ``.. [1] Author`` becomes ``[1] Author``;
+- ``.. [1] Author`` becomes a list item ``- [1] Author``, and each entry of a
+  See Also section (``friedman : the same test ...``) a list item with the
+  name as code, instead of one run-on paragraph;
 - a parameter entry naming several parameters (``judges, objects : str``)
   becomes one entry per name, so each shows its own default from the
   signature (griffe's numpy parser gives them all the first one's).
@@ -152,7 +154,53 @@ def rst_to_markdown(text: str, resolve=None) -> str:
     text = _ROLE.sub(lambda match: _role(match, resolve), text)
     text = _math_blocks(text)
     text = _MATH.sub(lambda match: "\\(" + match.group("body") + "\\)", text)
-    return "\n".join(_CITATION.sub(r"\g<indent>[\g<label>] ", line) for line in text.split("\n"))
+    text = see_also_list(text, resolve)
+    return "\n".join(_CITATION.sub(r"\g<indent>- [\g<label>] ", line) for line in text.split("\n"))
+
+
+_SEE_ALSO_ITEM = re.compile(r"^(?P<names>[^:]+?)(?:\s+:\s*(?P<rest>.*))?$")
+
+
+def _linked(name: str, resolve) -> str:
+    identifier = resolve(name) if resolve else None
+    if identifier is None:
+        return f"`{name}`"
+    return f'<span data-autorefs-optional="{identifier}"><code>{name}</code></span>'
+
+
+def see_also_list(text: str, resolve=None) -> str:
+    r"""Each entry of a numpydoc See Also section as a Markdown list item.
+
+    Examples
+    --------
+    >>> text = "See Also\n--------\nfriedman : the same,\n    more.\nmean, median"
+    >>> see_also_list(text).split("\n")[2:]
+    ['- `friedman`: the same, more.', '- `mean`, `median`']
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    section = ""
+    base = None
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and _SECTION_RULE.match(lines[i + 1]) and line.strip():
+            section, base = line.strip(), None
+            out.append(line)
+            continue
+        if section != "See Also" or _SECTION_RULE.match(line) or not line.strip():
+            out.append(line)
+            continue
+        indent = len(line) - len(line.lstrip())
+        if base is None:
+            base = indent
+        if indent > base and out and out[-1].lstrip().startswith("- "):
+            out[-1] += " " + line.strip()
+            continue
+        match = _SEE_ALSO_ITEM.match(line.strip())
+        names = ", ".join(_linked(name.strip(), resolve)
+                          for name in match.group("names").split(","))
+        rest = match.group("rest")
+        out.append(" " * indent + f"- {names}" + (f": {rest}" if rest else ""))
+    return "\n".join(out)
 
 
 class RstToMarkdown(Extension):

@@ -276,7 +276,7 @@ def _one_line(text: str) -> str:
 
 
 def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
-    r"""The result of :func:`rankstats.edits.minimal_edits` and its edit rules, as markdown.
+    r"""The result of :func:`rankstats.minimal_edits` and its edit rules, as markdown.
 
     Examples
     --------

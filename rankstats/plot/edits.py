@@ -17,7 +17,7 @@ def plot_edit_rules(rules: xr.Dataset, *, top: int | None = 20, min_tasks: int =
     Parameters
     ----------
     rules : xarray.Dataset
-        The result of :func:`rankstats.edits.edit_rules`.
+        The result of :func:`rankstats.edit_rules`.
     top : int or None, default 20
         How many edits to draw, in the order of ``rules`` (most tasks first).
     min_tasks : int, default 1

@@ -15,7 +15,7 @@ __all__ = ["plot_critical_difference"]
 
 def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax=None,
                              title=None):
-    """Draw Demšar's critical-difference diagram of one :func:`~rankstats.posthoc.nemenyi` slice.
+    """Draw Demšar's critical-difference diagram of one :func:`~rankstats.nemenyi` slice.
 
     The top line is an axis of average ranks with a bar as long as the
     critical difference; each model hangs from its average rank with its
@@ -25,7 +25,7 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     Parameters
     ----------
     result : xarray.Dataset or NemenyiResult
-        One slice of :func:`rankstats.posthoc.nemenyi` (select the other
+        One slice of :func:`rankstats.nemenyi` (select the other
         dims first, e.g. ``result.sel(template=0)``).
     names : sequence, optional
         Model names for a NumPy result (default: the result's labels, or
@@ -49,7 +49,7 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     -----
     The groups are the maximal runs of models consecutive in average rank in
     which no pair differs significantly (as Demšar 2006 and Orange draw them;
-    see :func:`rankstats.posthoc.nonsignificant_groups`). For Nemenyi's test
+    see :func:`rankstats.nonsignificant_groups`). For Nemenyi's test
     these are exactly the maximal cliques of the graph of non-significant
     pairs, since a pair differs when its ranks are further apart than the
     critical difference. Models without an average rank are left out.

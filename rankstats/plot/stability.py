@@ -46,8 +46,8 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     Parameters
     ----------
     result : xarray.Dataset
-        From :func:`rankstats.needed.templates_needed` or
-        :func:`~rankstats.needed.samples_needed`.
+        From :func:`rankstats.templates_needed` or
+        :func:`~rankstats.samples_needed`.
     task : str, optional
         The task to draw (required when the result has several).
     ax : matplotlib.axes.Axes, optional
@@ -113,8 +113,8 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     Parameters
     ----------
     result : xarray.Dataset
-        From :func:`rankstats.needed.templates_needed` or
-        :func:`~rankstats.needed.samples_needed`, with a ``task`` dim.
+        From :func:`rankstats.templates_needed` or
+        :func:`~rankstats.samples_needed`, with a ``task`` dim.
     ax : matplotlib.axes.Axes, optional
 
     Returns
