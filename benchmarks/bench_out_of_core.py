@@ -5,7 +5,7 @@ cells, stored as int8 with -1 for missing (10⁹ cells by default: 16 × 25 × 2
 10,000), then, in a fresh process, opens it lazily with chunks of one (model,
 task), computes per-template scores, Kendall's W, Friedman's test and the
 prompt metrics for every task, and reports wall time and peak resident memory.
-Then, in another fresh process, it bootstraps the same file over samples (B = 1000
+Then, in another fresh process, it bootstraps the same file over samples (n_resamples = 1000
 by default: AvgP, Kendall's W and every model's rank in every replicate) and
 reports the same. Target: peak memory under 2 GB for each.
 
@@ -66,12 +66,12 @@ import json, resource, sys, time, rankstats
 from rankstats import stability
 start = time.perf_counter()
 cube = rankstats.open_cube(sys.argv[1], chunks={"model": 1, "task": 1})
-reps = stability.replicates(cube, B=int(sys.argv[2]), over="samples", seed=0,
+reps = stability.replicates(cube, n_resamples=int(sys.argv[2]), over="samples", seed=0,
                             statistics=["avgp", "kendall_w", "rank"])
 reps = reps.compute()
 elapsed = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": elapsed, "peak_bytes": peak, "resamples": int(sys.argv[2]),
+print(json.dumps({"seconds": elapsed, "peak_bytes": peak, "n_resamples": int(sys.argv[2]),
                   "mean_w": float(reps.kendall_w.mean()), "cells": int(cube.score.size)}))
 """
 
@@ -89,7 +89,7 @@ def main() -> int:
     parser.add_argument("--shape", type=int, nargs=4, default=(16, 25, 250, 10_000),
                         metavar=("MODELS", "TASKS", "TEMPLATES", "SAMPLES"))
     parser.add_argument("--target-gb", type=float, default=2.0, help="peak memory allowed")
-    parser.add_argument("-B", "--resamples", type=int, default=1000,
+    parser.add_argument("--n-resamples", type=int, default=1000,
                         help="bootstrap replicates (default 1000; 0 skips the bootstrap)")
     args = parser.parse_args()
     path = Path(args.path)
@@ -105,10 +105,11 @@ def main() -> int:
           f"task in {result['seconds']:.0f} s, peak memory {peak_gb:.2f} GB "
           f"(target < {args.target_gb} GB)")
     peaks = [peak_gb]
-    if args.resamples:
-        boot = _run(BOOTSTRAP, path, args.resamples)
+    if args.n_resamples:
+        boot = _run(BOOTSTRAP, path, args.n_resamples)
         peaks.append(boot["peak_bytes"] / 1e9)
-        print(f"{boot['cells']:.3g} cells: bootstrap over samples, B = {boot['resamples']} "
+        print(f"{boot['cells']:.3g} cells: bootstrap over samples, n_resamples = "
+              f"{boot['n_resamples']} "
               f"(AvgP, W and ranks of every replicate) in {boot['seconds']:.0f} s, peak "
               f"memory {peaks[-1]:.2f} GB (target < {args.target_gb} GB)")
     ok = max(peaks) < args.target_gb

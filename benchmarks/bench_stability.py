@@ -11,12 +11,12 @@ are absent from five tasks (all-NaN), a third of the tasks have 180-239 real tem
 (the rest padded with NaN), and a third have 80-99 real samples.
 
 ``replicates``
-    ``rankstats.stability.replicates(cube, B, over, statistics=["score", "kendall_w",
+    ``rankstats.stability.replicates(cube, n_resamples, over, statistics=["score", "kendall_w",
     "rank"])``: per-template scores, Kendall's W and the models' ranks (by AvgP) in
     every replicate, every task at once.
 ``intervals``
     ``rankstats.stability.intervals`` of the same statistics: the replicates and
-    their 95% percentile intervals. Target: under 10 s for B = 1000.
+    their 95% percentile intervals. Target: under 10 s for n_resamples = 1000.
 ``reference``
     A Python loop over replicates and tasks, as one would write it with scipy: pick the
     replicate's samples (and, with ``--over both``, templates) by index, from the same
@@ -26,7 +26,7 @@ are absent from five tasks (all-NaN), a third of the tasks have 180-239 real tem
     textbook one takes each template's tie term from ``numpy.unique`` (as W's
     definition reads); the vectorised one from the variance of the ranks, one array
     expression per task. Structure is removed before timing. The loops run on
-    ``--loop-replicates`` replicates and their time is scaled to B (labelled
+    ``--loop-replicates`` replicates and their time is scaled to ``--n-resamples`` (labelled
     EXTRAPOLATED). Target: rankstats at least 50 times faster than the textbook loop;
     the ratio to the vectorised loop is printed for information.
 
@@ -166,11 +166,12 @@ def compare(name, ours, oracle, tolerance):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--B", type=int, default=1000, help="bootstrap replicates")
+    parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap replicates")
     parser.add_argument("--over", choices=["samples", "both"], default="samples")
     parser.add_argument("--repeats", type=int, default=3, help="rankstats calls; best counts")
     parser.add_argument("--loop-replicates", type=int, default=20,
-                        help="replicates the reference loop runs (time scaled to B)")
+                        help="replicates the reference loop runs (time scaled to "
+                             "--n-resamples)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default="stability")
     args = parser.parse_args(argv)
@@ -188,27 +189,32 @@ def main(argv=None) -> int:
         f"{int(np.isnan(values).all(axis=(2, 3)).sum())} absent (model, task) pairs")
 
     def run_replicates():
-        return stability.replicates(cube, args.B, args.over, seed=args.seed,
+        return stability.replicates(cube, n_resamples=args.n_resamples, over=args.over,
+                                    seed=args.seed,
                                     statistics=STATISTICS)
 
     def run_intervals():
-        return stability.intervals(cube, args.B, args.over, seed=args.seed,
+        return stability.intervals(cube, n_resamples=args.n_resamples, over=args.over,
+                                   seed=args.seed,
                                    statistics=STATISTICS)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stability.intervals(cube.isel(task=[0]), 20, args.over, seed=0)  # warm-up
+        stability.intervals(cube.isel(task=[0]), n_resamples=20, over=args.over,
+                            seed=0)  # warm-up
         log(f"rankstats replicates, best of {args.repeats} ...")
         rep_seconds, rep_times, reps = best_of(run_replicates, args.repeats)
         log(f"rankstats intervals, best of {args.repeats} ...")
         ci_seconds, ci_times, _ = best_of(run_intervals, args.repeats)
 
-        draws = stability.bootstrap_weights(cube, args.B, args.over, seed=args.seed)
+        draws = stability.bootstrap_weights(cube, n_resamples=args.n_resamples, over=args.over,
+                                            seed=args.seed)
         sample_weight = draws["sample_weight"].transpose("replicate", "task", "sample").values
         template_weight = (draws["template_weight"].transpose("replicate", "task",
                                                               "template").values
                            if "template_weight" in draws else None)
-        loop_ids = np.linspace(0, args.B - 1, min(args.loop_replicates, args.B)).astype(int)
+        n = args.n_resamples
+        loop_ids = np.linspace(0, n - 1, min(args.loop_replicates, n)).astype(int)
         blocks = task_blocks(values)
         shape = values.shape[:3]
         loops = {}
@@ -219,7 +225,7 @@ def main(argv=None) -> int:
             result = reference_loop(blocks, shape, sample_weight, template_weight, loop_ids,
                                     vectorised)
             loops[name] = (time.perf_counter() - start, result)
-        # the intervals of the reference: numpy.percentile over all B replicates
+        # the intervals of the reference: numpy.percentile over all the replicates
         replicate_scores = reps["score"].transpose("model", "task", "template",
                                                    "replicate").values.astype(float)
         gc.collect()
@@ -247,7 +253,7 @@ def main(argv=None) -> int:
 
     failures = []
     print()
-    print(f"B = {args.B}, over = {args.over!r}, cube {dict(cube.sizes)}")
+    print(f"n_resamples = {args.n_resamples}, over = {args.over!r}, cube {dict(cube.sizes)}")
     print(f"{'benchmark':<12} {'reference':<11} {'rankstats s':>12} {'reference s':>13} "
           f"{'ratio':>7}  target")
     ratios = {}
@@ -255,7 +261,7 @@ def main(argv=None) -> int:
         per_replicate = measured / len(loop_ids)
         for name, ours_s, extra in (("replicates", rep_seconds, 0.0),
                                     ("intervals", ci_seconds, percentile_seconds)):
-            ref_s = per_replicate * args.B + extra
+            ref_s = per_replicate * args.n_resamples + extra
             ratio = ref_s / ours_s
             ratios[f"{name} vs {loop_name} loop"] = ratio
             if loop_name == "textbook":
@@ -270,10 +276,11 @@ def main(argv=None) -> int:
             print(f"{name:<12} {loop_name:<11} {ours_s:>12.2f} {ref_s:>12.1f}* {ratio:>6.0f}x"
                   f"  {target}  {verdict}")
     for loop_name, (measured, _) in loops.items():
-        print(f"* EXTRAPOLATED: the {loop_name} loop ran {len(loop_ids)} of {args.B} "
+        print(f"* EXTRAPOLATED: the {loop_name} loop ran {len(loop_ids)} of {args.n_resamples} "
               f"replicates in {measured:.2f} s ({measured / len(loop_ids):.4f} s per "
-              "replicate), scaled to B.")
-    print(f"  For intervals the references add numpy.percentile over all {args.B} replicates "
+              "replicate), scaled to n_resamples.")
+    print(f"  For intervals the references add numpy.percentile over all {args.n_resamples} "
+          "replicates "
           f"({percentile_seconds:.2f} s, measured).")
     print()
     print(f"{'statistic':<34} {'compared':>10} {'NaN mismatch':>13} {'max |error|':>12}  "
@@ -296,7 +303,7 @@ def main(argv=None) -> int:
         "rankstats_seconds": {"replicates": rep_times, "intervals": ci_times},
         "reference": {"replicates_timed": len(loop_ids),
                       "measured_seconds": {k: v[0] for k, v in loops.items()},
-                      "extrapolated_seconds": {k: v[0] * args.B / len(loop_ids)
+                      "extrapolated_seconds": {k: v[0] * args.n_resamples / len(loop_ids)
                                                for k, v in loops.items()},
                       "percentile_seconds": percentile_seconds},
         "ratios": ratios,

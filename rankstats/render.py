@@ -107,9 +107,9 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
     ...     for p, s in zip(["p1", "p2"], scores)
     ... ])
-    >>> [s.key for s in sections(rankstats.report(cube, resamples=0))]
+    >>> [s.key for s in sections(rankstats.report(cube, n_resamples=0))]
     ['agreement', 'pairs', 'metrics', 'average_rank']
-    >>> [s.key for s in sections(rankstats.report(cube, resamples=50))][-2:]
+    >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-2:]
     ['stability', 'templates_needed']
     """
     out = [
@@ -459,7 +459,7 @@ def leaderboard_markdown(board: xr.Dataset) -> str:
     ...      "score": float(rng.random() < acc)}
     ...     for m, acc in {"a": 0.8, "b": 0.6, "c": 0.3}.items()
     ...     for p in range(4) for s in range(40)])
-    >>> board = stability.leaderboard(cube, B=200, over="both", seed=0)
+    >>> board = stability.leaderboard(cube, n_resamples=200, over="both", seed=0)
     >>> print("\n".join(leaderboard_markdown(board).splitlines()[6:10]))
     | model | score [interval] | rank [interval] | tie group | arena rank |
     |---|---|---|---|---|

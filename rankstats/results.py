@@ -13,20 +13,26 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 __all__ = [
+    "AvgPEstimate",
     "BonferroniDunnResult",
     "BootstrapResult",
+    "BootstrapWeightsResult",
     "CochranQResult",
     "ConfidenceIntervalResult",
     "DivergenceResult",
     "DurbinResult",
     "FriedmanResult",
+    "IntervalsResult",
     "KendallTauResult",
     "KendallWResult",
     "LeaderboardResult",
+    "MaxPEstimate",
     "McNemarResult",
     "NemenyiResult",
     "PairwiseMcNemarResult",
+    "ReplicatesResult",
     "SkillingsMackResult",
+    "SubsampleResult",
     "WinProbabilityResult",
 ]
 
@@ -169,6 +175,150 @@ class LeaderboardResult(_Result):
     rank_high: np.ndarray
     tie_group: np.ndarray
     arena_rank: np.ndarray
+
+
+class _Partial(_Result):
+    """A result some of whose fields a call may leave out (None); the repr skips them."""
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={_short(value)}" for name, value in self.to_dict().items()
+                          if value is not None)
+        return f"{type(self).__name__}({shown})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BootstrapWeightsResult(_Partial):
+    """Bootstrap counts (see ``rankstats.stability.bootstrap_weights``).
+
+    Each field is ``(..., n_resamples, unit)``; None when that unit is not
+    resampled.
+    """
+
+    sample_weight: np.ndarray | None = None
+    template_weight: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ReplicatesResult(_Partial):
+    """Every statistic of every replicate (see ``rankstats.stability.replicates``).
+
+    For each statistic ``s``: ``s`` (``(..., replicate)`` last), ``s_estimate``
+    and, with the jackknife, ``s_acceleration``; None for the statistics not
+    asked for. ``template_weight`` and ``sample_weight`` are the draws.
+    """
+
+    score: np.ndarray | None = None
+    score_estimate: np.ndarray | None = None
+    score_acceleration: np.ndarray | None = None
+    avgp: np.ndarray | None = None
+    avgp_estimate: np.ndarray | None = None
+    avgp_acceleration: np.ndarray | None = None
+    maxp: np.ndarray | None = None
+    maxp_estimate: np.ndarray | None = None
+    maxp_acceleration: np.ndarray | None = None
+    saturation: np.ndarray | None = None
+    saturation_estimate: np.ndarray | None = None
+    saturation_acceleration: np.ndarray | None = None
+    cps: np.ndarray | None = None
+    cps_estimate: np.ndarray | None = None
+    cps_acceleration: np.ndarray | None = None
+    kendall_w: np.ndarray | None = None
+    kendall_w_estimate: np.ndarray | None = None
+    kendall_w_acceleration: np.ndarray | None = None
+    rank: np.ndarray | None = None
+    rank_estimate: np.ndarray | None = None
+    rank_acceleration: np.ndarray | None = None
+    template_weight: np.ndarray | None = None
+    sample_weight: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IntervalsResult(_Partial):
+    """Bootstrap intervals of every statistic (see ``rankstats.stability.intervals``).
+
+    For each statistic ``s``: the estimate ``s``, ``s_low``, ``s_high`` and
+    the bootstrap standard error ``s_se``; None for the statistics not asked
+    for.
+    """
+
+    score: np.ndarray | None = None
+    score_low: np.ndarray | None = None
+    score_high: np.ndarray | None = None
+    score_se: np.ndarray | None = None
+    avgp: np.ndarray | None = None
+    avgp_low: np.ndarray | None = None
+    avgp_high: np.ndarray | None = None
+    avgp_se: np.ndarray | None = None
+    maxp: np.ndarray | None = None
+    maxp_low: np.ndarray | None = None
+    maxp_high: np.ndarray | None = None
+    maxp_se: np.ndarray | None = None
+    saturation: np.ndarray | None = None
+    saturation_low: np.ndarray | None = None
+    saturation_high: np.ndarray | None = None
+    saturation_se: np.ndarray | None = None
+    cps: np.ndarray | None = None
+    cps_low: np.ndarray | None = None
+    cps_high: np.ndarray | None = None
+    cps_se: np.ndarray | None = None
+    kendall_w: np.ndarray | None = None
+    kendall_w_low: np.ndarray | None = None
+    kendall_w_high: np.ndarray | None = None
+    kendall_w_se: np.ndarray | None = None
+    rank: np.ndarray | None = None
+    rank_low: np.ndarray | None = None
+    rank_high: np.ndarray | None = None
+    rank_se: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SubsampleResult(_Partial):
+    """Agreement curves of random subsets (see :func:`rankstats.templates_needed`).
+
+    Arrays are over the input's leading axes, then the subset size ``k``,
+    then the draws, quantiles or models; ``w`` and ``w_quantile`` are None
+    for :func:`rankstats.samples_needed`, where ``k`` holds the sample counts.
+    """
+
+    k: np.ndarray
+    tau: np.ndarray
+    w: np.ndarray | None
+    tau_quantile: np.ndarray
+    w_quantile: np.ndarray | None
+    p_tau: np.ndarray
+    tau_undefined: np.ndarray
+    rank_lower: np.ndarray
+    rank_upper: np.ndarray
+    rank_width: np.ndarray
+    rank_width_mean: np.ndarray
+    needed: np.ndarray
+    n_units: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class AvgPEstimate(_Result):
+    """The random-assignment estimate of AvgP (see :func:`rankstats.estimate_avgp`).
+
+    ``rounds`` holds each round's estimate (a round scores every sample
+    under one random template), ``running`` the estimate after k rounds and
+    ``spread`` the standard deviation of the first k rounds' estimates.
+    """
+
+    estimate: float
+    rounds: np.ndarray
+    running: np.ndarray
+    spread: np.ndarray
+    calls: int
+
+
+@dataclass(frozen=True, eq=False)
+class MaxPEstimate(_Result):
+    """The successive-halving search for the best template (see :func:`rankstats.estimate_maxp`)."""
+
+    template: str
+    estimate: float
+    stages: tuple[dict, ...]
+    calls: int
 
 
 @dataclass(frozen=True, eq=False, repr=False)

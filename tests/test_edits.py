@@ -442,7 +442,7 @@ def _quiet_report(cube):
     # the report's other sections warn about these small cubes (constant rankings)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankstatsWarning)
-        return rankstats.report(cube, resamples=0)
+        return rankstats.report(cube, n_resamples=0)
 
 
 def test_report_section_and_its_absence(released):

@@ -1,3 +1,4 @@
+import importlib
 import json
 import warnings
 
@@ -8,6 +9,7 @@ from mizrahi import accuracy_cube
 
 import rankstats
 from rankstats import render
+from rankstats.errors import InputTypeError, OptionError
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +23,7 @@ def analysis(cube):
         # 2,645 template pairs with constant scores over the models: tau is undefined there
         warnings.filterwarnings("ignore", "kendall_tau: .* a ranking is constant",
                                 rankstats.RankstatsWarning)
-        return rankstats.report(cube)
+        return rankstats.report(cube, seed=0)
 
 
 def test_agreement_comes_from_the_core_statistics(cube, analysis):
@@ -104,13 +106,14 @@ def test_divergence_from_the_core_statistic(cube, analysis):
 
 def test_no_python_loop_over_tasks(cube, monkeypatch):
     calls = []
-    original = rankstats.report.__globals__["kendall_tau_matrix"]
+    module = importlib.import_module("rankstats.analyses.report")
+    original = module.kendall_tau_matrix
 
     def counting(*args, **kwargs):
         calls.append(args[0].sizes["task"])
         return original(*args, **kwargs)
 
-    monkeypatch.setitem(rankstats.report.__globals__, "kendall_tau_matrix", counting)
+    monkeypatch.setattr(module, "kendall_tau_matrix", counting)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankstats.RankstatsWarning)
         rankstats.report(cube)
@@ -177,7 +180,7 @@ def test_item_level_tests_match_statsmodels_and_scipy(binary_cube):
     from statsmodels.stats.contingency_tables import cochrans_q
     from statsmodels.stats.multitest import multipletests
 
-    analysis = rankstats.report(binary_cube, resamples=0)
+    analysis = rankstats.report(binary_cube, n_resamples=0)
     x = binary_cube.score
     raw = {}
     for model in ("a", "b", "c"):
@@ -215,6 +218,40 @@ def test_item_level_tests_match_statsmodels_and_scipy(binary_cube):
 
 def test_item_level_sections_render_only_for_binary_samples(binary_cube, analysis):
     keys = [section.key for section in render.sections(rankstats.report(binary_cube,
-                                                                        resamples=0))]
+                                                                        n_resamples=0))]
     assert "template_effect" in keys and "leaders" in keys
     assert "template_effect" not in [section.key for section in render.sections(analysis)]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"n_resamples": 1}, OptionError, "report: n_resamples=1 is not allowed; n_resamples must "
+                                      "be 0"),
+    ({"n_resamples": -1}, OptionError, "report: n_resamples=-1 is not allowed"),
+    ({"threshold": float("nan")}, OptionError, "report: threshold=nan is not allowed"),
+    ({"seed": "x"}, OptionError, "report: seed='x' is not allowed"),
+    ({"nan_policy": "drop"}, OptionError, "report: nan_policy='drop' is not allowed"),
+    ({"higher_is_better": "no"}, OptionError, "report: higher_is_better='no' is not allowed"),
+    ({"resamples": 10}, InputTypeError, "report: got an unexpected keyword argument"),
+])
+def test_options_are_checked_before_any_statistic(cube, kwargs, error, match, monkeypatch):
+    module = importlib.import_module("rankstats.analyses.report")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a statistic ran before the options were checked")
+
+    monkeypatch.setattr(module, "kendall_w", refuse)
+    with pytest.raises(error, match=match):
+        rankstats.report(cube, **kwargs)
+
+
+def test_report_refuses_what_is_not_a_cube():
+    with pytest.raises(InputTypeError, match="report: cube must be a score cube"):
+        rankstats.report(np.ones((3, 4)))
+
+
+def test_report_records_its_resampling(binary_cube):
+    analysis = rankstats.report(binary_cube, n_resamples=20, seed=3)
+    assert analysis.attrs["n_resamples"] == 20 and analysis.attrs["seed"] == 3
+    again = rankstats.report(binary_cube, n_resamples=20, seed=3)
+    xr.testing.assert_identical(analysis, again)
+    assert rankstats.report(binary_cube, n_resamples=0).attrs["seed"] == "None"

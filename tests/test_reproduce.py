@@ -26,7 +26,7 @@ def test_kendall_w_needs_the_papers_convention(comparisons):
     w = comparisons["table_3_w"]
     # the printed W: templates marked correct only, min ranks, no tie correction
     assert w.convention == {"source": "csv", "templates": "valid", "ties": "min",
-                            "correction": False}
+                            "tie_correction": False}
     assert (w.matched, w.total) == (22, 25)
     assert verdicts(w) == {"all_words_from_category", "penguins_in_a_table",
                            "sports_understanding"}
@@ -41,7 +41,7 @@ def test_kendall_w_needs_the_papers_convention(comparisons):
 def test_friedman_p_values(comparisons):
     p = comparisons["table_3_friedman"]
     assert p.convention == {"source": "csv", "templates": "all",
-                            "orientation": "blocks=models", "correction": True}
+                            "orientation": "blocks=models", "tie_correction": True}
     assert verdicts(p) == {"ends_with_word", "hyperbaton"}
     # "0.0*" means below 1E-50, but the data give 9.8E-48 for ends_with_word
     assert p.cells.loc[("ends_with_word", "friedman_p"), "reproduced"] == pytest.approx(
@@ -87,9 +87,11 @@ def test_render_and_cli(comparisons, capsys, tmp_path):
     text = _compare.render(list(comparisons.values()))
     assert text.startswith("# Reproduction: ")
     assert "| Table 3: Kendall's W per task | 22/25 |" in text
-    assert main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "cells.csv")]) == 0
+    assert main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "tables")]) == 0
     assert "rankstats' standard statistics" in capsys.readouterr().out
-    assert (tmp_path / "cells.csv").read_text().startswith("table,row,column,printed")
+    cells = (tmp_path / "tables" / "cells.csv").read_text()
+    assert cells.startswith("table,row,column,printed")
+    assert "tie_correction" in cells
     assert main(["reproduce", "nothing"]) == 2
 
 

@@ -14,6 +14,7 @@ Three layers, as for every statistic:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -25,8 +26,19 @@ import rankstats
 from rankstats import stability
 from rankstats._kernels import intervals as _ki
 from rankstats._kernels import resample as _kr
-from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
-from rankstats.results import LeaderboardResult
+from rankstats.errors import (
+    DimensionError,
+    InputTypeError,
+    MissingValueError,
+    OptionError,
+    RankstatsWarning,
+)
+from rankstats.results import (
+    BootstrapWeightsResult,
+    IntervalsResult,
+    LeaderboardResult,
+    ReplicatesResult,
+)
 
 LAYOUT = {"t0": (4, 30), "t1": (3, 25), "t2": (5, 20)}  # task: (templates, samples)
 N_MODELS = 5
@@ -70,7 +82,7 @@ def ragged_cube(seed=0, binary=True, hole=False):
 
 def test_weights_sum_to_each_tasks_real_units_and_skip_padding():
     cube = ragged_cube()
-    draws = stability.bootstrap_weights(cube, B=200, over="both", seed=3)
+    draws = stability.bootstrap_weights(cube, n_resamples=200, over="both", seed=3)
     assert draws.attrs["n_resamples"] == 200 and draws.attrs["over"] == "both"
     for task, (p, s) in LAYOUT.items():
         sw = draws.sample_weight.sel(task=task).values
@@ -84,10 +96,11 @@ def test_weights_sum_to_each_tasks_real_units_and_skip_padding():
 
 def test_seed_reproduces_and_generator_is_accepted():
     cube = ragged_cube()
-    a = stability.bootstrap_weights(cube, B=50, over="both", seed=11)
-    b = stability.bootstrap_weights(cube, B=50, over="both", seed=11)
-    c = stability.bootstrap_weights(cube, B=50, over="both", seed=np.random.default_rng(11))
-    d = stability.bootstrap_weights(cube, B=50, over="both", seed=12)
+    a = stability.bootstrap_weights(cube, n_resamples=50, over="both", seed=11)
+    b = stability.bootstrap_weights(cube, n_resamples=50, over="both", seed=11)
+    c = stability.bootstrap_weights(cube, n_resamples=50, over="both",
+                                    seed=np.random.default_rng(11))
+    d = stability.bootstrap_weights(cube, n_resamples=50, over="both", seed=12)
     xr.testing.assert_identical(a.drop_attrs(), b.drop_attrs())
     xr.testing.assert_equal(a.drop_attrs(), c.drop_attrs())
     assert c.attrs["seed"] == "Generator" and a.attrs["seed"] == 11
@@ -96,7 +109,7 @@ def test_seed_reproduces_and_generator_is_accepted():
 
 def test_one_task_draws_are_scipys_draws():
     x = xr.DataArray(np.ones((2, 3, 17)), dims=("model", "template", "sample"))
-    draws = stability.bootstrap_weights(x, B=40, over="both", seed=5)
+    draws = stability.bootstrap_weights(x, n_resamples=40, over="both", seed=5)
     rng = np.random.default_rng(5)
     samples = rng.integers(0, 17, (40, 17))  # scipy.stats.bootstrap: one data argument after
     templates = rng.integers(0, 3, (40, 3))  # the other, rng.integers(0, n, (B, n)) each
@@ -141,13 +154,13 @@ def looped(cube, draws, b, nan_policy="propagate", higher_is_better=True):
                                            higher_is_better=higher_is_better)
         out["score"].append(score)
         for name in METRICS:
-            out[name].append(metrics[name])
+            out[name].append(getattr(metrics, name))
         with warnings.catch_warnings():  # a draw may leave W undefined: NaN is compared
             warnings.simplefilter("ignore", RankstatsWarning)
             w = rankstats.kendall_w(drawn.T, nan_policy=nan_policy).statistic
         out["kendall_w"].append(w)
         # exact rational ties must stay ties whatever the summation order
-        out["rank"].append(rankstats.rank(np.round(metrics["avgp"], 9),
+        out["rank"].append(rankstats.rank(np.round(metrics.avgp, 9),
                                           higher_is_better=higher_is_better))
     return {name: np.stack(values) for name, values in out.items()}
 
@@ -164,7 +177,7 @@ def ours(reps, b):
 @pytest.mark.parametrize("over", ["samples", "templates", "both"])
 def test_vectorised_equals_per_replicate_loop(over):
     cube = ragged_cube(seed=1)
-    draws = stability.bootstrap_weights(cube, B=8, over=over, seed=2)
+    draws = stability.bootstrap_weights(cube, n_resamples=8, over=over, seed=2)
     reps = stability.replicates(cube, over=over, weights=draws, dtype=np.float64)
     for b in range(8):
         expected, found = looped(cube, draws, b), ours(reps, b)
@@ -178,7 +191,7 @@ def test_vectorised_equals_per_replicate_loop(over):
 
 def test_continuous_scores_equal_the_loop_in_float64():
     cube = ragged_cube(seed=4, binary=False)
-    draws = stability.bootstrap_weights(cube, B=5, over="both", seed=0)
+    draws = stability.bootstrap_weights(cube, n_resamples=5, over="both", seed=0)
     reps = stability.replicates(cube, over="both", weights=draws, dtype=np.float64)
     for b in range(5):
         expected, found = looped(cube, draws, b), ours(reps, b)
@@ -189,7 +202,7 @@ def test_continuous_scores_equal_the_loop_in_float64():
 def test_lower_is_better_equals_the_loop():
     cube = ragged_cube(seed=14)
     cube = cube.assign(score=1 - cube.score).assign_attrs(higher_is_better=0)  # error rates
-    draws = stability.bootstrap_weights(cube, B=6, over="both", seed=5)
+    draws = stability.bootstrap_weights(cube, n_resamples=6, over="both", seed=5)
     reps = stability.replicates(cube, over="both", weights=draws, dtype=np.float64)
     assert reps.attrs["higher_is_better"] == "False"
     for b in range(6):
@@ -208,7 +221,7 @@ def test_lower_is_better_equals_the_loop():
 
 def test_omit_equals_the_loop_with_omit():
     cube = ragged_cube(seed=1, hole=True)
-    draws = stability.bootstrap_weights(cube, B=6, over="both", seed=8)
+    draws = stability.bootstrap_weights(cube, n_resamples=6, over="both", seed=8)
     reps = stability.replicates(cube, over="both", weights=draws, nan_policy="omit",
                                 dtype=np.float64)
     for b in range(6):
@@ -218,19 +231,20 @@ def test_omit_equals_the_loop_with_omit():
 
 
 def test_propagate_is_nan_at_the_hole_only():
-    reps = stability.replicates(ragged_cube(seed=1, hole=True), B=20, over="both", seed=0)
+    reps = stability.replicates(ragged_cube(seed=1, hole=True), n_resamples=20, over="both", seed=0)
     avgp = reps.avgp.sel(task="t0")
     assert np.isnan(reps.avgp_estimate.sel(task="t0", model="m1"))
     assert np.isnan(avgp.sel(model="m1")).all() and not np.isnan(avgp.sel(model="m0")).any()
     assert np.isnan(reps.kendall_w.sel(task="t0")).all()
     assert not np.isnan(reps.kendall_w.sel(task="t1")).any()
     with pytest.raises(MissingValueError, match="missing per-template score"):
-        stability.replicates(ragged_cube(seed=1, hole=True), B=5, seed=0, nan_policy="raise")
+        stability.replicates(ragged_cube(seed=1, hole=True), n_resamples=5, seed=0,
+                             nan_policy="raise")
 
 
 def test_estimates_are_the_public_statistics():
     cube = ragged_cube(seed=2)
-    reps = stability.replicates(cube, B=10, over="both", seed=0, dtype=np.float64)
+    reps = stability.replicates(cube, n_resamples=10, over="both", seed=0, dtype=np.float64)
     metrics = rankstats.prompt_metrics(cube)
     for name in METRICS:
         xr.testing.assert_allclose(reps[f"{name}_estimate"], metrics[name].drop_attrs(),
@@ -255,7 +269,7 @@ def one_task(seed, shape=(2, 3, 30)):
 @pytest.mark.parametrize("method", ["percentile", "BCa"])
 def test_per_template_score_intervals_match_scipy(method):
     x = one_task(0)
-    ci = stability.intervals(x, B=999, over="samples", seed=7, method=method.lower(),
+    ci = stability.intervals(x, n_resamples=999, over="samples", seed=7, method=method.lower(),
                              statistics=["score"], dtype=np.float64)
     for m in range(2):
         for p in range(3):
@@ -275,7 +289,7 @@ def test_two_way_avgp_intervals_match_scipy_two_samples(method):
     # scipy resamples its two data arguments independently: the sample and template
     # indices, exactly the two-way bootstrap; BCa combines both jackknifes as rankstats does
     x = one_task(1, (2, 6, 25))
-    ci = stability.intervals(x, B=999, over="both", seed=3, method=method.lower(),
+    ci = stability.intervals(x, n_resamples=999, over="both", seed=3, method=method.lower(),
                              statistics=["avgp"])
     for m in range(2):
         values = x.values[m]
@@ -307,7 +321,7 @@ def test_w_over_templates_matches_scipy(method):
     rng = np.random.default_rng(4)
     scores = np.round(rng.uniform(0, 1, (6, 14)) + np.linspace(0, 0.6, 6)[:, None], 1) / 2
     x = xr.DataArray(scores, dims=("model", "template"))
-    ci = stability.intervals(x, B=499, over="templates", seed=9, method=method.lower(),
+    ci = stability.intervals(x, n_resamples=499, over="templates", seed=9, method=method.lower(),
                              statistics=["kendall_w"])
     res = stats.bootstrap((np.arange(14),), lambda i: kendall_w_reference(scores[:, i]),
                           vectorized=False, n_resamples=499, method=method,
@@ -336,7 +350,7 @@ def test_confidence_interval_of_given_replicates_matches_scipy():
 
 
 def test_rank_intervals_are_outward_order_statistics():
-    reps = stability.replicates(ragged_cube(seed=3), B=101, seed=1, statistics=["rank"])
+    reps = stability.replicates(ragged_cube(seed=3), n_resamples=101, seed=1, statistics=["rank"])
     ci = stability.intervals(reps)
     ranks = reps["rank"].transpose("replicate", "model", "task").values
     np.testing.assert_array_equal(ci.rank_low.transpose("model", "task"),
@@ -350,26 +364,26 @@ def test_rank_intervals_are_outward_order_statistics():
 
 def test_numpy_input_equals_xarray_input():
     cube = ragged_cube(seed=5)
-    labelled = stability.replicates(cube, B=30, over="both", seed=4)
+    labelled = stability.replicates(cube, n_resamples=30, over="both", seed=4)
     array = cube.score.transpose("task", "model", "template", "sample").values
-    plain = stability.replicates(array, B=30, over="both", seed=4)
-    np.testing.assert_array_equal(plain["avgp"], labelled.avgp.transpose(
+    plain = stability.replicates(array, n_resamples=30, over="both", seed=4)
+    np.testing.assert_array_equal(plain.avgp, labelled.avgp.transpose(
         "task", "model", "replicate"))
-    np.testing.assert_array_equal(plain["score"], labelled.score.transpose(
+    np.testing.assert_array_equal(plain.score, labelled.score.transpose(
         "task", "model", "template", "replicate"))
-    board = stability.leaderboard(array, B=30, over="both", seed=4)
+    board = stability.leaderboard(array, n_resamples=30, over="both", seed=4)
     assert isinstance(board, LeaderboardResult) and board.rank.shape == (3, N_MODELS)
     np.testing.assert_array_equal(board.rank, stability.leaderboard(
-        cube, B=30, over="both", seed=4)["rank"].transpose("task", "model"))
-    result = stability.bootstrap(array, B=4, seed=0)
+        cube, n_resamples=30, over="both", seed=4)["rank"].transpose("task", "model"))
+    result = stability.bootstrap(array, n_resamples=4, seed=0)
     assert result.score.shape == (3, N_MODELS, 5, 4) and result.template_weight.shape == (3, 4, 5)
 
 
 def test_dask_equals_eager():
     pytest.importorskip("dask")
     cube = ragged_cube(seed=6)
-    eager = stability.replicates(cube, B=20, over="both", seed=1)
-    lazy = stability.replicates(cube.chunk({"task": 1}), B=20, over="both", seed=1)
+    eager = stability.replicates(cube, n_resamples=20, over="both", seed=1)
+    lazy = stability.replicates(cube.chunk({"task": 1}), n_resamples=20, over="both", seed=1)
     xr.testing.assert_allclose(lazy.compute(), eager)
 
 
@@ -389,24 +403,24 @@ def test_chunked_cube_is_bootstrapped_from_sums_as_eager(over, kind):
     cube = xr.Dataset({"score": (("model", "task", "template", "sample"), x)},
                       coords={"model": list("abcd"), "task": ["t0", "t1", "t2"]},
                       attrs={"score_kind": kind})
-    eager = stability.replicates(cube, B=40, over=over, seed=1, nan_policy="omit")
-    lazy = stability.replicates(cube.chunk({"model": 1, "task": 1}), B=40, over=over, seed=1,
-                                nan_policy="omit")
+    eager = stability.replicates(cube, n_resamples=40, over=over, seed=1, nan_policy="omit")
+    lazy = stability.replicates(cube.chunk({"model": 1, "task": 1}), n_resamples=40,
+                                over=over, seed=1, nan_policy="omit")
     assert lazy.avgp.chunks is not None
     xr.testing.assert_allclose(lazy.compute().transpose(*eager.dims), eager, rtol=1e-6)
 
 
 def test_dimension_order_and_extra_dims():
     cube = ragged_cube(seed=7)
-    base = stability.replicates(cube, B=15, over="both", seed=2)
-    moved = stability.replicates(cube.transpose("sample", "template", "task", "model"), B=15,
-                                 over="both", seed=2)
+    base = stability.replicates(cube, n_resamples=15, over="both", seed=2)
+    moved = stability.replicates(cube.transpose("sample", "template", "task", "model"),
+                                 n_resamples=15, over="both", seed=2)
     xr.testing.assert_allclose(moved.transpose(*base.avgp.dims, ...).avgp, base.avgp)
     other = ragged_cube(seed=8)
     stacked = xr.concat([cube, other], dim="shot")
-    both = stability.replicates(stacked, B=15, over="both", seed=2)
+    both = stability.replicates(stacked, n_resamples=15, over="both", seed=2)
     alone = stability.replicates(other, over="both", weights=stability.bootstrap_weights(
-        cube, B=15, over="both", seed=2))
+        cube, n_resamples=15, over="both", seed=2))
     xr.testing.assert_allclose(both.avgp.isel(shot=0), base.avgp)
     xr.testing.assert_allclose(both.avgp.isel(shot=1), alone.avgp)
 
@@ -414,7 +428,7 @@ def test_dimension_order_and_extra_dims():
 def test_chunking_does_not_change_results():
     cube = ragged_cube(seed=9)
     x = cube.score.transpose("task", "model", "template", "sample").values
-    draws = stability.bootstrap_weights(cube, B=12, over="both", seed=0)
+    draws = stability.bootstrap_weights(cube, n_resamples=12, over="both", seed=0)
     tw = draws.template_weight.transpose("task", "replicate", "template").values
     sw = draws.sample_weight.transpose("task", "replicate", "sample").values
     whole = _kr.replicate_statistics(x, tw, sw, jackknife=True)
@@ -426,15 +440,15 @@ def test_chunking_does_not_change_results():
 
 def test_attrs_record_the_resampling():
     cube = ragged_cube()
-    ci = stability.intervals(cube, B=40, over="templates", seed=5, method="bca",
+    ci = stability.intervals(cube, n_resamples=40, over="templates", seed=5, method="bca",
                              confidence_level=0.9, statistics=["avgp", "kendall_w"])
     assert ci.attrs["n_resamples"] == 40 and ci.attrs["seed"] == 5
     assert ci.attrs["over"] == "templates" and ci.attrs["method"] == "bca"
     assert ci.attrs["confidence_level"] == 0.9
-    board = stability.leaderboard(cube, B=40, seed=5)
+    board = stability.leaderboard(cube, n_resamples=40, seed=5)
     assert board.attrs["over"] == "samples" and board.attrs["score"] == "avgp"
     assert set(board.dims) == {"model", "task"}
-    reps = stability.replicates(cube, B=40, seed=5)
+    reps = stability.replicates(cube, n_resamples=40, seed=5)
     assert reps.score.dims == ("replicate", "model", "task", "template")
     assert reps.score.dtype == np.float32
     assert reps.attrs["statistics"].split() == list(_kr.STATISTICS)
@@ -442,26 +456,26 @@ def test_attrs_record_the_resampling():
 
 def test_intervals_of_given_replicates_equal_those_of_the_cube():
     cube = ragged_cube(seed=10)
-    reps = stability.replicates(cube, B=60, over="both", seed=3, jackknife=True)
+    reps = stability.replicates(cube, n_resamples=60, over="both", seed=3, jackknife=True)
     for method in ("percentile", "bca"):
-        direct = stability.intervals(cube, B=60, over="both", seed=3, method=method)
+        direct = stability.intervals(cube, n_resamples=60, over="both", seed=3, method=method)
         xr.testing.assert_allclose(stability.intervals(reps, method=method), direct)
 
 
 def test_bootstrap_returns_scores_and_template_weights():
     cube = ragged_cube(seed=11)
-    boot = stability.bootstrap(cube, B=7, over="both", seed=4)
-    reps = stability.replicates(cube, B=7, over="both", seed=4, statistics=["score"])
+    boot = stability.bootstrap(cube, n_resamples=7, over="both", seed=4)
+    reps = stability.replicates(cube, n_resamples=7, over="both", seed=4, statistics=["score"])
     xr.testing.assert_equal(boot.drop_vars("template_weight").drop_attrs(),
                             reps.score.drop_attrs())
     assert boot.template_weight.dims == ("replicate", "task", "template")
-    fixed = stability.bootstrap(cube, B=7, over="templates", seed=4)
+    fixed = stability.bootstrap(cube, n_resamples=7, over="templates", seed=4)
     scores = rankstats.template_scores(cube)
     np.testing.assert_allclose(fixed.isel(replicate=3).transpose(*scores.dims), scores,
                                rtol=1e-6)
     assert not (fixed.template_weight.isel(replicate=0)
                 == fixed.template_weight.isel(replicate=1)).all()
-    samples = stability.bootstrap(cube, B=7, seed=4)
+    samples = stability.bootstrap(cube, n_resamples=7, seed=4)
     np.testing.assert_array_equal(samples.template_weight.sel(task="t1").isel(replicate=0),
                                   [1, 1, 1, 0, 0])
 
@@ -471,9 +485,9 @@ def test_drawn_templates_feed_the_public_statistics(over):
     # the weights route (replicates) and the copy route (drawn_templates + the public
     # statistics over a replicate dim, no loop) agree
     cube = ragged_cube(seed=15)
-    boot = stability.bootstrap(cube, B=9, over=over, seed=6, dtype=np.float64)
+    boot = stability.bootstrap(cube, n_resamples=9, over=over, seed=6, dtype=np.float64)
     drawn = stability.drawn_templates(boot)
-    reps = stability.replicates(cube, B=9, over=over, seed=6)
+    reps = stability.replicates(cube, n_resamples=9, over=over, seed=6)
     metrics = rankstats.prompt_metrics(drawn)
     for name in METRICS:
         xr.testing.assert_allclose(metrics[name].drop_attrs().transpose(*reps[name].dims),
@@ -494,30 +508,104 @@ def test_drawn_positions_repeat_each_template_by_its_count():
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda c: stability.replicates(c, B=10, over="items"), ValueError, "over="),
-    (lambda c: stability.replicates(rankstats.template_scores(c), B=10), DimensionError,
-     "resamples the 'sample' dimension"),
-    (lambda c: stability.replicates(c, B=1), ValueError, "integer >= 2"),
-    (lambda c: stability.replicates(c, B=10, seed="x"), TypeError, "seed="),
-    (lambda c: stability.replicates(c, B=10, statistics=["tau"]), ValueError, "statistic="),
-    (lambda c: stability.replicates(c, B=10, over="templates", statistics=["score"]),
-     ValueError, "do not vary"),
-    (lambda c: stability.intervals(c, B=10, method="bc"), ValueError, "method="),
-    (lambda c: stability.intervals(stability.replicates(c, B=10), method="bca"), ValueError,
-     "jackknife=True"),
-    (lambda c: stability.leaderboard(stability.replicates(c, B=10, statistics=["avgp"])),
-     ValueError, "lack statistic"),
-    (lambda c: stability.leaderboard(stability.replicates(c, B=10), by="maxp"), ValueError,
-     "rank the models by 'avgp'"),
-    (lambda c: stability.replicates(c, weights=stability.bootstrap_weights(c, B=5)
-                                    , over="both"), ValueError, "over='both'"),
-    (lambda c: stability.replicates(c, B=10, by="w"), ValueError, "by="),
-    (lambda c: stability.replicates(c.score.rename(sample="item"), B=10), DimensionError,
-     "'sample'"),
+    (lambda c: stability.replicates(c, n_resamples=10, over="items"), OptionError,
+     "replicates: over='items' is not allowed; over must be one of 'samples'"),
+    (lambda c: stability.replicates(rankstats.template_scores(c), n_resamples=10),
+     DimensionError, "resamples the 'sample' dimension"),
+    (lambda c: stability.replicates(c, n_resamples=1), OptionError,
+     "n_resamples=1 is not allowed; n_resamples must be an integer of at least 2"),
+    (lambda c: stability.replicates(c, n_resamples=10, seed="x"), OptionError,
+     "seed='x' is not allowed"),
+    (lambda c: stability.replicates(c, n_resamples=10, seed=-1), OptionError, "seed=-1"),
+    (lambda c: stability.replicates(c, n_resamples=10, statistics=["tau"]), OptionError,
+     "statistics=\\['tau'\\] is not allowed"),
+    (lambda c: stability.replicates(c, n_resamples=10, over="templates",
+                                    statistics=["score"]), OptionError, "do not vary"),
+    (lambda c: stability.replicates(c, n_resamples=10, dtype=np.int32), OptionError,
+     "dtype="),
+    (lambda c: stability.replicates(c, n_resamples=10, jackknife="yes"), OptionError,
+     "jackknife='yes'"),
+    (lambda c: stability.replicates(c, n_resamples=10, weights={"sample_weight": 1}),
+     OptionError, "weights is not allowed"),
+    (lambda c: stability.replicates(c, n_resamples=10, B=10), InputTypeError,
+     "replicates: got an unexpected keyword argument 'B'"),
+    (lambda c: stability.intervals(c, n_resamples=10, method="bc"), OptionError,
+     "method='bc'"),
+    (lambda c: stability.intervals(c, n_resamples=10, confidence_level=95), OptionError,
+     "confidence_level=95 is not allowed; confidence_level must be a number strictly between"),
+    (lambda c: stability.intervals(stability.replicates(c, n_resamples=10), method="bca"),
+     OptionError, "jackknife=True"),
+    (lambda c: stability.leaderboard(stability.replicates(c, n_resamples=10,
+                                                          statistics=["avgp"])),
+     OptionError, "lack statistic"),
+    (lambda c: stability.leaderboard(stability.replicates(c, n_resamples=10), by="maxp"),
+     OptionError, "rank the models by 'avgp'"),
+    (lambda c: stability.replicates(c, weights=stability.bootstrap_weights(c, n_resamples=5),
+                                    over="both"), OptionError, "over='both'"),
+    (lambda c: stability.replicates(c, n_resamples=10, by="w"), OptionError, "by='w'"),
+    (lambda c: stability.leaderboard(c, n_resamples=10, model=0), OptionError,
+     "model=0 is not allowed; model must be a dimension name"),
+    (lambda c: stability.replicates(c.score.rename(sample="item"), n_resamples=10),
+     DimensionError, "'sample'"),
+    (lambda c: stability.leaderboard(np.ones((2, 3)), n_resamples=10), DimensionError,
+     "leaderboard: NumPy input must be"),
+    (lambda c: stability.leaderboard([["a", "b"]], n_resamples=10, over="templates"),
+     InputTypeError, "leaderboard: give a score cube"),
+    (lambda c: stability.drawn_templates(c.score), InputTypeError, "template_weight"),
+    (lambda c: stability.confidence_interval(np.ones(1), 1.0), DimensionError,
+     "at least two replicates"),
+    (lambda c: stability.confidence_interval(np.ones(5), 1.0, dim=1.5), OptionError,
+     "dim=1.5"),
 ])
 def test_errors_name_the_value_at_fault(call, error, match):
     with pytest.raises(error, match=match):
         call(ragged_cube())
+
+
+def _no_compute(*args, **kwargs):
+    raise AssertionError("a dask graph was computed before the options were checked")
+
+
+_EVERY = [stability.leaderboard, stability.intervals, stability.replicates,
+          stability.win_probability, stability.bootstrap, stability.bootstrap_weights]
+
+
+@pytest.mark.parametrize(("functions", "option", "match"), [
+    ([stability.leaderboard, stability.intervals], {"confidence_level": 1.5},
+     "confidence_level=1.5"),
+    (_EVERY, {"over": "bogus"}, "over='bogus'"),
+    (_EVERY, {"n_resamples": 0}, "n_resamples=0"),
+    (_EVERY, {"seed": 1.5}, "seed=1.5"),
+    (_EVERY[:4], {"nan_policy": "drop"}, "nan_policy='drop'"),
+    (_EVERY[:4], {"higher_is_better": "yes"}, "higher_is_better='yes'"),
+])
+def test_options_are_checked_before_any_work(functions, option, match, monkeypatch):
+    dask = pytest.importorskip("dask")
+    drawn = []
+    monkeypatch.setattr(_kr, "draw_counts", lambda *args, **kwargs: drawn.append(args))
+    lazy = ragged_cube().chunk({"task": 1})
+    with dask.config.set(scheduler=_no_compute):
+        for function in functions:
+            with pytest.raises(OptionError, match=f"{function.__name__}: {match}"):
+                function(lazy, **option)
+    assert not drawn, "a bootstrap was drawn before the options were checked"
+
+
+def test_numpy_results_are_frozen_result_objects():
+    cube = ragged_cube(seed=2)
+    array = cube.score.transpose("task", "model", "template", "sample").values
+    reps = stability.replicates(array, n_resamples=8, seed=0, statistics=["avgp", "rank"])
+    ci = stability.intervals(array, n_resamples=8, seed=0, statistics="avgp")
+    draws = stability.bootstrap_weights(array, n_resamples=8, seed=0)
+    assert isinstance(reps, ReplicatesResult) and isinstance(ci, IntervalsResult)
+    assert isinstance(draws, BootstrapWeightsResult) and draws.template_weight is None
+    assert draws.sample_weight.shape == (3, 8, 30)
+    assert reps.avgp.shape == (3, N_MODELS, 8) and reps.maxp is None
+    assert ci.avgp_low.shape == (3, N_MODELS) and ci.rank_low is None
+    assert "maxp" not in repr(reps) and "avgp=<array shape=(3, 5, 8)>" in repr(reps)
+    for result in (reps, ci, draws):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.avgp = None
 
 
 def test_bca_undefined_warns_and_gives_nan():
@@ -533,9 +621,9 @@ def test_bca_undefined_warns_and_gives_nan():
 def test_structure_alone_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        stability.intervals(ragged_cube(), B=30, over="both", seed=0, method="bca")
-        stability.leaderboard(ragged_cube(), B=30, seed=0)
-        stability.win_probability(ragged_cube(), B=30, seed=0)
+        stability.intervals(ragged_cube(), n_resamples=30, over="both", seed=0, method="bca")
+        stability.leaderboard(ragged_cube(), n_resamples=30, seed=0)
+        stability.win_probability(ragged_cube(), n_resamples=30, seed=0)
 
 
 # --------------------------------------------------------------------------- leaderboards
@@ -565,7 +653,7 @@ def test_arena_rank_counts_models_whose_interval_lies_strictly_above():
 
 
 def test_leaderboard_on_a_cube_with_absent_models():
-    board = stability.leaderboard(ragged_cube(seed=12), B=200, seed=0)
+    board = stability.leaderboard(ragged_cube(seed=12), n_resamples=200, seed=0)
     t1 = board.sel(task="t1")
     assert np.isnan(t1.sel(model="m4").to_array()).all()
     present = t1.drop_sel(model="m4")
@@ -578,7 +666,7 @@ def test_leaderboard_on_a_cube_with_absent_models():
 
 def test_win_probability_equals_counting_replicates():
     cube = ragged_cube(seed=13)
-    reps = stability.replicates(cube, B=50, over="both", seed=1, statistics=["avgp"])
+    reps = stability.replicates(cube, n_resamples=50, over="both", seed=1, statistics=["avgp"])
     wins = stability.win_probability(reps)
     values = reps.avgp.transpose("task", "model", "replicate").values
     for t in range(3):  # the oracle counts pair by pair
@@ -622,7 +710,7 @@ def simulate_samples(repetitions, seed=0):
     rng = np.random.default_rng(seed)
     truth = rng.uniform(0.3, 0.8, (4, 5))  # (model, template), fixed templates
     x = items_from(rng, np.broadcast_to(truth, (repetitions, 4, 5)), 150)
-    ci = stability.intervals(cube_of(x), B=500, over="samples", seed=1,
+    ci = stability.intervals(cube_of(x), n_resamples=500, over="samples", seed=1,
                              statistics=["score", "avgp"])
     return (covered(ci.score_low, ci.score_high, truth),
             covered(ci.avgp_low, ci.avgp_high, truth.mean(1)))
@@ -633,7 +721,7 @@ def simulate_templates(repetitions, seed=0, method="percentile"):
     mean = np.array([0.5, 0.6, 0.7, 0.8])  # the mean over the population of templates
     spread = np.array([1.0, 0.5, 1.5, 1.0])[:, None]
     x = mean[:, None] + rng.uniform(-0.2, 0.2, (repetitions, 1, 40)) * spread
-    ci = stability.intervals(cube_of(x), B=500, over="templates", seed=1, method=method,
+    ci = stability.intervals(cube_of(x), n_resamples=500, over="templates", seed=1, method=method,
                              statistics=["avgp"])
     return covered(ci.avgp_low, ci.avgp_high, mean)
 
@@ -645,7 +733,8 @@ def simulate_both(repetitions, seed=0):
     x = items_from(rng, truth, 80)
     found = {}
     for over in ("both", "samples", "templates"):
-        ci = stability.intervals(cube_of(x), B=500, over=over, seed=1, statistics=["avgp"])
+        ci = stability.intervals(cube_of(x), n_resamples=500, over=over, seed=1,
+                                 statistics=["avgp"])
         found[over] = covered(ci.avgp_low, ci.avgp_high, mean)
     return found
 
@@ -654,7 +743,7 @@ def simulate_ranks(repetitions, truth, n_templates, n_samples, shared, seed=0):
     rng = np.random.default_rng(seed)
     probability = np.broadcast_to(truth[:, None], (repetitions, truth.size, n_templates))
     x = items_from(rng, probability, n_samples, shared)
-    board = stability.leaderboard(cube_of(x), B=500, over="samples", seed=2)
+    board = stability.leaderboard(cube_of(x), n_resamples=500, over="samples", seed=2)
     true_rank = stats.rankdata(-truth)
     hit = (board.rank_low <= true_rank) & (true_rank <= board.rank_high)
     return float(hit.mean()), float(hit.mean("task").min()), float(hit.all("model").mean())

@@ -3,7 +3,7 @@
 The oracle is a per-draw Python loop over the public statistics
 (``rankstats.kendall_w``, ``rankstats.kendall_tau``, ``rankstats.rank``) on the
 very subsets the vectorised kernel draws: ``numpy.random.default_rng(seed)
-.random((draws, *leading, units))`` keys, each slice's pool units ordered by
+.random((n_resamples, *leading, units))`` keys, each slice's pool units ordered by
 their keys, the first k kept.
 """
 
@@ -18,7 +18,15 @@ import xarray as xr
 import rankstats
 import rankstats.datasets
 from rankstats._kernels.subsample import TIE_DECIMALS, draw_order, subsample_curves
-from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
+from rankstats.errors import (
+    CubeError,
+    DimensionError,
+    InputTypeError,
+    MissingValueError,
+    OptionError,
+    RankstatsWarning,
+)
+from rankstats.stability import needed
 from rankstats.stability.needed import samples_needed, smallest_k, templates_needed
 
 TASKS = ["snarks", "homophones", "navigate"]  # BBH (11 models), LMentry (16), BBH
@@ -76,7 +84,7 @@ def _loop(x, ks, draws, seed, level=0.95, target=0.9):
 def test_vectorised_equals_a_loop_over_draws(cube):
     x = cube.score.transpose("task", "template", "model").values
     ks = [1, 2, 3, 7, 40, 136, 155]
-    got = templates_needed(x, ks=ks, draws=12, seed=3)
+    got = templates_needed(x, ks=ks, n_resamples=12, seed=3)
     want = _loop(x, ks, 12, 3)
     for name, expected in want.items():
         np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
@@ -85,9 +93,9 @@ def test_vectorised_equals_a_loop_over_draws(cube):
 
 
 def test_labelled_equals_numpy(cube):
-    labelled = templates_needed(cube, ks=[1, 5, 50], draws=20, seed=7)
+    labelled = templates_needed(cube, ks=[1, 5, 50], n_resamples=20, seed=7)
     plain = templates_needed(cube.score.transpose("task", "template", "model").values,
-                             ks=[1, 5, 50], draws=20, seed=7)
+                             ks=[1, 5, 50], n_resamples=20, seed=7)
     for name in ("tau", "w", "p_tau", "tau_quantile", "w_quantile", "rank_width_mean"):
         np.testing.assert_array_equal(labelled[name].values, getattr(plain, name), name)
     np.testing.assert_array_equal(labelled.k_needed.values, plain.needed)
@@ -100,7 +108,8 @@ def test_labelled_equals_numpy(cube):
 
 def test_all_templates_give_tau_one_and_the_full_w(cube):
     counts = (cube.template_id != "").sum("template").values
-    curves = templates_needed(cube, ks=sorted(set(counts.tolist()) | {1, 2}), draws=15)
+    curves = templates_needed(cube, ks=sorted(set(counts.tolist()) | {1, 2}), n_resamples=15,
+                              seed=0)
     full_w = rankstats.kendall_w(cube).statistic
     for task, n in zip(TASKS, counts, strict=True):
         one = curves.sel(task=task, k=n)
@@ -113,8 +122,8 @@ def test_all_templates_give_tau_one_and_the_full_w(cube):
 
 
 def test_k_needed_is_the_first_k_reaching_the_target(cube):
-    curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=50, target=0.8,
-                              probability=0.9)
+    curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=50, seed=0,
+                              target=0.8, probability=0.9)
     for task in TASKS:
         p = curves.p_tau.sel(task=task)
         reached = curves.k.values[(p >= 0.9).values]
@@ -167,8 +176,9 @@ def test_nan_policies_for_a_missing_score():
 
 
 def test_valid_templates_only(cube):
-    kept = templates_needed(cube, ks=[1, 10], draws=10, valid=True)
-    masked = templates_needed(cube.score.where(cube.template_valid), ks=[1, 10], draws=10)
+    kept = templates_needed(cube, ks=[1, 10], n_resamples=10, seed=0, valid=True)
+    masked = templates_needed(cube.score.where(cube.template_valid), ks=[1, 10],
+                              n_resamples=10, seed=0)
     xr.testing.assert_equal(kept.tau, masked.tau)
     assert (kept.n_templates == cube.template_valid.sum("template")).all()
     assert kept.attrs["valid"] == "template_valid"
@@ -176,15 +186,15 @@ def test_valid_templates_only(cube):
 
 def test_dask_chunks_give_the_eager_result(cube):
     pytest.importorskip("dask")
-    eager = templates_needed(cube, ks=[2, 30], draws=10)
-    lazy = templates_needed(cube.chunk({"task": 1}), ks=[2, 30], draws=10)
+    eager = templates_needed(cube, ks=[2, 30], n_resamples=10, seed=0)
+    lazy = templates_needed(cube.chunk({"task": 1}), ks=[2, 30], n_resamples=10, seed=0)
     xr.testing.assert_allclose(eager, lazy.compute())
 
 
 def test_constant_reference_warns_and_gives_nan():
     x = np.array([[0.5, 0.4, 0.6], [0.5, 0.6, 0.4]])  # the means tie all three models
     with pytest.warns(RankstatsWarning, match="ranking by the mean over all templates is const"):
-        out = templates_needed(x, ks=[1, 2], draws=5)
+        out = templates_needed(x, ks=[1, 2], n_resamples=5, seed=0)
     assert np.isnan(out.tau).all() and np.isnan(out.needed)
     assert np.isfinite(out.w[1]).all()  # W does not need the reference
 
@@ -192,22 +202,47 @@ def test_constant_reference_warns_and_gives_nan():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"ks": [0, 3]}, ValueError, "k=0 is outside 1..265"),
-        ({"ks": [300]}, ValueError, "k=300 is outside 1..265"),
-        ({"ks": [1.5]}, ValueError, "sequence of integers"),
-        ({"draws": 0}, ValueError, "draws=0 must be a positive integer"),
+        ({"ks": [0, 3]}, OptionError, "ks=\\[0, 3\\] is not allowed; ks must be None or"),
+        ({"ks": [300]}, OptionError, "ks=\\[300\\] is not allowed; k=300 is outside 1..265"),
+        ({"ks": [1.5]}, OptionError, "sequence of integers"),
+        ({"n_resamples": 0}, OptionError, "n_resamples=0 is not allowed"),
+        ({"seed": "x"}, OptionError, "seed='x' is not allowed"),
+        ({"confidence_level": 1.0}, OptionError, "confidence_level=1.0 is not allowed"),
+        ({"probability": 1.5}, OptionError, "probability=1.5 is not allowed"),
+        ({"target": float("nan")}, OptionError, "target=nan is not allowed"),
+        ({"quantiles": []}, OptionError, "quantiles=\\[\\] is not allowed"),
+        ({"tie_correction": 1}, OptionError, "tie_correction=1 is not allowed"),
+        ({"draws": 2}, InputTypeError, "unexpected keyword argument 'draws'"),
         ({"template": "prompt"}, DimensionError, "'prompt' is not among"),
-        ({"ties": "first"}, ValueError, "ties='first'"),
-        ({"nan_policy": "drop"}, ValueError, "nan_policy='drop'"),
+        ({"ties": "first"}, OptionError, "ties='first'"),
+        ({"nan_policy": "drop"}, OptionError, "nan_policy='drop'"),
+        ({"valid": "checked"}, CubeError, "no 'checked' coordinate"),
     ],
 )
 def test_errors_name_the_value_at_fault(cube, kwargs, error, match):
-    with pytest.raises(error, match=match):
-        templates_needed(cube, **{"draws": 2, **kwargs})
+    with pytest.raises(error, match=f"templates_needed: .*{match}"):
+        templates_needed(cube, **{"n_resamples": 2, **kwargs})
+
+
+def test_options_are_checked_before_any_draw(cube, monkeypatch):
+    dask = pytest.importorskip("dask")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("computed before the options were checked")
+
+    monkeypatch.setattr(needed, "generator", refuse)  # where the draws start
+    with dask.config.set(scheduler=refuse):
+        for function in (templates_needed, samples_needed):
+            with pytest.raises(OptionError, match=r"confidence_level=1\.5"):
+                function(cube.chunk({"task": 1}), confidence_level=1.5)
+    with pytest.raises(InputTypeError, match="smallest_k: result must be"):
+        smallest_k({"tau": 1})
+    with pytest.raises(OptionError, match="smallest_k: probability=2"):
+        smallest_k(xr.Dataset(attrs={"size_dim": "k"}), probability=2)
 
 
 def test_samples_needed_needs_samples(cube):
-    with pytest.raises(DimensionError, match="no 'sample' dimension"):
+    with pytest.raises(DimensionError, match="the sample dimension 'sample' is not among"):
         samples_needed(cube)
 
 
@@ -232,7 +267,7 @@ def _sample_cube(seed=0, models=5, templates=4, samples=60):
 def test_samples_needed_equals_a_loop_over_draws():
     cube, _ = _sample_cube()
     ns = [1, 5, 20, 45, 60]
-    curves = samples_needed(cube, ns=ns, draws=10, seed=5)
+    curves = samples_needed(cube, ns=ns, n_resamples=10, seed=5)
     scores = cube.score.transpose("task", "template", "sample", "model").values
     keys = np.random.default_rng(5).random((10, 2, scores.shape[2]))
     for t in range(2):
@@ -262,9 +297,9 @@ def test_samples_needed_equals_a_loop_over_draws():
 def test_samples_needed_numpy_axes():
     cube, _ = _sample_cube()
     x = cube.score.sel(task="a").transpose("template", "sample", "model").values
-    default = samples_needed(x, ns=[3, 30], draws=8)
-    moved = samples_needed(np.moveaxis(x, -1, 0), ns=[3, 30], draws=8, model=0, template=1,
-                           sample=2)
+    default = samples_needed(x, ns=[3, 30], n_resamples=8, seed=0)
+    moved = samples_needed(np.moveaxis(x, -1, 0), ns=[3, 30], n_resamples=8, seed=0, model=0,
+                           template=1, sample=2)
     np.testing.assert_array_equal(default.tau, moved.tau)
     assert default.w is None and default.tau.shape == (2, 8)
 
@@ -275,7 +310,7 @@ def test_plots_draw_on_given_axes(cube):
 
     from rankstats.plot.stability import plot_k_needed, plot_needed
 
-    curves = templates_needed(cube, ks=[1, 3, 10, 100], draws=10)
+    curves = templates_needed(cube, ks=[1, 3, 10, 100], n_resamples=10, seed=0)
     with pytest.raises(ValueError, match="several tasks; pass task="):
         plot_needed(curves)
     ax = Figure().add_subplot()
@@ -283,6 +318,6 @@ def test_plots_draw_on_given_axes(cube):
     assert len(ax.lines) >= 3  # tau, W, the target (and k needed when reached)
     assert plot_k_needed(curves).get_title().startswith("Templates needed for τ ≥ 0.9")
     samples, _ = _sample_cube()
-    by_sample = samples_needed(samples, ns=[2, 10, 40], draws=10)
+    by_sample = samples_needed(samples, ns=[2, 10, 40], n_resamples=10, seed=0)
     ax = plot_needed(by_sample, "a")
     assert "samples" in ax.get_xlabel() and len(ax.lines) >= 2

@@ -334,7 +334,7 @@ def test_report_has_a_verbalizer_section(cube):
     plain = rankstats.from_records([{"model": m, "task": "t", "template": p, "score": s}
                                     for m, s in (("a", 0.2), ("b", 0.4)) for p in ("x", "y")])
     assert not any(s.key.startswith("verbalizer")
-                   for s in sections(rankstats.report(plain, resamples=0)))
+                   for s in sections(rankstats.report(plain, n_resamples=0)))
 
 
 def test_figures(cube):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ..errors import DimensionError, OptionError
 from .ranking import check_choice, warn_nan
 from .resample import tie_rounded
 
@@ -76,13 +77,14 @@ def confidence_interval(
     check_choice("method", method, METHODS)
     check_choice("interpolation", interpolation, INTERPOLATIONS)
     if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+        raise OptionError(f"{statistic}: confidence_level={confidence_level!r} is not allowed; "
+                          "confidence_level must be a number strictly between 0 and 1")
     replicates = np.asarray(replicates)
     if replicates.dtype.kind != "f":
         replicates = replicates.astype(float)
     n = replicates.shape[-1]
     if n < 2:
-        raise ValueError(f"{statistic}: at least two replicates are needed, got {n}")
+        raise DimensionError(f"{statistic}: at least two replicates are needed, got {n}")
     flat = replicates.reshape(-1, n) if replicates.flags.c_contiguous else None
     lead = replicates.shape[:-1]
     estimate = np.broadcast_to(np.asarray(estimate, dtype=float), lead)

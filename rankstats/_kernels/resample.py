@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MissingValueError
+from ..errors import InputTypeError, MissingValueError
 from .ranking import NAN_POLICIES, check_choice, rank_last
 
 OVER = ("samples", "templates", "both")
@@ -97,7 +97,8 @@ def drawn_positions(counts):
     units = counts.shape[-1]
     flat = counts.reshape(-1, units)
     if (flat.sum(-1) > units).any():
-        raise ValueError("drawn_positions: a row draws more units than it has positions")
+        raise InputTypeError("drawn_templates: a replicate draws more templates than the task "
+                             "has positions; give the weights bootstrap drew")
     drawn = np.repeat(np.tile(np.arange(units), flat.shape[0]), flat.ravel())
     per_row = flat.sum(-1)
     row = np.repeat(np.arange(flat.shape[0]), per_row)
@@ -558,7 +559,8 @@ def replicate_statistics(
     for name in statistics:
         check_choice("statistic", name, STATISTICS)
     if template_weights is None and sample_weights is None:
-        raise ValueError("replicate_statistics: give template weights, sample weights or both")
+        raise InputTypeError("replicate_statistics: give template weights, sample weights or "
+                             "both")
     has_samples = sample_weights is not None
     over = ("both" if template_weights is not None else "samples") if has_samples else "templates"
     x = np.asarray(x, dtype=float)

@@ -8,8 +8,8 @@ whose every score is known, to measure how close it comes to the exact metric.
 AvgP by random assignment
     Each sample of the task is answered under one template drawn uniformly
     at random; the mean score is one estimate of AvgP. Repeating it k times
-    and averaging gives the estimate after k repetitions (k × n calls instead
-    of templates × n).
+    (k random templates per sample) and averaging gives the estimate after k
+    rounds (k × n calls instead of templates × n).
 MaxP by successive halving
     Score every template on a few samples, keep the best ones for a few more
     samples, and so on; the best template of the last stage is the estimate
@@ -21,10 +21,10 @@ Examples
 --------
 >>> import rankstats
 >>> cube = rankstats.datasets.load("mizrahi2024").isel(task=[0, 1], model=[0, 1])
->>> avg = rankstats.simulate_avgp(cube, repetitions=10, trials=50, seed=0)
+>>> avg = rankstats.simulate_avgp(cube, templates_per_sample=10, n_resamples=50, seed=0)
 >>> bool((abs(avg.estimate.isel(k=-1) - avg.avgp) < 0.02).all())
 True
->>> best = rankstats.simulate_maxp(cube, trials=20, seed=0)
+>>> best = rankstats.simulate_maxp(cube, n_resamples=20, seed=0)
 >>> sorted(best.data_vars)[:4]
 ['calls', 'estimate', 'found', 'full_calls']
 """
@@ -32,14 +32,17 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
+from .. import _options as o
 from .. import _xr
 from .._kernels import budget as _k
-from ..errors import CubeError, DimensionError
+from ..errors import CubeError, DimensionError, InputTypeError, OptionError, ScoreValueError
+from ..results import AvgPEstimate, MaxPEstimate
+from ..stability._checks import checked
+from ..stability._engine import generator
 
 __all__ = [
     "PAPER_STAGES",
@@ -59,25 +62,77 @@ PAPER_STAGES: tuple[tuple[int | None, int | None], ...] = ((None, 10), (100, 10)
 Scorer = Callable[[Sequence[tuple[str, str]]], Sequence[float]]
 
 
-def _check_stages(stages) -> tuple[tuple[int | None, int | None], ...]:
+def _stages(function: str, name: str, value) -> tuple[tuple[int | None, int | None], ...]:
+    """A check that ``stages`` is a non-empty sequence of (templates, samples) pairs."""
+    def refuse(why):
+        raise OptionError(f"{function}: {name}={value!r} is not allowed; {why}")
+
+    try:
+        stages = list(value)
+    except TypeError:
+        refuse("give a sequence of (templates, samples) stages")
+    if not stages:
+        refuse("give at least one (templates, samples) stage")
     checked = []
     for i, stage in enumerate(stages):
         try:
             keep, size = stage
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"stage {i + 1}: expected (templates, samples), got {stage!r}") \
-                from error
-        for name, value in (("templates", keep), ("samples", size)):
-            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
-                raise ValueError(f"stage {i + 1}: {name} must be a positive integer or None, "
-                                 f"not {value!r}")
+        except (TypeError, ValueError):
+            refuse(f"stage {i + 1} must be (templates, samples), not {stage!r}")
+        for what, count in (("templates", keep), ("samples", size)):
+            if count is not None and (not isinstance(count, (int, np.integer))
+                                      or isinstance(count, bool) or count < 1):
+                refuse(f"stage {i + 1}: {what} must be a positive integer or None, "
+                       f"not {count!r}")
         checked.append((None if keep is None else int(keep), None if size is None else int(size)))
-    if not checked:
-        raise ValueError("stages: give at least one (templates, samples) stage")
     return tuple(checked)
 
 
-def _prepared(cube, valid, samples, function: str, correlation=None, seed=None):
+def _templates_mask(function: str, name: str, value):
+    """A check that ``valid`` is None, True, or a boolean mask over templates."""
+    if value is None or value is True or isinstance(value, (xr.DataArray, np.ndarray, list,
+                                                            tuple)):
+        return value
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be None, True "
+                      "(the cube's template_valid) or a boolean mask over templates")
+
+
+def _positive(function: str, name: str, value) -> float:
+    """A check that the value is a finite number above 0."""
+    value = o.finite(function, name, value)
+    if value > 0:
+        return value
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a number "
+                      "above 0")
+
+
+def _scorer(function: str, name: str, value):
+    if callable(value):
+        return value
+    raise InputTypeError(f"{function}: {name} must be a callable that scores (template, "
+                         f"sample) pairs (got {type(value).__name__})")
+
+
+def _ids(function: str, name: str, value) -> list[str]:
+    """A check that ``templates`` / ``samples`` are distinct ids, at least one."""
+    if isinstance(value, str):
+        raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
+                          "sequence of ids, not one string")
+    values = [str(v) for v in value]
+    if not values or len(set(values)) != len(values):
+        raise OptionError(f"{function}: {name} is not allowed: {name} must be at least one "
+                          f"id, none repeated (got {len(values)} ids, "
+                          f"{len(values) - len(set(values))} repeated)")
+    return values
+
+
+#: The checks of the simulations (the drivers check their own ids and scorer).
+_SIMULATION = {"n_resamples": o.positive_int, "samples": o.optional(o.positive_int),
+               "valid": _templates_mask, "correlation": o.optional(o.unit_interval),
+               "stages": _stages}
+
+
+def _prepared(cube, valid, samples, function: str, correlation=None, rng=None):
     """The scores (templates masked by ``valid``), whether per sample, and n per slice.
 
     With ``correlation`` given, per-template proportions are first turned into
@@ -90,11 +145,15 @@ def _prepared(cube, valid, samples, function: str, correlation=None, seed=None):
     elif isinstance(cube, xr.DataArray):
         scores = cube
     else:
-        raise TypeError(f"{function}: give a score cube (xarray.Dataset) or a DataArray")
+        raise InputTypeError(f"{function}: give a score cube (xarray.Dataset) or a DataArray "
+                             f"(got {type(cube).__name__})")
     if "template" not in scores.dims:
         raise DimensionError(f"{function}: the scores have no 'template' dimension "
                              f"(dims: {', '.join(map(str, scores.dims))})")
     scores = scores.load().astype(float)
+    if valid is True and "template_valid" not in scores.coords:
+        raise CubeError(f"{function}: valid=True needs the cube's 'template_valid' coordinate, "
+                        "which it lacks")
     if valid is not None:
         mask = scores["template_valid"] if valid is True else valid
         if not isinstance(mask, xr.DataArray):
@@ -103,8 +162,9 @@ def _prepared(cube, valid, samples, function: str, correlation=None, seed=None):
     per_sample = "sample" in scores.dims
     lead = [d for d in scores.dims if d not in ("template", "sample")]
     if per_sample and correlation is not None:
-        raise ValueError(f"{function}: correlation applies to per-template scores only; this "
-                         "cube has per-sample scores, which are replayed as observed")
+        raise OptionError(f"{function}: correlation={correlation!r} is not allowed: it applies "
+                          "to per-template scores only; this cube has per-sample scores, which "
+                          "are replayed as observed")
     if per_sample:
         n = None
     else:
@@ -126,12 +186,8 @@ def _prepared(cube, valid, samples, function: str, correlation=None, seed=None):
             n = np.where(np.isnan(n.astype(float)), 0, n)
         n = n.astype(np.int64)
         if correlation is not None:
-            if not 0.0 <= correlation <= 1.0:
-                raise ValueError(f"{function}: correlation must lie in [0, 1], not "
-                                 f"{correlation!r}")
             ordered = scores.transpose(*lead, "template")
-            values = _k.synthetic_samples(ordered.values, n, float(correlation),
-                                          np.random.default_rng(seed))
+            values = _k.synthetic_samples(ordered.values, n, float(correlation), rng)
             scores = xr.DataArray(values, dims=(*lead, "template", "sample"),
                                   coords=ordered.coords, attrs=ordered.attrs)
             return scores, True, None
@@ -142,29 +198,33 @@ def _template_truth(scores: xr.DataArray) -> xr.DataArray:
     return _xr.mean_over(scores, "sample") if "sample" in scores.dims else scores
 
 
-def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: float = 0.01,
-                  samples: int | None = None, valid=None, correlation: float | None = None,
-                  seed=None) -> xr.Dataset:
+@checked(templates_per_sample=o.positive_int, tolerance=_positive, **_SIMULATION)
+def simulate_avgp(cube, *, templates_per_sample: int = 20, n_resamples: int = 200,
+                  tolerance: float = 0.01, samples: int | None = None, valid=None,
+                  correlation: float | None = None, seed=None) -> xr.Dataset:
     r"""Simulate the random-assignment estimate of AvgP on a cube whose scores are all known.
 
     Parameters
     ----------
-    cube : score cube
-        With per-sample scores, each repetition uses the observed score of
-        the (template, sample) cells it draws. With per-template proportions
+    cube : score cube or xarray.DataArray
+        With per-sample scores, each round uses the observed score of the
+        (template, sample) cells it draws. With per-template proportions
         (a study's released accuracies), each sample's outcome is drawn as
         Bernoulli of its template's score (see Notes).
-    repetitions : int
-        The largest number of repetitions k reported.
-    trials : int
-        Independent runs of the estimator per model and task.
-    tolerance : float
+    templates_per_sample : int, default 20
+        The largest number k of random templates each sample is scored
+        under (k rounds of the estimator, k × samples calls); the results
+        run over k = 1 .. ``templates_per_sample``.
+    n_resamples : int, default 200
+        Independent runs of the estimator per model and task (simulation
+        draws).
+    tolerance : float, default 0.01
         The error counted as close enough (0.01: one accuracy point, as in
         the paper's table 19).
     samples : int, optional
         Samples per task for per-template scores; by default the largest
         ``template_samples`` of each task.
-    valid : None, True or boolean array
+    valid : None, True or array_like of bool, default None
         Templates to draw from: all (None), those marked ``template_valid``
         (True), or a mask over ``template``.
     correlation : float in [0, 1], optional
@@ -173,30 +233,29 @@ def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: 
         template has exactly its accuracy and samples are hard or easy for
         all templates alike, with latent correlation ``correlation`` (see
         Notes), and replay the estimator on it as observed.
-    seed : int, optional
-        Seed of the random generator.
+    {seed}
 
     Returns
     -------
     xarray.Dataset
         Over ``model``, ``task`` (and any other dim) and ``k`` (1 to
-        ``repetitions``): ``avgp`` (exact), ``estimate`` (mean over trials of
-        the estimate after k repetitions), ``spread`` (its standard deviation
-        over trials), ``error`` (mean absolute error), ``within`` (share of
-        trials within ``tolerance``), ``calls`` (k × samples), and per model
-        and task ``repetitions_needed`` (mean over trials of the first k
-        within tolerance; trials that never get there are left out),
-        ``never_within`` (their share) and ``full_calls`` (templates ×
-        samples).
+        ``templates_per_sample``): ``avgp`` (exact), ``estimate`` (mean over
+        the runs of the estimate after k rounds), ``spread`` (its standard
+        deviation over the runs), ``error`` (mean absolute error),
+        ``within`` (share of runs within ``tolerance``), ``calls`` (k ×
+        samples), and per model and task ``k_needed`` (mean over the runs
+        of the first k within tolerance; runs that never get there are
+        left out), ``never_within`` (their share) and ``full_calls``
+        (templates × samples).
 
     Notes
     -----
     With template scores :math:`p_1..p_T` and each sample answered under a
     uniform template, a sample succeeds with probability
-    :math:`\bar p = \mathrm{AvgP}`, so one repetition's estimate is unbiased.
+    :math:`\bar p = \mathrm{AvgP}`, so one round's estimate is unbiased.
     For per-template scores the outcomes of different samples are drawn
     independently (the released data do not say how they correlate), which
-    makes one repetition exactly Binomial(n, AvgP) / n.
+    makes one round exactly Binomial(n, AvgP) / n.
 
     Real outcomes are correlated across templates: a hard sample is hard
     under every wording. ``correlation`` models this with a latent value
@@ -220,15 +279,14 @@ def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: 
     >>> import numpy as np, xarray as xr, rankstats
     >>> scores = xr.DataArray(np.array([[1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]),
     ...                       dims=("template", "sample"))
-    >>> result = rankstats.simulate_avgp(scores, repetitions=30, trials=100, seed=1)
+    >>> result = rankstats.simulate_avgp(scores, templates_per_sample=30, n_resamples=100,
+    ...                                  seed=1)
     >>> float(result.avgp)
     0.5
     >>> bool(abs(result.estimate.sel(k=30) - 0.5) < 0.02)
     True
     """
-    if repetitions < 1 or trials < 1:
-        raise ValueError("simulate_avgp: repetitions and trials must be positive")
-    rng = np.random.default_rng(seed)
+    rng, seed_attr = generator(seed)
     scores, per_sample, n = _prepared(cube, valid, samples, "simulate_avgp", correlation, rng)
     core = ["template", "sample"] if per_sample else ["template"]
 
@@ -236,8 +294,9 @@ def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: 
         truth = _k.masked_mean(_k.template_means(x, per_sample),
                                _k.pools(x, per_sample)[0])
         each = _k.avgp_repetitions(x, per_sample=per_sample, n_samples=n_samples,
-                                   repetitions=repetitions, trials=trials, rng=rng)
-        k = np.arange(1, repetitions + 1)
+                                   repetitions=templates_per_sample, trials=n_resamples,
+                                   rng=rng)
+        k = np.arange(1, templates_per_sample + 1)
         running = np.cumsum(each, -1) / k
         error = running - truth[..., None, None]
         needed = _k.first_within(error, tolerance)
@@ -247,7 +306,7 @@ def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: 
         n_used = (_k.pools(x, True)[1].sum(-1) if per_sample
                   else np.broadcast_to(n_samples, truth.shape))
         n_templates = _k.pools(x, per_sample)[0].sum(-1)
-        spread = (running.std(axis=-2, ddof=1) if trials > 1
+        spread = (running.std(axis=-2, ddof=1) if n_resamples > 1
                   else np.full(running.shape[:-2] + running.shape[-1:], np.nan))
         return {
             "avgp": truth,
@@ -257,53 +316,62 @@ def simulate_avgp(cube, *, repetitions: int = 20, trials: int = 200, tolerance: 
             "within": np.where(present, (np.abs(np.swapaxes(error, -1, -2))
                                          < tolerance - _k.EQUAL).mean(-1), np.nan),
             "calls": np.where(present, n_used[..., None] * k, np.nan),
-            "repetitions_needed": _k.masked_mean(np.nan_to_num(needed), reached),
+            "k_needed": _k.masked_mean(np.nan_to_num(needed), reached),
             "never_within": never,
             "full_calls": np.where(present[..., 0], n_used * n_templates, np.nan),
         }
 
     outputs = {name: (name, ["k"] if name in ("estimate", "spread", "error", "within", "calls")
                       else []) for name in ("estimate", "spread", "error", "within", "calls",
-                                            "avgp", "repetitions_needed", "never_within",
+                                            "avgp", "k_needed", "never_within",
                                             "full_calls")}
     result = _xr.apply_labelled(
         "simulate_avgp", kernel, [scores], [core], outputs, kwargs={"n_samples": n},
-        attrs={"method": "random template per sample, repeated", "trials": trials,
-               "tolerance": tolerance, "seed": str(seed),
+        attrs={"method": "random template per sample, repeated",
+               "n_resamples": n_resamples, "tolerance": tolerance, "seed": seed_attr,
                "samples": _samples_note(per_sample, correlation),
                "reference": "Mizrahi et al. (2024), section 7, table 19"})
-    return result.assign_coords(k=np.arange(1, repetitions + 1))
+    return result.assign_coords(k=np.arange(1, templates_per_sample + 1))
 
 
-def simulate_maxp(cube, *, stages=PAPER_STAGES, trials: int = 200, samples: int | None = None,
-                  valid=None, correlation: float | None = None, seed=None) -> xr.Dataset:
+@checked(**_SIMULATION)
+def simulate_maxp(cube, *, stages=PAPER_STAGES, n_resamples: int = 200,
+                  samples: int | None = None, valid=None, correlation: float | None = None,
+                  seed=None) -> xr.Dataset:
     """Simulate the successive-halving search for the best template on a cube.
 
     Parameters
     ----------
-    cube : score cube
+    cube : score cube or xarray.DataArray
         Per-sample scores (used as observed) or per-template proportions
         (each sample drawn as Bernoulli of the template's score,
         independently; see :func:`simulate_avgp`).
-    stages : sequence of (templates, samples)
+    stages : sequence of (templates, samples), default PAPER_STAGES
         Stage i scores the ``templates`` best templates so far (None: all
         still in) on ``samples`` new samples (None: all left). Default
         :data:`PAPER_STAGES`.
-    trials : int
-        Independent searches per model and task (each with its own random
-        sample order and tie breaks).
-    samples, valid, correlation, seed
-        As in :func:`simulate_avgp`.
+    n_resamples : int, default 200
+        Independent searches per model and task (simulation draws, each
+        with its own random sample order and tie breaks).
+    samples : int, optional
+        Samples per task for per-template scores, as in
+        :func:`simulate_avgp`.
+    valid : None, True or array_like of bool, default None
+        Templates to search, as in :func:`simulate_avgp`.
+    correlation : float in [0, 1], optional
+        Synthetic per-sample scores for per-template proportions, as in
+        :func:`simulate_avgp`.
+    {seed}
 
     Returns
     -------
     xarray.Dataset
-        Per model and task: ``maxp`` (exact), ``estimate`` (mean over trials
-        of the chosen template's score on the samples it was scored on),
-        ``found`` (share of trials whose choice is a best template),
-        ``shortfall`` (mean of MaxP minus the chosen template's exact
-        score), ``shortfall_when_missed`` (the same over the trials that
-        missed; NaN if none did), ``calls`` (mean cells scored) and
+        Per model and task: ``maxp`` (exact), ``estimate`` (mean over the
+        searches of the chosen template's score on the samples it was
+        scored on), ``found`` (share of searches whose choice is a best
+        template), ``shortfall`` (mean of MaxP minus the chosen template's
+        exact score), ``shortfall_when_missed`` (the same over the searches
+        that missed; NaN if none did), ``calls`` (mean cells scored) and
         ``full_calls`` (templates × samples).
 
     Notes
@@ -327,16 +395,13 @@ def simulate_maxp(cube, *, stages=PAPER_STAGES, trials: int = 200, samples: int 
     >>> import numpy as np, xarray as xr, rankstats
     >>> scores = xr.DataArray(np.array([0.2, 0.9, 0.5, 0.4]), dims=("template",))
     >>> result = rankstats.simulate_maxp(scores, stages=[(None, 20), (2, None)],
-    ...                                  samples=100, trials=200, seed=0)
+    ...                                  samples=100, n_resamples=200, seed=0)
     >>> float(result.maxp), float(result.found) > 0.95
     (0.9, True)
     >>> float(result.calls), float(result.full_calls)
     (240.0, 400.0)
     """
-    stages = _check_stages(stages)
-    if trials < 1:
-        raise ValueError("simulate_maxp: trials must be positive")
-    rng = np.random.default_rng(seed)
+    rng, seed_attr = generator(seed)
     scores, per_sample, n = _prepared(cube, valid, samples, "simulate_maxp", correlation, rng)
     hib = _xr.higher_is_better_of(cube, None)
     core = ["template", "sample"] if per_sample else ["template"]
@@ -344,7 +409,7 @@ def simulate_maxp(cube, *, stages=PAPER_STAGES, trials: int = 200, samples: int 
     def kernel(x, n_samples):
         truth = _k.template_means(x, per_sample)
         run = _k.successive_halving(x, per_sample=per_sample, n_samples=n_samples,
-                                    stages=stages, trials=trials, rng=rng,
+                                    stages=stages, trials=n_resamples, rng=rng,
                                     higher_is_better=hib)
         outcome = _k.search_outcome(truth, run["chosen"], hib)
         present = ~np.isnan(outcome["best"])
@@ -369,7 +434,7 @@ def simulate_maxp(cube, *, stages=PAPER_STAGES, trials: int = 200, samples: int 
         "simulate_maxp", kernel, [scores], [core], {name: (name, []) for name in names},
         kwargs={"n_samples": n},
         attrs={"method": "successive halving", "stages": _stages_text(stages),
-               "trials": trials, "seed": str(seed),
+               "n_resamples": n_resamples, "seed": seed_attr,
                "samples": _samples_note(per_sample, correlation),
                "reference": "Mizrahi et al. (2024), section 7, table 20"})
 
@@ -386,27 +451,6 @@ def _stages_text(stages) -> str:
                      for keep, size in stages)
 
 
-@dataclass(frozen=True, eq=False)
-class AvgPEstimate:
-    """The random-assignment estimate of AvgP (see :func:`estimate_avgp`)."""
-
-    estimate: float
-    repetitions: np.ndarray
-    running: np.ndarray
-    spread: np.ndarray
-    calls: int
-
-
-@dataclass(frozen=True, eq=False)
-class MaxPEstimate:
-    """The successive-halving estimate of the best template (see :func:`estimate_maxp`)."""
-
-    template: str
-    estimate: float
-    stages: tuple[dict, ...]
-    calls: int
-
-
 class _Memo:
     """Scores each (template, sample) pair once; later requests are answered from memory."""
 
@@ -419,23 +463,15 @@ class _Memo:
         if new:
             values = list(self.score(new))
             if len(values) != len(new):
-                raise ValueError(f"the scorer returned {len(values)} scores for {len(new)} "
-                                 "pairs")
+                raise ScoreValueError(f"the scorer returned {len(values)} scores for "
+                                      f"{len(new)} pairs")
             self.known.update(zip(new, (float(v) for v in values), strict=True))
         return np.array([self.known[p] for p in pairs], dtype=float)
 
 
-def _ids(values, what: str) -> list[str]:
-    values = [str(v) for v in values]
-    if not values:
-        raise ValueError(f"give at least one {what}")
-    if len(set(values)) != len(values):
-        raise ValueError(f"{what} ids repeat")
-    return values
-
-
+@checked(score=_scorer, templates=_ids, samples=_ids, templates_per_sample=o.positive_int)
 def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str], *,
-                  repetitions: int = 20, seed=None) -> AvgPEstimate:
+                  templates_per_sample: int = 20, seed=None) -> AvgPEstimate:
     """Estimate AvgP of one model on one task by random template assignment.
 
     Parameters
@@ -443,22 +479,35 @@ def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str
     score : callable
         ``score(pairs) -> scores``: the scores of a list of (template id,
         sample id) pairs, in order (NaN where none could be had). Called once
-        per repetition with the pairs not scored before, so a collector can
-        run each batch concurrently.
+        per round with the pairs not scored before, so a collector can run
+        each batch concurrently.
     templates, samples : sequence of str
-        The task's template and sample ids.
-    repetitions : int
-        How many times every sample is given a random template.
-    seed : int, optional
-        Seed of the random generator.
+        The task's template and sample ids (distinct, at least one each).
+    templates_per_sample : int, default 20
+        How many random templates every sample is scored under: the rounds
+        of the estimator, each giving every sample one template drawn
+        uniformly (at most ``templates_per_sample × len(samples)`` calls).
+    {seed}
 
     Returns
     -------
     AvgPEstimate
-        ``estimate`` (mean of the repetitions), ``repetitions`` (each one's
-        estimate), ``running`` (the estimate after k repetitions),
-        ``spread`` (standard deviation of the first k repetitions' estimates;
-        NaN for k = 1) and ``calls`` (distinct pairs scored).
+        ``estimate`` (mean of the rounds), ``rounds`` (each round's
+        estimate), ``running`` (the estimate after k rounds), ``spread``
+        (standard deviation of the first k rounds' estimates; NaN for
+        k = 1) and ``calls`` (distinct pairs scored).
+
+    Notes
+    -----
+    A round's estimate is the mean score of the samples under their drawn
+    templates, an unbiased estimate of AvgP (see :func:`simulate_avgp`);
+    a pair drawn again in a later round is answered from memory, not
+    scored twice.
+
+    References
+    ----------
+    Mizrahi et al. (2024), State of What Art? A Call for Multi-Prompt LLM
+    Evaluation, TACL, section 7.
 
     See Also
     --------
@@ -470,26 +519,25 @@ def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str
     >>> accuracy = {"t1": 1.0, "t2": 0.0}
     >>> result = rankstats.estimate_avgp(lambda pairs: [accuracy[t] for t, _ in pairs],
     ...                                  ["t1", "t2"], [str(i) for i in range(50)],
-    ...                                  repetitions=4, seed=0)
+    ...                                  templates_per_sample=4, seed=0)
     >>> result.calls <= 100, round(result.estimate, 1)
     (True, 0.5)
     """
-    templates, samples = _ids(templates, "template"), _ids(samples, "sample")
-    if repetitions < 1:
-        raise ValueError("estimate_avgp: repetitions must be positive")
     rng = np.random.default_rng(seed)
     memo = _Memo(score)
-    each = np.empty(repetitions)
-    for r in range(repetitions):
+    each = np.empty(templates_per_sample)
+    for r in range(templates_per_sample):
         picks = rng.integers(len(templates), size=len(samples))
         values = memo([(templates[t], s) for t, s in zip(picks, samples, strict=True)])
         each[r] = _k.masked_mean(values, ~np.isnan(values))
-    k = np.arange(1, repetitions + 1)
+    k = np.arange(1, templates_per_sample + 1)
     running = np.cumsum(each) / k
     spread = np.array([np.std(each[:i], ddof=1) if i > 1 else np.nan for i in k])
     return AvgPEstimate(float(running[-1]), each, running, spread, len(memo.known))
 
 
+@checked(score=_scorer, templates=_ids, samples=_ids, stages=_stages,
+         higher_is_better=o.boolean)
 def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str], *,
                   stages=PAPER_STAGES, higher_is_better: bool = True,
                   seed=None) -> MaxPEstimate:
@@ -500,13 +548,13 @@ def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str
     score : callable
         As in :func:`estimate_avgp`; called once per stage.
     templates, samples : sequence of str
-        The task's template and sample ids.
-    stages : sequence of (templates, samples)
+        The task's template and sample ids (distinct, at least one each).
+    stages : sequence of (templates, samples), default PAPER_STAGES
         As in :func:`simulate_maxp`; default :data:`PAPER_STAGES`.
-    higher_is_better : bool
+    higher_is_better : bool, default True
         Whether a higher score is better.
-    seed : int, optional
-        Seed of the random generator (sample order, tie breaks).
+    {seed}
+        It orders the samples and breaks ties.
 
     Returns
     -------
@@ -514,6 +562,22 @@ def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str
         ``template`` (the winner), ``estimate`` (its mean score over the
         samples it was scored on), ``stages`` (per stage: templates, samples,
         calls) and ``calls`` (pairs scored in all).
+
+    Notes
+    -----
+    Templates are ranked by their mean over every sample scored so far;
+    each stage takes new samples from one random order of the samples, so
+    no pair is scored twice (see :func:`simulate_maxp`).
+
+    References
+    ----------
+    Mizrahi et al. (2024), State of What Art? A Call for Multi-Prompt LLM
+    Evaluation, TACL, section 7.
+
+    See Also
+    --------
+    simulate_maxp : how often this finds the best template, replayed on a
+        known cube.
 
     Examples
     --------
@@ -525,8 +589,6 @@ def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str
     >>> result.template, result.estimate, result.calls
     ('b', 0.9, 14)
     """
-    templates, samples = _ids(templates, "template"), _ids(samples, "sample")
-    stages = _check_stages(stages)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(samples))
     memo = _Memo(score)

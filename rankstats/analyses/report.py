@@ -10,8 +10,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .. import _options as o
 from .. import _xr
 from ..cube import template_scores
+from ..errors import InputTypeError, OptionError
+from ..stability._checks import checked
 from ..statistics.concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from ..statistics.metrics import divergence, prompt_metrics
 from ..statistics.multitest import adjust_pvalues
@@ -23,31 +26,49 @@ METRICS = ("maxp", "avgp", "saturation", "cps")
 _METRIC_INDEX = pd.Index(np.array(METRICS, dtype=object), name="metric")
 
 
+def _cube(function: str, name: str, value):
+    """A check that the input is a score cube or a DataArray of scores."""
+    if isinstance(value, (xr.Dataset, xr.DataArray)):
+        return value
+    raise InputTypeError(f"{function}: {name} must be a score cube (xarray.Dataset) or a "
+                         f"DataArray of scores (got {type(value).__name__})")
+
+
+def _resamples_or_none(function: str, name: str, value) -> int:
+    """A check that the value is 0 (no stability section) or a bootstrap's count, at least 2."""
+    value = o.non_negative_int(function, name, value)
+    if value == 1:
+        raise OptionError(f"{function}: {name}=1 is not allowed; {name} must be 0 (leave the "
+                          "stability section out) or an integer of at least 2")
+    return value
+
+
+@checked(cube=_cube, threshold=o.finite, n_resamples=_resamples_or_none)
 def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
-           higher_is_better: bool | None = None, resamples: int = 200,
-           seed: int = 0) -> xr.Dataset:
+           higher_is_better: bool | None = None, n_resamples: int = 200,
+           seed=None) -> xr.Dataset:
     """Analyse a cube: agreement, significance, divergence, metrics, rankings.
 
     Parameters
     ----------
-    cube : xarray.Dataset
+    cube : xarray.Dataset or xarray.DataArray
         A score cube; with a ``sample`` dimension its per-template scores are
         used. ``template_is_original``, ``template_valid``,
         ``template_method`` and the task coordinate ``benchmark`` enable the
         parts that need them.
     threshold : float, default 0.05
         A model "works" on a template when its score exceeds this.
-    nan_policy : {"omit", "propagate", "raise"}
+    {nan_policy}
         Passed to every statistic (see their docs); ``omit`` drops what is
         missing beyond structure.
-    higher_is_better : bool, optional
-        Defaults to the cube's attribute.
-    resamples : int, default 200
+    {higher_is_better}
+    n_resamples : int, default 200
         Bootstrap replicates of the stability section (over samples and
         templates when the cube has samples, else over templates); 0 leaves
-        the section out.
-    seed : int, default 0
-        Seed of the bootstrap and of the template subsets.
+        the section out. Its templates-needed curves draw 100 subsets per k.
+    {seed}
+        Seeds the bootstrap and the template subsets; an int seeds each the
+        same way, so a run is reproducible.
 
     Returns
     -------
@@ -70,7 +91,7 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``best_template_method_share_all`` and ``template_method_share``. Per
         task and metric: ``filtering_tau``, Kendall's tau-b between the model
         rankings with all templates and with the valid ones only.
-        Stability (with ``resamples``): per model and task ``avgp_low``,
+        Stability (with ``n_resamples``): per model and task ``avgp_low``,
         ``avgp_high``, ``rank_low``, ``rank_high``, ``tie_group`` and
         ``arena_rank`` (:func:`rankstats.stability.leaderboard`); per task
         ``templates_needed``, the smallest number of templates whose ranking
@@ -99,6 +120,33 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         verbalizer and task, tests against random guessing, direct vs
         chain-of-thought, curve shapes per model family).
 
+    Notes
+    -----
+    Every option is checked before any statistic runs (an
+    :class:`~rankstats.errors.OptionError` names it). Each number is one
+    public statistic computed for all tasks in one call: Kendall's W
+    (:func:`rankstats.kendall_w`), Friedman's test both ways
+    (:func:`rankstats.friedman`), Kendall's tau-b between every pair of
+    templates (:func:`rankstats.kendall_tau_matrix`), the prompt metrics
+    (:func:`rankstats.prompt_metrics`), divergence
+    (:func:`rankstats.divergence`), Cochran's Q and McNemar's test
+    (:func:`rankstats.cochran_q`, :func:`rankstats.mcnemar`, Holm-adjusted),
+    the bootstrap leaderboard (:func:`rankstats.stability.leaderboard`) and
+    the templates-needed curves (:func:`rankstats.templates_needed`, tau-b
+    ≥ 0.9 with probability 0.95). With ``seed=None`` the stability section
+    differs from run to run.
+
+    References
+    ----------
+    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
+       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
+       Evaluation. TACL 12, 933-949.
+
+    See Also
+    --------
+    rankstats.render.to_markdown, rankstats.render.to_html : the report as text.
+    rankstats.stability.leaderboard : the stability section alone.
+
     Examples
     --------
     >>> import rankstats
@@ -108,7 +156,7 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     ...                       "c": [0.1, 0.3, 0.4]}.items()
     ...     for p, s in zip(["p1", "p2", "p3"], scores)
     ... ])
-    >>> analysis = rankstats.report(cube)
+    >>> analysis = rankstats.report(cube, seed=0)
     >>> round(float(analysis.w.sel(task="t")), 3)
     0.333
     >>> analysis.tau_min_template.values.tolist(), analysis.tau_min_template_b.values.tolist()
@@ -127,8 +175,8 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         parts.append(_divergence(scores, nan_policy))
     if "template_valid" in scores.coords:
         parts.append(_filtering(scores, best_first, nan_policy))
-    if resamples:
-        parts.append(_stability(cube, scores, resamples, seed, nan_policy))
+    if n_resamples:
+        parts.append(_stability(cube, scores, n_resamples, seed, nan_policy))
     if (isinstance(cube, xr.Dataset) and cube.attrs.get("score_kind") == "binary"
             and "sample" in cube["score"].dims):
         parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first))
@@ -145,8 +193,8 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     analysis.attrs = {
         "statistic": "report",
         "threshold": threshold,
-        "resamples": resamples,
-        "seed": seed,
+        "n_resamples": n_resamples,
+        "seed": seed if isinstance(seed, int) else "Generator" if seed is not None else "None",
         "nan_policy": nan_policy,
         "higher_is_better": int(best_first),
         "metric": str(cube.attrs.get("metric", "score")),
@@ -267,7 +315,7 @@ def _per_sample_tests(x, metric_value, best_first, alpha=0.05):
                          for p in (0, 1))
     test = mcnemar(leader, runner_up, dim="sample", method="exact", nan_policy="omit")
     tested = test["pvalue"].where(test["n_samples"] > 0)  # padding templates test nothing
-    adjusted = adjust_pvalues(tested, "holm", dim="template")
+    adjusted = adjust_pvalues(tested, "holm", family="template")
     apart = adjusted < alpha
     models = np.asarray(x["model"].values).astype(str)
     return xr.Dataset({
@@ -288,15 +336,16 @@ def _filtering(scores, best_first, nan_policy):
     return xr.Dataset({"filtering_tau": tau.statistic})
 
 
-def _stability(cube, scores, resamples, seed, nan_policy):
+def _stability(cube, scores, n_resamples, seed, nan_policy):
     """Rank intervals and tie groups, and how many templates are enough."""
     from ..stability.bootstrap import leaderboard
     from ..stability.needed import templates_needed
 
     has_samples = "sample" in (cube["score"].dims if isinstance(cube, xr.Dataset) else cube.dims)
-    board = leaderboard(cube, B=resamples, over="both" if has_samples else "templates",
-                        seed=seed, nan_policy=nan_policy)
-    needed = templates_needed(scores, draws=100, seed=seed, nan_policy=nan_policy)
+    board = leaderboard(cube, n_resamples=n_resamples,
+                        over="both" if has_samples else "templates", seed=seed,
+                        nan_policy=nan_policy)
+    needed = templates_needed(scores, n_resamples=100, seed=seed, nan_policy=nan_policy)
     return xr.Dataset({
         "n_templates": needed["n_templates"],
         "avgp_low": board["score_low"],

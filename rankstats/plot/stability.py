@@ -66,7 +66,8 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     >>> from rankstats.stability.needed import templates_needed
     >>> from rankstats.plot.stability import plot_needed
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks"])
-    >>> curves = templates_needed(cube, ks=[1, 2, 5, 10, 20, 50, 100, 150], draws=50)
+    >>> curves = templates_needed(cube, ks=[1, 2, 5, 10, 20, 50, 100, 150], n_resamples=50,
+    ...                           seed=0)
     >>> ax = plot_needed(curves)
     >>> ax.get_title()
     'snarks: 162 templates; τ ≥ 0.9 with probability 0.95 at k = 50'
@@ -129,7 +130,8 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     >>> from rankstats.stability.needed import templates_needed
     >>> from rankstats.plot.stability import plot_k_needed
     >>> cube = rankstats.datasets.load("mizrahi2024")
-    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=20)
+    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=20,
+    ...                           seed=0)
     >>> ax = plot_k_needed(curves)
     >>> len(ax.get_yticklabels())
     25
@@ -178,7 +180,7 @@ def plot_rank_intervals(board: xr.Dataset, task, ax=None):
     ...      "score": float(rng.random() < acc)}
     ...     for m, acc in {"a": 0.8, "b": 0.6, "c": 0.3}.items()
     ...     for p in range(4) for s in range(40)])
-    >>> board = stability.leaderboard(cube, B=200, over="both", seed=0)
+    >>> board = stability.leaderboard(cube, n_resamples=200, over="both", seed=0)
     >>> plot_rank_intervals(board, "t").get_title()
     't: ranks with 95% intervals'
     """

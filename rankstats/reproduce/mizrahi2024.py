@@ -41,7 +41,8 @@ LEGEND = (
     "Conventions: source=csv reads the release's per-template accuracy CSVs, source=json "
     "its aggregated JSON copy; templates=valid keeps the templates marked correct in the "
     "paraphrase CSVs, 'valid (JSON flags)' those marked correct in the JSON copy; ties is "
-    "how tied scores are ranked; correction is the tie correction of Kendall's W; "
+    "how tied scores are ranked; tie_correction is the tie correction of Kendall's W "
+    "and Friedman's test; "
     "blocks=models asks whether the template changes the scores within each model."
 )
 # the metric columns of the paper's tables, by their names in rankstats
@@ -119,13 +120,15 @@ def table_3_w() -> Comparison:
     printed = _printed("table_3", _task_key, ["kendall_w"])
     candidates = _candidates(
         printed,
-        _conventions(source=SOURCES, templates=TEMPLATES, ties=TIES, correction=(True, False)),
+        _conventions(source=SOURCES, templates=TEMPLATES, ties=TIES,
+                     tie_correction=(True, False)),
         lambda c: _quiet(kendall_w, _scores(c["source"], c["templates"]), ties=c["ties"],
-                         correction=c["correction"], nan_policy="omit").statistic,
+                         tie_correction=c["tie_correction"], nan_policy="omit").statistic,
         lambda w, task, _: float(w.sel(task=task)),
     )
     return search("table_3_w", "Table 3: Kendall's W per task", printed, candidates,
-                  {"source": "csv", "templates": "all", "ties": "average", "correction": True})
+                  {"source": "csv", "templates": "all", "ties": "average",
+                   "tie_correction": True})
 
 
 def table_3_friedman() -> Comparison:
@@ -136,16 +139,16 @@ def table_3_friedman() -> Comparison:
     candidates = _candidates(
         printed,
         _conventions(source=SOURCES, templates=TEMPLATES, orientation=tuple(orientations),
-                     correction=(True, False)),
+                     tie_correction=(True, False)),
         lambda c: _quiet(friedman, _scores(c["source"], c["templates"]),
                          blocks=orientations[c["orientation"]][0],
                          treatments=orientations[c["orientation"]][1],
-                         correction=c["correction"], nan_policy="omit").pvalue,
+                         tie_correction=c["tie_correction"], nan_policy="omit").pvalue,
         lambda p, task, _: float(p.sel(task=task)),
     )
     return search("table_3_friedman", "Table 3: Friedman p-value per task", printed, candidates,
                   {"source": "csv", "templates": "all", "orientation": "blocks=models",
-                   "correction": True})
+                   "tie_correction": True})
 
 
 def _cells(printed: pd.Series, value) -> pd.Series:
@@ -405,7 +408,7 @@ def reproduce() -> list[Comparison]:
     >>> from rankstats.reproduce.mizrahi2024 import table_3_w
     >>> comparison = table_3_w()
     >>> comparison.convention
-    {'source': 'csv', 'templates': 'valid', 'ties': 'min', 'correction': False}
+    {'source': 'csv', 'templates': 'valid', 'ties': 'min', 'tie_correction': False}
     >>> comparison.matched, comparison.total
     (22, 25)
     """

@@ -12,39 +12,19 @@ import xarray as xr
 
 from .. import _xr
 from .._kernels import resample as _kr
-from ..errors import DimensionError
-
-REPLICATE = "replicate"
-
-
-class Dims:
-    """The dimension names a call uses."""
-
-    def __init__(self, model="model", task="task", template="template", sample="sample"):
-        self.model, self.task, self.template, self.sample = model, task, template, sample
+from ..errors import DimensionError, OptionError
+from ._checks import REPLICATE
 
 
 def generator(seed):
-    """A NumPy Generator from ``seed``, and the seed as the attributes record it."""
+    """A NumPy Generator from a checked ``seed``, and the seed as the attributes record it."""
     if isinstance(seed, np.random.Generator):
         return seed, "Generator"
-    if seed is None:
-        return np.random.default_rng(), "None"
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return np.random.default_rng(int(seed)), int(seed)
-    raise TypeError(f"seed={seed!r}: give an int, a numpy.random.Generator or None")
-
-
-def check_resamples(n_resamples) -> int:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
-            or n_resamples < 2:
-        raise ValueError(f"B={n_resamples!r}: the number of resamples must be an integer >= 2")
-    return int(n_resamples)
+    return np.random.default_rng(seed), "None" if seed is None else int(seed)
 
 
 def prepare(x, over, dims, statistic):
     """The scores to resample: with the sample dim unless only templates are resampled."""
-    _kr.check_choice("over", over, _kr.OVER)
     keep = (dims.sample,) if over != "templates" else ()
     scores = _xr.scores_of(x, statistic, keep=keep)
     if over != "templates" and dims.sample not in scores.dims:
@@ -91,11 +71,11 @@ def draw(scores, n_resamples, over, seed, dims):
 def draws_for(scores, n_resamples, over, seed, weights, dims):
     """Given draws (checked) or new ones."""
     if weights is None:
-        return draw(scores, check_resamples(n_resamples), over, seed, dims)
-    if not isinstance(weights, xr.Dataset) or weights.attrs.get("over") != over:
-        raise ValueError(
+        return draw(scores, n_resamples, over, seed, dims)
+    if weights.attrs.get("over") != over:
+        raise OptionError(
             f"weights: give the Dataset bootstrap_weights returned for over={over!r} "
-            f"(got over={getattr(weights, 'attrs', {}).get('over')!r})")
+            f"(got over={weights.attrs.get('over')!r})")
     for kind, unit in (("sample", dims.sample), ("template", dims.template)):
         name = f"{kind}_weight"
         if name not in weights:
@@ -106,35 +86,9 @@ def draws_for(scores, n_resamples, over, seed, weights, dims):
                 f"the scores {scores.sizes[unit]}")
         stray = weights[name].where(~real_mask(scores, unit, dims), 0)
         if (stray != 0).any():
-            raise ValueError(f"weights: {name!r} puts weight on {unit} positions that hold no "
+            raise OptionError(f"weights: {name!r} puts weight on {unit} positions that hold no "
                              "score (padding); draw them with bootstrap_weights on these scores")
     return weights
-
-
-def numpy_cube(x, over, dims):
-    """A NumPy cube as a DataArray (leading axes flattened into tasks), and the leading shape."""
-    values = np.asarray(x, dtype=float)
-    core = [dims.model, dims.template] + ([dims.sample] if over != "templates" else [])
-    if values.ndim < len(core):
-        raise DimensionError(
-            f"NumPy input must be (..., {', '.join(core)}) for over={over!r}; got shape "
-            f"{values.shape}")
-    lead = values.shape[:-len(core)]
-    return xr.DataArray(values.reshape(-1, *values.shape[-len(core):]),
-                        dims=[dims.task, *core]), lead
-
-
-def numpy_fields(data, lead, dims, order):
-    """The variables of ``data`` as NumPy arrays: tasks as the leading axes, then ``order``."""
-    fields = {}
-    for name, variable in data.data_vars.items():
-        # the draws read as bootstrap_weights lays them out: replicates, then units
-        wanted = (REPLICATE, dims.template, dims.sample) if name.endswith("_weight") else order
-        kept = [d for d in (dims.task, *wanted) if d in variable.dims]
-        values = variable.transpose(*kept).values
-        values = values.reshape(tuple(lead) + values.shape[1:]) if dims.task in kept else values
-        fields[name] = values[()] if values.ndim == 0 else values
-    return fields
 
 
 def present(data, scores_dims):
@@ -285,18 +239,6 @@ def engine_kwargs(x, ties, higher_is_better, nan_policy, jackknife, by="avgp"):
             "binary": getattr(x, "attrs", {}).get("score_kind") == "binary"}
 
 
-def check_statistics(statistics, over):
-    if statistics is None:
-        return tuple(s for s in _kr.STATISTICS if not (s == "score" and over == "templates"))
-    statistics = (statistics,) if isinstance(statistics, str) else tuple(statistics)
-    for name in statistics:
-        _kr.check_choice("statistic", name, _kr.STATISTICS)
-    if "score" in statistics and over == "templates":
-        raise ValueError("statistic 'score': per-template scores do not vary when only "
-                         "templates are resampled (over='templates')")
-    return statistics
-
-
 def is_replicates(x) -> bool:
     return isinstance(x, xr.Dataset) and x.attrs.get("statistic") == "bootstrap replicates"
 
@@ -312,3 +254,10 @@ def run_attrs(reps, method, confidence_level, statistic, **more):
     if method is not None:
         found.update(method=method, confidence_level=confidence_level)
     return {**found, **more}
+
+
+def statistics_for(statistics, over):
+    """The statistics asked for (checked), or every one that varies under ``over``."""
+    if statistics is not None:
+        return tuple(statistics)
+    return tuple(s for s in _kr.STATISTICS if not (s == "score" and over == "templates"))

@@ -30,8 +30,12 @@ Dataset whose attributes record ``n_resamples``, ``seed``, ``over``,
 sample)`` (``(..., model, template)`` for ``over="templates"``, leading axes
 being tasks) give NumPy results.
 
+Every option is checked before anything is drawn (an
+:class:`~rankstats.errors.OptionError` names it and what is allowed), on
+dask-chunked cubes too.
+
 Cost: on a binary cube of the paper's size (16 models x 25 tasks x 240
-templates x 100 samples), B = 1000 replicates of the per-template scores,
+templates x 100 samples), ``n_resamples=1000`` replicates of the per-template scores,
 W and the ranks take about 2 s and 480 MiB on two cores, most of the memory
 being the float32 per-template replicates; every statistic with BCa over
 samples and templates about 5 s (``benchmarks/bench_stability.py``).
@@ -45,14 +49,18 @@ import xarray as xr
 from .. import _xr
 from .._kernels import intervals as _ki
 from .._kernels import resample as _kr
+from ..errors import DimensionError, InputTypeError, OptionError
 from ..results import (
     BootstrapResult,
+    BootstrapWeightsResult,
     ConfidenceIntervalResult,
+    IntervalsResult,
     LeaderboardResult,
+    ReplicatesResult,
     WinProbabilityResult,
 )
 from . import _engine as _b
-from ._engine import REPLICATE
+from ._checks import REPLICATE, Dims, checked, fields_of, replicate_dim
 
 __all__ = [
     "bootstrap",
@@ -65,47 +73,49 @@ __all__ = [
     "win_probability",
 ]
 
-_METRICS = ("avgp", "maxp", "saturation", "cps")
 _CI_FIELDS = ("low", "high", "bias_correction", "acceleration", "standard_error")
 
 
 # --------------------------------------------------------------------------- draws
 
 
-def bootstrap_weights(x, B=1000, over="samples", *, seed=None, model="model", task="task",
-                      template="template", sample="sample"):
+@checked(numpy=fields_of(BootstrapWeightsResult))
+def bootstrap_weights(x, n_resamples=1000, over="samples", *, seed=None, model="model",
+                      task="task", template="template", sample="sample"):
     """Draw the bootstrap counts of every task's samples and/or templates.
 
     Parameters
     ----------
-    x : score cube or xarray.DataArray
+    x : score cube, xarray.DataArray or array_like
         Scores ``(model, task, template[, sample])``; only which positions
         are real matters: a sample (template) is real in a task when some
         model has a score there, padding is not drawn.
-    B : int, default 1000
-        Number of replicates.
-    over : {"samples", "templates", "both"}
+        {numpy_cube}
+    {n_resamples}
+        Each is one bootstrap replicate; at least 2.
+    over : {"samples", "templates", "both"}, default "samples"
         What is resampled within each task: the samples (items), the
         templates, or both, independently (a two-way bootstrap).
-    seed : int, numpy.random.Generator or None
-        Seeds the draws; the same seed gives the same counts.
+    {seed}
+        The same seed gives the same counts.
     model, task, template, sample : str
         Dimension names.
 
     Returns
     -------
-    xarray.Dataset
+    xarray.Dataset or BootstrapWeightsResult
         ``sample_weight(replicate, task, sample)`` and/or
         ``template_weight(replicate, task, template)``: int32 counts, summing
-        to each task's number of real units; 0 on padding.
+        to each task's number of real units; 0 on padding. NumPy input gives
+        ``(..., n_resamples, unit)`` arrays, None for what is not drawn.
 
     Notes
     -----
     Task t draws ``n_t`` of its ``n_t`` real units with replacement; draw j
     names the task's j-th real position. When every task has the same n the
-    draws are ``rng.integers(0, n, size=(B, tasks, n))``; otherwise
-    ``floor(u * n_t)`` of ``u = rng.random((B, tasks, max n))``, the first
-    ``n_t`` of each task counting. Samples are drawn first, then templates,
+    draws are ``rng.integers(0, n, size=(n_resamples, tasks, n))``;
+    otherwise ``floor(u * n_t)`` of ``u = rng.random((n_resamples, tasks,
+    max n))``, the first ``n_t`` of each task counting. Samples are drawn first, then templates,
     from one Generator. For a cube of one task this is exactly the
     resampling of :func:`scipy.stats.bootstrap` with the same seed (samples,
     then templates, being its two data arguments).
@@ -128,34 +138,56 @@ def bootstrap_weights(x, B=1000, over="samples", *, seed=None, model="model", ta
     >>> import xarray as xr
     >>> from rankstats import stability
     >>> scores = xr.DataArray(np.ones((2, 3, 4)), dims=("model", "template", "sample"))
-    >>> draws = stability.bootstrap_weights(scores, B=3, seed=0)
+    >>> draws = stability.bootstrap_weights(scores, n_resamples=3, seed=0)
     >>> draws.sample_weight.values
     array([[0, 1, 2, 1],
            [3, 1, 0, 0],
            [1, 0, 1, 2]], dtype=int32)
+    >>> stability.bootstrap_weights(scores.values, n_resamples=3, seed=0).sample_weight
+    array([[0, 1, 2, 1],
+           [3, 1, 0, 0],
+           [1, 0, 1, 2]], dtype=int32)
     """
-    dims = _b.Dims(model, task, template, sample)
+    dims = Dims(model, task, template, sample)
     scores = _b.prepare(x, over, dims, "bootstrap_weights")
-    return _b.draw(scores, _b.check_resamples(B), over, seed, dims)
+    return _b.draw(scores, n_resamples, over, seed, dims)
 
 
 # --------------------------------------------------------------------------- replicates
 
 
-def bootstrap(x, B=1000, over="samples", *, seed=None, weights=None, dtype=np.float32,
-              model="model", task="task", template="template", sample="sample"):
+def _bootstrap_numpy(function, bound, lead, dims):
+    """:func:`bootstrap` of a NumPy cube: the scores, and the draws that made them."""
+    values = dict(bound.arguments)
+    cube = values.pop("x")
+    score, draws = _bootstrap(cube, values["n_resamples"], values["over"], values["seed"],
+                              values["weights"], values["dtype"], dims)
+    fields = {
+        "score": score.transpose(dims.task, dims.model, dims.template, REPLICATE).values,
+        "template_weight": score.template_weight.transpose(dims.task, REPLICATE,
+                                                           dims.template).values,
+        "sample_weight": (draws.sample_weight.transpose(dims.task, REPLICATE, dims.sample).values
+                          if "sample_weight" in draws
+                          else np.zeros((len(cube), score.sizes[REPLICATE], 0), dtype=np.int32)),
+    }
+    return BootstrapResult(**{k: v.reshape(tuple(lead) + v.shape[1:]) for k, v in fields.items()})
+
+
+@checked(numpy=_bootstrap_numpy)
+def bootstrap(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
+              dtype=np.float32, model="model", task="task", template="template",
+              sample="sample"):
     r"""Per-replicate per-template scores of a cube resampled within each task.
 
     Parameters
     ----------
     x : score cube, xarray.DataArray or array_like
-        Scores. NumPy input is ``(..., model, template, sample)``
-        (``(..., model, template)`` for ``over="templates"``), each leading
-        position a task.
-    B, over, seed
-        As :func:`bootstrap_weights`.
-    weights : xarray.Dataset, optional
-        Draws from :func:`bootstrap_weights` to reuse instead of drawing.
+        Scores.
+        {numpy_cube}
+    {bootstrap_resamples}
+    {over}
+    {seed}
+    {weights}
     dtype : numpy dtype, default float32
         Of the returned scores; float32 holds k/n of binary scores to 6e-8.
     model, task, template, sample : str
@@ -171,17 +203,17 @@ def bootstrap(x, B=1000, over="samples", *, seed=None, weights=None, dtype=np.fl
         weights (:func:`replicates` does): MaxP over templates with weight
         > 0, AvgP weighted, a template drawn twice two judges of W. For
         ``over="templates"`` the scores are the original ones, repeated
-        without copying. NumPy input gives ``score (..., model, template, B)``,
-        ``template_weight (..., B, template)`` and ``sample_weight
-        (..., B, sample)`` (empty when not drawn).
+        without copying. NumPy input gives ``score (..., model, template,
+        replicate)``, ``template_weight (..., replicate, template)`` and
+        ``sample_weight (..., replicate, sample)`` (empty when not drawn).
 
     Notes
     -----
     With sample counts :math:`w_{sr}`, the score of model m, template p in
     replicate r is :math:`\sum_s w_{sr} x_{mps} / \sum_s w_{sr}` over the
     samples the model has: one matrix product per task, no loop over
-    replicates. Memory: ``B x models x tasks x templates`` values of
-    ``dtype`` (384 MB for 16 x 25 x 240 in float32 at B = 1000).
+    replicates. Memory: ``n_resamples x models x tasks x templates`` values
+    of ``dtype`` (384 MB for 16 x 25 x 240 in float32 at 1000 resamples).
 
     References
     ----------
@@ -198,27 +230,16 @@ def bootstrap(x, B=1000, over="samples", *, seed=None, weights=None, dtype=np.fl
     >>> import numpy as np
     >>> from rankstats import stability
     >>> correct = np.array([[[1, 1, 0, 1], [0, 1, 0, 1]]], dtype=float)  # 1 model, 2 templates
-    >>> result = stability.bootstrap(correct, B=3, seed=0)
+    >>> result = stability.bootstrap(correct, n_resamples=3, seed=0)
     >>> result.score[0]
     array([[0.5 , 1.  , 0.75],
            [0.5 , 0.25, 0.5 ]], dtype=float32)
     """
-    dims = _b.Dims(model, task, template, sample)
-    if _xr.is_labelled(x):
-        return _bootstrap(x, B, over, seed, weights, dtype, dims)[0]
-    cube, lead = _b.numpy_cube(x, over, dims)
-    score, draws = _bootstrap(cube, B, over, seed, weights, dtype, dims)
-    fields = {
-        "score": score.transpose(dims.task, dims.model, dims.template, REPLICATE).values,
-        "template_weight": score.template_weight.transpose(dims.task, REPLICATE,
-                                                           dims.template).values,
-        "sample_weight": (draws.sample_weight.transpose(dims.task, REPLICATE, dims.sample).values
-                          if "sample_weight" in draws
-                          else np.zeros((len(cube), score.sizes[REPLICATE], 0), dtype=np.int32)),
-    }
-    return BootstrapResult(**{k: v.reshape(tuple(lead) + v.shape[1:]) for k, v in fields.items()})
+    dims = Dims(model, task, template, sample)
+    return _bootstrap(x, n_resamples, over, seed, weights, dtype, dims)[0]
 
 
+@checked()
 def drawn_templates(boot, *, template="template", task="task"):
     """The replicates of :func:`bootstrap` with each drawn template as a column of its own.
 
@@ -246,7 +267,12 @@ def drawn_templates(boot, *, template="template", task="task"):
     judges, without weights: ``rankstats.kendall_w(drawn)`` or
     ``rankstats.friedman(drawn)`` give every replicate's value at once.
     :func:`replicates` computes its statistics from the weights instead,
-    without this copy (``B x models x tasks x templates`` values).
+    without this copy (``n_resamples x models x tasks x templates`` values).
+
+    References
+    ----------
+    .. [1] Efron, B., & Tibshirani, R. J. (1993). An Introduction to the
+       Bootstrap. Chapman & Hall (a replicate as the resampled data set).
 
     See Also
     --------
@@ -259,7 +285,7 @@ def drawn_templates(boot, *, template="template", task="task"):
     >>> import rankstats
     >>> from rankstats import stability
     >>> scores = xr.DataArray([[0.9, 0.5, 0.7], [0.4, 0.6, 0.8]], dims=("model", "template"))
-    >>> boot = stability.bootstrap(scores, B=2, over="templates", seed=1)
+    >>> boot = stability.bootstrap(scores, n_resamples=2, over="templates", seed=1)
     >>> boot.template_weight.values          # replicate 0 draws template 1 twice, 2 once
     array([[0, 2, 1],
            [2, 0, 1]], dtype=int32)
@@ -271,9 +297,12 @@ def drawn_templates(boot, *, template="template", task="task"):
     array([[0.567, 0.667],
            [0.833, 0.533]])
     """
-    if "template_weight" not in getattr(boot, "coords", {}):
-        raise ValueError("drawn_templates: give the DataArray bootstrap returns (it carries "
-                         "the template_weight coordinate)")
+    if not isinstance(boot, xr.DataArray) or "template_weight" not in boot.coords:
+        raise InputTypeError("drawn_templates: give the DataArray bootstrap returns (it "
+                             "carries the template_weight coordinate)")
+    if template not in boot.dims:
+        raise DimensionError(f"drawn_templates: the template dimension {template!r} is not "
+                             f"among the input's dimensions ({', '.join(map(str, boot.dims))})")
     weight = boot.template_weight
     order = [d for d in weight.dims if d != template] + [template]
     positions = xr.DataArray(_kr.drawn_positions(weight.transpose(*order).values),
@@ -306,48 +335,54 @@ def _bootstrap(x, n_resamples, over, seed, weights, dtype, dims):
     return score.rename("score"), draws
 
 
-def replicates(x, B=1000, over="samples", *, seed=None, weights=None, statistics=None,
-               by="avgp", ties="average", jackknife=False, higher_is_better=None,
-               nan_policy="propagate", dtype=np.float32, model="model", task="task",
-               template="template", sample="sample"):
+@checked(numpy=fields_of(ReplicatesResult, "model", "template", "sample", REPLICATE))
+def replicates(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
+               statistics=None, by="avgp", ties="average", jackknife=False,
+               higher_is_better=None, nan_policy="propagate", dtype=np.float32,
+               model="model", task="task", template="template", sample="sample"):
     r"""Every statistic of every bootstrap replicate, with the point estimates.
 
     Parameters
     ----------
     x : score cube, xarray.DataArray or array_like
-        Scores; NumPy input as in :func:`bootstrap`.
-    B, over, seed, weights
-        As :func:`bootstrap`.
-    statistics : sequence of str, optional
+        Scores.
+        {numpy_cube}
+    {bootstrap_resamples}
+    {over}
+    {seed}
+    {weights}
+    statistics : str or sequence of str, optional
         Among ``"score"`` (per-template score; not with
         ``over="templates"``, where it does not vary), ``"avgp"``,
         ``"maxp"``, ``"saturation"``, ``"cps"``, ``"kendall_w"`` and
         ``"rank"``. Default: all that apply.
-    by : {"avgp", "maxp", "saturation", "cps"}
+    by : {"avgp", "maxp", "saturation", "cps"}, default "avgp"
         The score the models are ranked on for ``"rank"``.
-    ties : {"average", "min", "max", "dense", "ordinal"}
-        Ties of the models' ranks (W always uses average ranks, tie-corrected).
+    {ties}
+        Applied to the models' ranks (W always uses average ranks,
+        tie-corrected).
     jackknife : bool, default False
         Also compute each statistic's BCa acceleration from leave-one-out
         replicates (needed by ``intervals(..., method="bca")``).
-    higher_is_better : bool, optional
-        Defaults to the cube's attribute, else True.
-    nan_policy : {"propagate", "omit", "raise"}
-        For per-template scores missing among present models and templates,
-        as :func:`rankstats.prompt_metrics` and :func:`rankstats.kendall_w`.
-    dtype : numpy dtype, default float32
+    {higher_is_better}
+    {nan_policy}
+        Applied to per-template scores missing among present models and
+        templates, as by :func:`rankstats.prompt_metrics` (listwise) and
+        :func:`rankstats.kendall_w` (incomplete templates left out).
+    dtype : numpy floating dtype, default numpy.float32
         Of the per-template score replicates.
     model, task, template, sample : str
         Dimension names.
 
     Returns
     -------
-    xarray.Dataset or dict
+    xarray.Dataset or ReplicatesResult
         For each statistic ``s``: ``s`` with a leading ``replicate`` dim,
         ``s_estimate`` on the original data and, with ``jackknife``,
         ``s_acceleration``; and the draws ``template_weight`` and/or
-        ``sample_weight``. NumPy input gives a dict with the replicates
-        last.
+        ``sample_weight``. NumPy input gives a
+        :class:`~rankstats.results.ReplicatesResult` with the replicates
+        last (None for the statistics not asked for).
 
     Notes
     -----
@@ -366,7 +401,7 @@ def replicates(x, B=1000, over="samples", *, seed=None, weights=None, statistics
     the chunks rather than the tasks: the per-template sums over samples of
     the original data and of every draw (linear in the samples) are computed
     one (model, task) chunk at a time, then the statistics from those
-    ``models × templates × (1 + B)`` sums, one task at a time. Results equal
+    ``models × templates × (1 + n_resamples)`` sums, one task at a time. Results equal
     the in-memory ones (float32 sums for cubes whose ``score_kind`` is
     ``binary``). With ``jackknife=True`` a task's samples are held at once.
 
@@ -386,24 +421,17 @@ def replicates(x, B=1000, over="samples", *, seed=None, weights=None, statistics
     >>> from rankstats import stability
     >>> rng = np.random.default_rng(0)
     >>> correct = (rng.random((3, 4, 60)) < [[[0.8]], [[0.6]], [[0.4]]]).astype(float)
-    >>> reps = stability.replicates(correct, B=200, seed=0, statistics=["avgp", "rank"])
-    >>> reps["avgp"].shape, reps["avgp_estimate"].round(3)
+    >>> reps = stability.replicates(correct, n_resamples=200, seed=0,
+    ...                             statistics=["avgp", "rank"])
+    >>> reps.avgp.shape, reps.avgp_estimate.round(3)
     ((3, 200), array([0.742, 0.567, 0.388]))
-    >>> (reps["rank"] == 1).mean(axis=-1)    # how often each model comes first
+    >>> (reps.rank == 1).mean(axis=-1)    # how often each model comes first
     array([1., 0., 0.])
     """
-    dims = _b.Dims(model, task, template, sample)
-    if not _xr.is_labelled(x):
-        cube, lead = _b.numpy_cube(x, over, dims)
-        data = replicates(cube, B, over, seed=seed, weights=weights, statistics=statistics,
-                          by=by, ties=ties, jackknife=jackknife,
-                          higher_is_better=higher_is_better, nan_policy=nan_policy, dtype=dtype,
-                          model=model, task=task, template=template, sample=sample)
-        return _b.numpy_fields(data, lead, dims, (dims.model, dims.template, dims.sample,
-                                                REPLICATE))
-    statistics = _b.check_statistics(statistics, over)
+    dims = Dims(model, task, template, sample)
+    statistics = _b.statistics_for(statistics, over)
     scores = _b.prepare(x, over, dims, "bootstrap")
-    draws = _b.draws_for(scores, B, over, seed, weights, dims)
+    draws = _b.draws_for(scores, n_resamples, over, seed, weights, dims)
     kwargs = _b.engine_kwargs(x, ties, higher_is_better, nan_policy, bool(jackknife), by)
     attrs = _b.base_attrs(draws, over, statistics=" ".join(statistics), by=by, ties=ties,
                           jackknife=bool(jackknife),
@@ -422,6 +450,7 @@ def _ci_kernel(replicates, estimate, *acceleration, **kwargs):
                                    **kwargs)
 
 
+@checked(dim=replicate_dim)
 def confidence_interval(replicates, estimate, acceleration=None, *, dim=REPLICATE,
                         method="percentile", confidence_level=0.95, interpolation="linear"):
     r"""Percentile or BCa interval of a statistic from its bootstrap replicates.
@@ -438,9 +467,13 @@ def confidence_interval(replicates, estimate, acceleration=None, *, dim=REPLICAT
         BCa's acceleration :math:`a` (from the jackknife, as
         :func:`replicates` with ``jackknife=True`` gives it); 0 if omitted.
     dim : str or int, default "replicate"
-    method : {"percentile", "bca"}
-    confidence_level : float, default 0.95
-    interpolation : {"linear", "outward"}
+        The dimension (NumPy: axis) along which the replicates lie; at
+        least two.
+    method : {"percentile", "bca"}, default "percentile"
+        The percentile interval, or Efron's bias-corrected and accelerated
+        one.
+    {confidence_level}
+    interpolation : {"linear", "outward"}, default "linear"
         ``linear``: the type-7 quantile of scipy and NumPy. ``outward``: the
         order statistic just outside it, so bounds are values the replicates
         take (used for ranks).
@@ -454,8 +487,9 @@ def confidence_interval(replicates, estimate, acceleration=None, *, dim=REPLICAT
 
     Notes
     -----
-    With :math:`\alpha = (1 - \text{level}) / 2`, the percentile interval is
-    the :math:`\alpha` and :math:`1 - \alpha` quantiles of the replicates.
+    With :math:`\alpha = (1 - \text{confidence level}) / 2` and B
+    replicates, the percentile interval is the :math:`\alpha` and
+    :math:`1 - \alpha` quantiles of the replicates.
     BCa (Efron 1987) takes the quantiles at
 
     .. math:: \alpha_{1,2} = \Phi\left(z_0 + \frac{z_0 \pm z_\alpha}
@@ -495,6 +529,7 @@ def confidence_interval(replicates, estimate, acceleration=None, *, dim=REPLICAT
         return _labelled_interval(replicates, estimate, acceleration, dim, kwargs,
                                   "bootstrap interval")
     axis = _xr.numpy_axis("confidence_interval", "replicates", dim, REPLICATE, -1)
+    _enough_replicates(np.shape(replicates)[axis] if np.ndim(replicates) else 0)
     arrays = [replicates, estimate] + ([] if acceleration is None else [acceleration])
     axes = [[axis], []] + ([] if acceleration is None else [[]])
     return _xr.apply_numpy(_ci_kernel, arrays, axes, {f: f for f in _CI_FIELDS},
@@ -509,10 +544,17 @@ def _labelled_interval(replicates, estimate, acceleration, dim, kwargs, statisti
         arrays.append(_b.as_labelled(acceleration))
         core.append([])
     _xr.check_dims("confidence_interval", replicates, {"replicates": dim})
+    _enough_replicates(replicates.sizes[dim])
     return _xr.apply_labelled(
         "confidence_interval", _ci_kernel, arrays, core,
         {name: (name, []) for name in _CI_FIELDS}, kwargs={**kwargs, "statistic": statistic},
         attrs={**kwargs, "n_resamples": replicates.sizes[dim]})
+
+
+def _enough_replicates(n: int) -> None:
+    if n < 2:
+        raise DimensionError(f"confidence_interval: an interval needs at least two replicates "
+                             f"along the replicate dimension; got {n}")
 
 
 def _interval(reps, name, method, confidence_level, interpolation="linear"):
@@ -520,7 +562,7 @@ def _interval(reps, name, method, confidence_level, interpolation="linear"):
     acceleration = None
     if method == "bca":
         if f"{name}_acceleration" not in reps:
-            raise ValueError(
+            raise OptionError(
                 f"method='bca' needs the jackknife acceleration of {name!r}; compute the "
                 "replicates with jackknife=True")
         acceleration = reps[f"{name}_acceleration"]
@@ -537,10 +579,10 @@ def _replicates_of(x, statistics, n_resamples, over, seed, weights, by, ties, bc
         have = x.attrs["statistics"].split()
         missing = [s for s in statistics if s not in have]
         if missing:
-            raise ValueError(f"the replicates lack statistic(s) {missing}; they hold {have}")
+            raise OptionError(f"the replicates lack statistic(s) {missing}; they hold {have}")
         if "rank" in statistics and x.attrs.get("by") != by:
-            raise ValueError(f"the replicates rank the models by {x.attrs.get('by')!r}, "
-                             f"not by={by!r}")
+            raise OptionError(f"the replicates rank the models by {x.attrs.get('by')!r}, "
+                              f"not by={by!r}")
         return x
     return replicates(x, n_resamples, over, seed=seed, weights=weights, statistics=statistics,
                       by=by, ties=ties, jackknife=bca, higher_is_better=higher_is_better,
@@ -548,10 +590,11 @@ def _replicates_of(x, statistics, n_resamples, over, seed, weights, by, ties, bc
                       template=dims.template, sample=dims.sample)
 
 
-def intervals(x, B=1000, over="samples", *, seed=None, weights=None, method="percentile",
-              confidence_level=0.95, statistics=None, by="avgp", ties="average",
-              higher_is_better=None, nan_policy="propagate", dtype=np.float32, model="model",
-              task="task", template="template", sample="sample"):
+@checked(numpy=fields_of(IntervalsResult, "model", "template"))
+def intervals(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
+              method="percentile", confidence_level=0.95, statistics=None, by="avgp",
+              ties="average", higher_is_better=None, nan_policy="propagate", dtype=np.float32,
+              model="model", task="task", template="template", sample="sample"):
     r"""Bootstrap intervals of per-template scores, MaxP, AvgP, saturation, CPS, W and ranks.
 
     Parameters
@@ -559,20 +602,38 @@ def intervals(x, B=1000, over="samples", *, seed=None, weights=None, method="per
     x : score cube, xarray.DataArray, array_like, or the Dataset of :func:`replicates`
         A cube is resampled first (as :func:`replicates`, with the jackknife
         when ``method="bca"``); given replicates are used as they are.
-    B, over, seed, weights, statistics, by, ties, higher_is_better, nan_policy, dtype
-        As :func:`replicates`.
-    method : {"percentile", "bca"}
-    confidence_level : float, default 0.95
+        {numpy_cube}
+    {bootstrap_resamples}
+    {over}
+    {seed}
+    {weights}
+    method : {"percentile", "bca"}, default "percentile"
+        The percentile interval, or Efron's bias-corrected and accelerated
+        one (see :func:`confidence_interval`).
+    {confidence_level}
+    statistics : str or sequence of str, optional
+        The statistics to give intervals of, as in :func:`replicates`.
+        Default: all that apply (those the replicates hold, for replicates).
+    by : {"avgp", "maxp", "saturation", "cps"}, default "avgp"
+        The score the models are ranked on for ``"rank"``.
+    {ties}
+        Applied to the models' ranks.
+    {higher_is_better}
+    {replicate_nan_policy}
+    dtype : numpy floating dtype, default numpy.float32
+        Of the per-template score replicates.
     model, task, template, sample : str
         Dimension names.
 
     Returns
     -------
-    xarray.Dataset or dict
+    xarray.Dataset or IntervalsResult
         For each statistic ``s``: the estimate ``s``, ``s_low``, ``s_high``
         and ``s_se`` (the bootstrap standard error). Attributes record
         ``n_resamples``, ``seed``, ``over``, ``method`` and
-        ``confidence_level``.
+        ``confidence_level``. NumPy input gives a
+        :class:`~rankstats.results.IntervalsResult` (None for the
+        statistics not asked for).
 
     Notes
     -----
@@ -627,24 +688,19 @@ def intervals(x, B=1000, over="samples", *, seed=None, weights=None, method="per
     >>> from rankstats import stability
     >>> rng = np.random.default_rng(0)
     >>> correct = (rng.random((3, 4, 60)) < [[[0.8]], [[0.6]], [[0.4]]]).astype(float)
-    >>> ci = stability.intervals(correct, B=500, seed=0, statistics=["avgp", "rank"])
-    >>> ci["avgp"].round(3), ci["avgp_low"].round(3), ci["avgp_high"].round(3)
+    >>> ci = stability.intervals(correct, n_resamples=500, seed=0,
+    ...                          statistics=["avgp", "rank"])
+    >>> ci.avgp.round(3), ci.avgp_low.round(3), ci.avgp_high.round(3)
     (array([0.742, 0.567, 0.388]), array([0.688, 0.5  , 0.317]), array([0.792, 0.629, 0.454]))
-    >>> ci["rank_low"], ci["rank_high"]
+    >>> ci.rank_low, ci.rank_high
     (array([1., 2., 3.]), array([1., 2., 3.]))
     """
-    dims = _b.Dims(model, task, template, sample)
-    _ki.check_choice("method", method, _ki.METHODS)
-    if not (_xr.is_labelled(x) or _b.is_replicates(x)):
-        cube, lead = _b.numpy_cube(x, over, dims)
-        data = intervals(cube, B, over, seed=seed, weights=weights, method=method,
-                         confidence_level=confidence_level, statistics=statistics, by=by,
-                         ties=ties, higher_is_better=higher_is_better, nan_policy=nan_policy,
-                         dtype=dtype, model=model, task=task, template=template, sample=sample)
-        return _b.numpy_fields(data, lead, dims, (dims.model, dims.template))
-    wanted = _b.check_statistics(statistics, over) if not _b.is_replicates(x) else (
-        tuple(statistics) if statistics is not None else tuple(x.attrs["statistics"].split()))
-    reps = _replicates_of(x, wanted, B, over, seed, weights, by, ties, method == "bca",
+    dims = Dims(model, task, template, sample)
+    if _b.is_replicates(x) and statistics is None:
+        wanted = tuple(x.attrs["statistics"].split())
+    else:
+        wanted = _b.statistics_for(statistics, over)
+    reps = _replicates_of(x, wanted, n_resamples, over, seed, weights, by, ties, method == "bca",
                           higher_is_better, nan_policy, dims, dtype)
     variables = {}
     for name in wanted:
@@ -671,8 +727,9 @@ def _arena_kernel(low, high, *, higher_is_better):
     return {"arena_rank": _ki.arena_ranks(low, high, higher_is_better=higher_is_better)}
 
 
-def leaderboard(x, B=1000, over="samples", *, seed=None, weights=None, by="avgp",
-                method="percentile", confidence_level=0.95, ties="average",
+@checked(numpy=fields_of(LeaderboardResult, "model"))
+def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_level=0.95,
+                weights=None, by="avgp", method="percentile", ties="average",
                 higher_is_better=None, nan_policy="propagate", model="model", task="task",
                 template="template", sample="sample"):
     r"""A leaderboard with score intervals, rank intervals and tie groups, per task.
@@ -681,13 +738,20 @@ def leaderboard(x, B=1000, over="samples", *, seed=None, weights=None, by="avgp"
     ----------
     x : score cube, xarray.DataArray, array_like, or the Dataset of :func:`replicates`
         Replicates must hold ``by`` and ``rank`` (ranked by ``by``).
-    B, over, seed, weights, ties, higher_is_better, nan_policy
-        As :func:`replicates`.
+        {numpy_cube}
+    {bootstrap_resamples}
+    {over}
+    {seed}
+    {confidence_level}
+    {weights}
     by : {"avgp", "maxp", "saturation", "cps"}, default "avgp"
         The score the leaderboard ranks.
-    method : {"percentile", "bca"}
+    method : {"percentile", "bca"}, default "percentile"
         Interval method of the scores; rank intervals are always percentile.
-    confidence_level : float, default 0.95
+    {ties}
+        Applied to the models' ranks.
+    {higher_is_better}
+    {replicate_nan_policy}
     model, task, template, sample : str
         Dimension names.
 
@@ -759,23 +823,15 @@ def leaderboard(x, B=1000, over="samples", *, seed=None, weights=None, by="avgp"
     >>> rng = np.random.default_rng(1)
     >>> truth = np.array([0.80, 0.78, 0.60, 0.40])[:, None, None]
     >>> correct = (rng.random((4, 5, 80)) < truth).astype(float)
-    >>> board = stability.leaderboard(correct, B=400, seed=0)
+    >>> board = stability.leaderboard(correct, n_resamples=400, seed=0)
     >>> board.rank, board.rank_low, board.rank_high
     (array([1., 2., 3., 4.]), array([1., 1., 3., 4.]), array([2., 2., 3., 4.]))
     >>> board.tie_group, board.arena_rank
     (array([1., 1., 2., 3.]), array([1., 1., 3., 4.]))
     """
-    dims = _b.Dims(model, task, template, sample)
-    _kr.check_choice("by", by, _kr.BY)
-    if not (_xr.is_labelled(x) or _b.is_replicates(x)):
-        cube, lead = _b.numpy_cube(x, over, dims)
-        data = leaderboard(cube, B, over, seed=seed, weights=weights, by=by, method=method,
-                           confidence_level=confidence_level, ties=ties,
-                           higher_is_better=higher_is_better, nan_policy=nan_policy,
-                           model=model, task=task, template=template, sample=sample)
-        return LeaderboardResult(**_b.numpy_fields(data, lead, dims, (dims.model,)))
-    reps = _replicates_of(x, (by, "rank"), B, over, seed, weights, by, ties, method == "bca",
-                          higher_is_better, nan_policy, dims)
+    dims = Dims(model, task, template, sample)
+    reps = _replicates_of(x, (by, "rank"), n_resamples, over, seed, weights, by, ties,
+                          method == "bca", higher_is_better, nan_policy, dims)
     score = _interval(reps, by, method, confidence_level)
     rank = _interval(reps, "rank", "percentile", confidence_level, "outward")
     estimate = reps["rank_estimate"]
@@ -805,18 +861,25 @@ def _win_kernel(replicates, *, higher_is_better):
     return _ki.win_probabilities(replicates, higher_is_better=higher_is_better)
 
 
-def win_probability(x, B=1000, over="samples", *, seed=None, weights=None, by="avgp",
-                    higher_is_better=None, nan_policy="propagate", model="model", task="task",
-                    template="template", sample="sample"):
+@checked(numpy=fields_of(WinProbabilityResult, "model", "model_b"))
+def win_probability(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
+                    by="avgp", higher_is_better=None, nan_policy="propagate", model="model",
+                    task="task", template="template", sample="sample"):
     r"""How often each model outranks each other one across bootstrap replicates.
 
     Parameters
     ----------
     x : score cube, xarray.DataArray, array_like, or the Dataset of :func:`replicates`
-    B, over, seed, weights, higher_is_better, nan_policy
-        As :func:`replicates`.
+        Replicates must hold ``by``.
+        {numpy_cube}
+    {bootstrap_resamples}
+    {over}
+    {seed}
+    {weights}
     by : {"avgp", "maxp", "saturation", "cps"}, default "avgp"
         The score compared.
+    {higher_is_better}
+    {replicate_nan_policy}
     model, task, template, sample : str
         Dimension names.
 
@@ -851,7 +914,7 @@ def win_probability(x, B=1000, over="samples", *, seed=None, weights=None, by="a
     >>> rng = np.random.default_rng(2)
     >>> truth = np.array([0.80, 0.78, 0.60])[:, None, None]
     >>> correct = (rng.random((3, 5, 80)) < truth).astype(float)
-    >>> p = stability.win_probability(correct, B=400, seed=0)
+    >>> p = stability.win_probability(correct, n_resamples=400, seed=0)
     >>> p.win.round(2)
     array([[0.  , 0.63, 1.  ],
            [0.34, 0.  , 1.  ],
@@ -859,16 +922,8 @@ def win_probability(x, B=1000, over="samples", *, seed=None, weights=None, by="a
     >>> p.tie.round(2)[0, 1]     # 0.63 + 0.34 + 0.03 = 1
     np.float64(0.03)
     """
-    dims = _b.Dims(model, task, template, sample)
-    _kr.check_choice("by", by, _kr.BY)
-    if not (_xr.is_labelled(x) or _b.is_replicates(x)):
-        cube, lead = _b.numpy_cube(x, over, dims)
-        data = win_probability(cube, B, over, seed=seed, weights=weights, by=by,
-                               higher_is_better=higher_is_better, nan_policy=nan_policy,
-                               model=model, task=task, template=template, sample=sample)
-        return WinProbabilityResult(**_b.numpy_fields(data, lead, dims,
-                                                    (dims.model, f"{dims.model}_b")))
-    reps = _replicates_of(x, (by,), B, over, seed, weights, by, "average", False,
+    dims = Dims(model, task, template, sample)
+    reps = _replicates_of(x, (by,), n_resamples, over, seed, weights, by, "average", False,
                           higher_is_better, nan_policy, dims)
     pair = f"{dims.model}_b"
     higher = reps.attrs.get("higher_is_better", "True") in ("True", True, 1)

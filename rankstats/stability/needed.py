@@ -1,7 +1,7 @@
 r"""How many templates (or samples) are enough: agreement curves from random subsets.
 
 For every task, subsets of k templates are drawn at random without
-replacement, ``draws`` times for each k, and each subset is compared with the
+replacement, ``n_resamples`` times for each k, and each subset is compared with the
 whole task: Kendall's W of the k templates, Kendall's tau-b between the model
 ranking by the k-template mean (AvgP) and the ranking by the all-template
 mean, and how far each model's rank moves across draws. The smallest k whose
@@ -12,16 +12,17 @@ has them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import xarray as xr
 
+from .. import _options as o
 from .. import _xr
 from .._kernels import subsample as _k
-from ..errors import DimensionError
-from ..results import _Result
-from ..statistics.metrics import _template_mask
+from .._statistic import Mask, Role, statistic
+from ..errors import InputTypeError, OptionError
+from ..results import SubsampleResult
+from ._checks import checked, fill_docs
+from ._engine import generator
 
 __all__ = ["SubsampleResult", "samples_needed", "smallest_k", "templates_needed"]
 
@@ -41,34 +42,52 @@ _OUTPUTS = {  # name: (kernel key, core dims with "size" for the subset-size dim
 }
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SubsampleResult(_Result):
-    """Agreement curves of random subsets (see :func:`templates_needed`).
-
-    Arrays are over the input's leading axes, then the subset size ``k``,
-    then the draws, quantiles or models; ``w`` and ``w_quantile`` are None
-    for :func:`samples_needed`.
-    """
-
-    k: np.ndarray
-    tau: np.ndarray
-    w: np.ndarray | None
-    tau_quantile: np.ndarray
-    w_quantile: np.ndarray | None
-    p_tau: np.ndarray
-    tau_undefined: np.ndarray
-    rank_lower: np.ndarray
-    rank_upper: np.ndarray
-    rank_width: np.ndarray
-    rank_width_mean: np.ndarray
-    needed: np.ndarray
-    n_units: np.ndarray
+def _subset_sizes(function: str, name: str, value):
+    """A check that subset sizes are None or a non-empty sequence of integers of at least 1."""
+    if value is None:
+        return None
+    values = np.asarray(value)
+    if values.ndim == 1 and values.size and values.dtype.kind in "iu" and (values >= 1).all():
+        return values
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be None or a "
+                      "non-empty sequence of integers of at least 1")
 
 
+def _probabilities(function: str, name: str, value):
+    """A check that quantile levels are a non-empty sequence of numbers in [0, 1]."""
+    try:
+        values = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        values = np.array([np.nan])
+    if values.size and ((values >= 0) & (values <= 1)).all():
+        return tuple(float(q) for q in values)
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
+                      "non-empty sequence of numbers between 0 and 1")
+
+
+_OPTIONS = {
+    "n_resamples": o.positive_int,
+    "seed": o.seed,
+    "target": o.finite,
+    "probability": o.unit_interval,
+    "confidence_level": o.probability,
+    "quantiles": _probabilities,
+    "ties": o.one_of(*o.TIES),
+    "higher_is_better": o.optional_boolean,
+    "nan_policy": o.one_of(*o.NAN_POLICIES),
+}
+_VALID = {"valid": Mask("template_valid", "template", describe_as="all templates")}
+
+
+@statistic(roles={"template": ("template", -2), "model": ("model", -1)},
+           options={**_OPTIONS, "ks": _subset_sizes, "tie_correction": o.boolean},
+           masks=_VALID, result=SubsampleResult)
+@fill_docs
 def templates_needed(
-    x, ks=None, *, draws=200, seed=0, target=0.9, probability=0.95, level=0.95,
-    quantiles=(0.05, 0.5, 0.95), template="template", model="model", valid=None,
-    ties="average", correction=True, higher_is_better=None, nan_policy="propagate",
+    x, ks=None, *, n_resamples=200, seed=None, target=0.9, probability=0.95,
+    confidence_level=0.95, quantiles=(0.05, 0.5, 0.95), template="template", model="model",
+    valid=None, ties="average", tie_correction=True, higher_is_better=None,
+    nan_policy="propagate",
 ):
     r"""How many templates are enough: agreement of random k-template subsets with all templates.
 
@@ -80,33 +99,29 @@ def templates_needed(
     ks : sequence of int, optional
         Subset sizes. Default: every k from 1 to the largest number of
         templates of any task. A k beyond a task's own count gives NaN there.
-    draws : int, default 200
-        Random subsets per task and k.
-    seed : int or numpy.random.Generator, default 0
-        Seeds the draws (see Notes for how they are made).
-    target, probability : float, default 0.9 and 0.95
-        The agreement sought: tau-b ≥ ``target`` in at least ``probability``
-        of the draws.
-    level : float, default 0.95
-        Coverage of each model's rank interval across draws.
-    quantiles : sequence of float
+    {n_resamples}
+        Here: random subsets (draws without replacement) per task and k.
+    {seed}
+        See Notes for how the draws are made.
+    {target}
+    {probability}
+    {subset_confidence_level}
+    quantiles : sequence of float, default (0.05, 0.5, 0.95)
         Quantiles of tau and W over the draws to report.
     template, model : str or int
         Dimension names (axis numbers for NumPy input).
-    valid : None, True, str or array_like of bool
-        Templates to keep, as in :func:`rankstats.prompt_metrics`.
-    ties : {"average", "min", "max", "dense", "ordinal"}
-        How models tied on a template (for W) or on a mean (for the rank
-        intervals) are ranked. Tau-b always treats ties as ties.
-    correction : bool, default True
-        Tie correction of W, as in :func:`rankstats.kendall_w`.
-    higher_is_better : bool, optional
-        Direction of the ranks; defaults to the cube's attribute, else True.
-    nan_policy : {"propagate", "omit", "raise"}
-        Missing scores of a present model under a present template: a draw
-        that includes such a template gives NaN (and so does every summary
-        at that k); ``omit`` leaves incomplete templates out of the pool
-        (listwise deletion); ``raise`` raises.
+    {valid}
+    {ties}
+        Applied to models tied on a template (for W) or on a mean (for the
+        rank intervals). Tau-b always treats ties as ties.
+    {tie_correction}
+        Here: of W, as in :func:`rankstats.kendall_w`.
+    {higher_is_better}
+    {nan_policy}
+        Here: a draw that includes a template with a missing score of a
+        present model gives NaN (and so does every summary at that k);
+        ``omit`` leaves incomplete templates out of the pool (listwise
+        deletion).
 
     Returns
     -------
@@ -124,7 +139,8 @@ def templates_needed(
           means tie every model (tau-b undefined; such a draw does not reach
           the target);
         - ``rank_lower``, ``rank_upper``, ``rank_width`` (``model, task, k``):
-          each model's central ``level`` interval of ranks across draws, and
+          each model's central ``confidence_level`` interval of ranks across
+          draws, and
           ``rank_width_mean(task, k)``, its mean over the task's models;
         - ``k_needed(task)``: the smallest k in ``ks`` with
           ``p_tau ≥ probability`` (NaN when none reaches it);
@@ -134,7 +150,7 @@ def templates_needed(
     -----
     **Draws.** For each task (and each slice of any other leading dim) draw
     d orders the task's templates by uniform keys
-    ``numpy.random.default_rng(seed).random((draws, *leading, templates))``
+    ``numpy.random.default_rng(seed).random((n_resamples, *leading, templates))``
     (leading dims in the input's order; templates outside the pool last);
     the subset of size k is the first k templates of that order. Each subset
     is a uniform draw without replacement, subsets of one draw are nested,
@@ -151,8 +167,8 @@ def templates_needed(
     tie, so that the order of summation cannot split a tie, and at k equal
     to the task's count the subset mean is the all-template mean itself
     (tau = 1). Rank intervals take NumPy's ``"lower"`` quantile at
-    :math:`(1 - \text{level}) / 2` and its ``"higher"`` one at
-    :math:`(1 + \text{level}) / 2` of each model's ranks over the draws.
+    :math:`(1 - c) / 2` and its ``"higher"`` one at :math:`(1 + c) / 2` of
+    each model's ranks over the draws, c being ``confidence_level``.
 
     **Structure.** Padded templates and absent models drop out per task
     before anything is drawn, so each task's curves are those it would get
@@ -160,7 +176,8 @@ def templates_needed(
     :class:`~rankstats.errors.RankstatsWarning`.
 
     **Memory and time.** Besides the input, the keys and orders take
-    :math:`16\,R\,L\,T` bytes (R draws, L tasks, T template positions),
+    :math:`16\,R\,L\,T` bytes (R = ``n_resamples`` draws, L tasks, T
+    template positions),
     the chunks over k about 64 MiB, and the outputs :math:`16\,R\,L\,K`
     bytes for ``tau`` and ``w`` over K sizes. On the Mizrahi et al. (2024)
     cube (16 models, 25 tasks, 265 positions) with 200 draws the measured
@@ -184,7 +201,8 @@ def templates_needed(
     >>> import rankstats, rankstats.datasets
     >>> from rankstats.stability.needed import templates_needed
     >>> cube = rankstats.datasets.load("mizrahi2024")
-    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=100)
+    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=100,
+    ...                           seed=0)
     >>> curves.p_tau.sel(task="snarks").values  # P(tau >= 0.9) for each k
     array([0.06, 0.47, 0.83, 0.94, 1.  , 1.  ])
     >>> curves.k_needed.sel(task=["snarks", "navigate", "homophones"]).values
@@ -194,14 +212,24 @@ def templates_needed(
     >>> curves.rank_width_mean.sel(task="snarks", k=[1, 100]).values.round(2)
     array([4.32, 0.55])
     """
-    return _needed("templates_needed", x, ks, draws, seed, locals(), units=template,
-                   size="k", with_w=True)
+    return _needed(x, ks, n_resamples, seed, valid, units="template", size="k",
+                   kwargs={"tau_target": target, "probability": probability,
+                           "level": confidence_level, "ties": ties,
+                           "correction": tie_correction, "nan_policy": nan_policy,
+                           "higher_is_better": higher_is_better},
+                   quantiles=quantiles)
 
 
+@statistic(roles={"template": ("template", -3),
+                  "sample": Role("sample", -2, hint="samples_needed subsamples the samples "
+                                 "(items), which a cube of per-template scores lacks"),
+                  "model": ("model", -1)},
+           options={**_OPTIONS, "ns": _subset_sizes}, masks=_VALID, result=SubsampleResult)
+@fill_docs
 def samples_needed(
-    x, ns=None, *, draws=200, seed=0, target=0.9, probability=0.95, level=0.95,
-    quantiles=(0.05, 0.5, 0.95), sample="sample", template="template", model="model",
-    valid=None, ties="average", higher_is_better=None, nan_policy="propagate",
+    x, ns=None, *, n_resamples=200, seed=None, target=0.9, probability=0.95,
+    confidence_level=0.95, quantiles=(0.05, 0.5, 0.95), sample="sample", template="template",
+    model="model", valid=None, ties="average", higher_is_better=None, nan_policy="propagate",
 ):
     r"""How many samples are enough: agreement of random n-sample subsets with all samples.
 
@@ -217,11 +245,23 @@ def samples_needed(
     ns : sequence of int, optional
         Subset sizes; default every n from 1 to the largest number of
         samples of any task.
+    {n_resamples}
+        Here: random subsets (draws without replacement) per task and n.
+    {seed}
+        The draws are made as in :func:`templates_needed`.
+    {target}
+    {probability}
+    {subset_confidence_level}
+    quantiles : sequence of float, default (0.05, 0.5, 0.95)
+        Quantiles of tau over the draws to report.
     sample, template, model : str or int
         Dimension names (axis numbers for NumPy input).
-    draws, seed, target, probability, level, quantiles, valid, ties, higher_is_better
-        As in :func:`templates_needed`.
-    nan_policy : {"propagate", "omit", "raise"}
+    {valid}
+    {ties}
+        Applied to models tied on a mean (for the rank intervals). Tau-b
+        always treats ties as ties.
+    {higher_is_better}
+    {nan_policy}
         As in :func:`templates_needed`, with samples in the place of
         templates: ``omit`` leaves out every sample that a present model
         misses under a present template.
@@ -239,9 +279,16 @@ def samples_needed(
     samples of each sample's mean over templates, which is what the kernel
     subsamples (draws, ties and memory as in :func:`templates_needed`).
 
+    References
+    ----------
+    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
+       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
+       Evaluation. TACL 12, 933-949 (the question for templates).
+
     See Also
     --------
-    templates_needed, rankstats.clustered.clustered_se
+    templates_needed : the same for the templates.
+    rankstats.clustered_se : standard errors clustered by item.
 
     Examples
     --------
@@ -255,7 +302,7 @@ def samples_needed(
     >>> difficulty = rng.normal(0, 1.5, size=(1, 200, 1))
     >>> p = 1 / (1 + np.exp(difficulty - skill))
     >>> scores = (rng.random((6, 200, 4)) < p).astype(float)
-    >>> curves = samples_needed(scores, ns=[10, 50, 100, 200], draws=100)
+    >>> curves = samples_needed(scores, ns=[10, 50, 100, 200], n_resamples=100, seed=0)
     >>> curves.p_tau
     array([0.48, 0.87, 1.  , 1.  ])
     >>> float(curves.needed)
@@ -263,17 +310,23 @@ def samples_needed(
     >>> curves.rank_width_mean  # mean width of the models' 95% rank intervals
     array([2.25, 0.75, 0.  , 0.  ])
     """
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, "samples_needed", keep=(sample,))
-        if sample not in scores.dims:
-            raise DimensionError(
-                f"samples_needed: the input has no {sample!r} dimension to subsample "
-                f"(dimensions: {', '.join(map(str, scores.dims))})"
-            )
-    return _needed("samples_needed", x, ns, draws, seed, locals(), units=sample, size="n",
-                   with_w=False, extra=template)
+    return _needed(x, ns, n_resamples, seed, valid, units="sample", size="n",
+                   kwargs={"tau_target": target, "probability": probability,
+                           "level": confidence_level, "ties": ties, "nan_policy": nan_policy,
+                           "higher_is_better": higher_is_better},
+                   quantiles=quantiles)
 
 
+def _subsample_result(function: str, name: str, value):
+    """A check that ``result`` is what :func:`templates_needed` or :func:`samples_needed` gave."""
+    if isinstance(value, SubsampleResult) or (isinstance(value, xr.Dataset)
+                                              and "size_dim" in value.attrs):
+        return value
+    raise InputTypeError(f"{function}: {name} must be what templates_needed or samples_needed "
+                         f"returned (got {type(value).__name__})")
+
+
+@checked(result=_subsample_result, target=o.finite, probability=o.unit_interval)
 def smallest_k(result, target=0.9, probability=0.95):
     """The smallest subset size reaching another target, from the draws already made.
 
@@ -281,8 +334,8 @@ def smallest_k(result, target=0.9, probability=0.95):
     ----------
     result : xarray.Dataset or SubsampleResult
         A result of :func:`templates_needed` or :func:`samples_needed`.
-    target, probability : float
-        Tau-b ≥ ``target`` in at least ``probability`` of the draws.
+    {target}
+    {probability}
 
     Returns
     -------
@@ -291,12 +344,29 @@ def smallest_k(result, target=0.9, probability=0.95):
         task; NaN where none does. Monotone: a higher ``target`` or
         ``probability`` never gives a smaller size.
 
+    Notes
+    -----
+    The draws of ``result`` are reused: the share of them with tau-b ≥
+    ``target`` is compared with ``probability`` at every size, as
+    :func:`templates_needed` does for its own target.
+
+    References
+    ----------
+    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
+       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
+       Evaluation. TACL 12, 933-949.
+
+    See Also
+    --------
+    templates_needed, samples_needed : the curves this reads.
+
     Examples
     --------
     >>> import rankstats.datasets
     >>> from rankstats.stability.needed import templates_needed, smallest_k
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks", "homophones"])
-    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], draws=100)
+    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=100,
+    ...                           seed=0)
     >>> curves.k_needed.values
     array([100.,  50.])
     >>> smallest_k(curves, target=0.8).values
@@ -314,98 +384,65 @@ def smallest_k(result, target=0.9, probability=0.95):
     return np.where(ok.any(-1), np.asarray(result.k)[first], np.nan)[()]
 
 
-def _needed(statistic, x, sizes, draws, seed, params, units, size, with_w, extra=None):
-    """Shared dispatch of :func:`templates_needed` and :func:`samples_needed`."""
-    model = params["model"]
-    best_first = _xr.higher_is_better_of(x, params["higher_is_better"])
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ValueError(f"{statistic}: draws={draws!r} must be a positive integer")
-    if not np.isfinite(params["target"]):
-        raise ValueError(f"{statistic}: target={params['target']!r} must be a finite number")
-    for name in ("probability", "level"):
-        if not 0.0 <= params[name] <= 1.0:
-            raise ValueError(f"{statistic}: {name}={params[name]!r} must lie in [0, 1]")
-    quantiles = np.asarray(params["quantiles"], dtype=float).reshape(-1)
-    if quantiles.size == 0 or not ((quantiles >= 0) & (quantiles <= 1)).all():
-        raise ValueError(f"{statistic}: quantiles={params['quantiles']!r} must lie in [0, 1]")
-    unit_word = "templates" if extra is None else "samples"
-    kwargs = {
-        "tau_target": float(params["target"]), "probability": float(params["probability"]),
-        "level": float(params["level"]), "ties": params["ties"],
-        "correction": bool(params.get("correction", True)), "higher_is_better": best_first,
-        "nan_policy": params["nan_policy"], "with_w": with_w, "statistic": statistic,
-        "roles": (unit_word, "models"),
-    }
-    kernel = _k.subsample_curves if extra is None else _k.samples_curves
-    rng = np.random.default_rng(seed)
-    # kernel core dims, and the role each one plays
-    roles = {unit_word: units, "models": model} if extra is None else {
-        "templates": extra, unit_word: units, "models": model}
-    core = list(roles.values())
-    if not _xr.is_labelled(x):
-        return _numpy_needed(statistic, x, sizes, draws, rng, quantiles, kwargs, params,
-                             list(roles), kernel, size)
-    scores = _xr.scores_of(x, statistic, keep=tuple(core))
-    _xr.check_dims(statistic, scores, roles)
-    scores = _masked(x, scores, params["valid"], extra or units, statistic)
-    lead = [d for d in scores.dims if d not in core]
-    largest = int(scores.notnull().any([d for d in core if d != units]).sum(units).max())
-    ks = _sizes(statistic, sizes, largest, scores.sizes[units], size)
+def _needed(x, sizes, n_resamples, seed, valid, units, size, kwargs, quantiles):
+    """Shared body of :func:`templates_needed` and :func:`samples_needed` (``x``: the Inputs)."""
+    with_w = units == "template"
+    core = list(x.roles)  # (template, [sample,] model): the kernel's core order
+    kernel = _k.subsample_curves if with_w else _k.samples_curves
+    kwargs = {**kwargs, "with_w": with_w, "statistic": x.name,
+              "roles": ("templates", "models") if with_w else ("samples", "models")}
+    rng, seed_attr = generator(seed)
+    if not x.labelled:
+        return _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, kernel,
+                             units)
+    scores = x.arrays[0]
+    if valid is not None:
+        scores = scores.where(x.masks["valid"])
+    dims = x.dims(*core)
+    unit_dim, model = x.roles[units], x.roles["model"]
+    lead = [d for d in scores.dims if d not in dims]
+    largest = int(scores.notnull().any([d for d in dims if d != unit_dim]).sum(unit_dim).max())
+    ks = _sizes(x.name, sizes, largest, scores.sizes[unit_dim], size)
     keys = xr.DataArray(
-        rng.random((draws, *(scores.sizes[d] for d in lead), scores.sizes[units])),
-        dims=("draw", *lead, units), coords={"draw": np.arange(draws)},
+        rng.random((n_resamples, *(scores.sizes[d] for d in lead), scores.sizes[unit_dim])),
+        dims=("draw", *lead, unit_dim), coords={"draw": np.arange(n_resamples)},
     )
     if scores.chunks is not None:  # draws follow the scores' chunks over the other dims
         keys = keys.chunk({d: scores.chunksizes[d] for d in lead})
     grid = xr.DataArray(ks, dims=size, coords={size: ks})
-    probs = xr.DataArray(quantiles, dims="quantile", coords={"quantile": quantiles})
+    probs = xr.DataArray(list(quantiles), dims="quantile", coords={"quantile": list(quantiles)})
     outputs = {
-        name: (key, [{"size": size, "objects": model}.get(d, d) for d in dims])
-        for name, (key, dims) in _OUTPUTS.items() if with_w or not name.startswith("w")
+        name: (key, [{"size": size, "objects": model}.get(d, d) for d in out_dims])
+        for name, (key, out_dims) in _OUTPUTS.items() if with_w or not name.startswith("w")
     }
     attrs = {
         "target": kwargs["tau_target"], "probability": kwargs["probability"],
-        "level": kwargs["level"], "draws": draws,
-        "seed": int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
-        "ties": kwargs["ties"], "higher_is_better": best_first,
-        "nan_policy": kwargs["nan_policy"], "unit": units, "size_dim": size,
-        "valid": _describe(params["valid"]),
+        "confidence_level": kwargs["level"], "n_resamples": n_resamples, "seed": seed_attr,
+        "ties": kwargs["ties"], "higher_is_better": kwargs["higher_is_better"],
+        "nan_policy": kwargs["nan_policy"], "unit": unit_dim, "size_dim": size,
+        "valid": x.options["valid"],
     }
     if with_w:
-        attrs["correction"] = kwargs["correction"]
+        attrs["tie_correction"] = kwargs["correction"]
     data = _xr.apply_labelled(
-        statistic, kernel, [scores, keys, grid, probs],
-        [core, ["draw", units], [size], ["quantile"]], outputs, kwargs=kwargs, attrs=attrs,
+        x.name, kernel, [scores, keys, grid, probs],
+        [dims, ["draw", unit_dim], [size], ["quantile"]], outputs, kwargs=kwargs, attrs=attrs,
     )
-    data = data.assign_coords({size: ks, "draw": np.arange(draws), "quantile": quantiles})
+    data = data.assign_coords({size: ks, "draw": np.arange(n_resamples),
+                               "quantile": list(quantiles)})
     return _tidy(data, scores, lead, size, model)
 
 
-def _masked(x, scores, valid, template, statistic):
-    mask = _template_mask(x, valid, "template_valid", scores, template, statistic)
-    return scores if mask is None else scores.where(mask)
-
-
-def _describe(valid) -> str:
-    if valid is None:
-        return "all templates"
-    return "template_valid" if valid is True else valid if isinstance(valid, str) else "given mask"
-
-
 def _sizes(statistic, given, largest_pool, positions, size):
-    """The subset sizes asked for, checked; by default 1 .. the largest pool."""
+    """The subset sizes asked for (checked), within the positions; by default 1 .. the pool."""
     if given is None:
         return np.arange(1, max(largest_pool, 1) + 1)
-    values = np.asarray(given)
-    if values.ndim != 1 or values.size == 0 or values.dtype.kind not in "iu":
-        raise ValueError(f"{statistic}: {size} values must be a non-empty sequence of integers")
-    bad = values[(values < 1) | (values > positions)]
-    if bad.size:
-        raise ValueError(
-            f"{statistic}: {size}={int(bad[0])} is outside 1..{positions}, the positions "
-            "along the subsampled dimension"
-        )
-    return np.unique(values)
+    beyond = given[given > positions]
+    if beyond.size:
+        raise OptionError(
+            f"{statistic}: {size}s={given.tolist()!r} is not allowed; {size}={int(beyond[0])} "
+            f"is outside 1..{positions}, the positions along the subsampled dimension")
+    return np.unique(given)
 
 
 def _tidy(data, scores, lead, size, model):
@@ -419,27 +456,22 @@ def _tidy(data, scores, lead, size, model):
     return data.transpose(*[d for d in order if d in data.dims])
 
 
-def _numpy_needed(statistic, x, sizes, draws, rng, quantiles, kwargs, params, roles, kernel,
-                  size):
-    names = {"templates": "template", "samples": "sample", "models": "model"}
-    defaults = dict(zip(roles, range(-len(roles), 0), strict=True))
-    axes = [_xr.numpy_axis(statistic, role, params[names[role]], names[role], defaults[role])
-            for role in roles]
-    scores = np.asarray(x, dtype=float)
-    _xr._check_axes(scores, axes)
-    scores = np.moveaxis(scores, axes, list(range(-len(axes), 0)))
-    if params["valid"] is not None:  # a mask over templates, the first core axis
-        mask = np.asarray(params["valid"], dtype=bool)
-        scores = np.where(mask.reshape(mask.shape + (1,) * (len(roles) - 1)), scores, np.nan)
+def _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, kernel, units):
+    n_core = len(core)
+    scores = np.moveaxis(np.asarray(x.arrays[0], dtype=float), x.dims(*core),
+                         list(range(-n_core, 0)))
+    if valid is not None:  # a mask over templates, the first core axis
+        mask = np.asarray(x.masks["valid"], dtype=bool)
+        scores = np.where(mask.reshape(mask.shape + (1,) * (n_core - 1)), scores, np.nan)
     present = ~np.isnan(scores)
     unit_axis = -2
-    pool = present.any(tuple(a for a in range(-len(roles), 0) if a != unit_axis))
-    ks = _sizes(statistic, sizes, int(pool.sum(-1).max(initial=0)), scores.shape[unit_axis],
-                size)
-    keys = rng.random((draws, *scores.shape[:-len(roles)], scores.shape[unit_axis]))
+    pool = present.any(tuple(a for a in range(-n_core, 0) if a != unit_axis))
+    size = "k" if units == "template" else "n"
+    ks = _sizes(x.name, sizes, int(pool.sum(-1).max(initial=0)), scores.shape[unit_axis], size)
+    keys = rng.random((n_resamples, *scores.shape[:-n_core], scores.shape[unit_axis]))
     values = _xr.apply_numpy(
-        kernel, [scores, np.moveaxis(keys, 0, -2), ks, quantiles],
-        [list(range(-len(roles), 0)), [-2, -1], [-1], [-1]],
+        kernel, [scores, np.moveaxis(keys, 0, -2), ks, np.asarray(quantiles)],
+        [list(range(-n_core, 0)), [-2, -1], [-1], [-1]],
         {key: key for key, _ in _OUTPUTS.values()
          if kwargs["with_w"] or not key.startswith("w")},
         dict, kwargs=kwargs,

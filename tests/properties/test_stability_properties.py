@@ -46,14 +46,14 @@ seeds = st.integers(0, 2**32 - 1)
 @settings(max_examples=FEW)
 @given(cube=cubes(), over=overs, seed=seeds)
 def test_the_seed_reproduces_every_replicate(cube, over, seed):
-    first = stability.replicates(cube, B=20, over=over, seed=seed)
-    second = stability.replicates(cube, B=20, over=over, seed=seed)
+    first = stability.replicates(cube, n_resamples=20, over=over, seed=seed)
+    second = stability.replicates(cube, n_resamples=20, over=over, seed=seed)
     xr.testing.assert_identical(first, second)
 
 
 @given(cube=cubes(), over=overs, seed=seeds)
 def test_draws_sum_to_the_real_units_and_miss_padding(cube, over, seed):
-    draws = stability.bootstrap_weights(cube, B=10, over=over, seed=seed)
+    draws = stability.bootstrap_weights(cube, n_resamples=10, over=over, seed=seed)
     for kind, unit in (("sample", "sample"), ("template", "template")):
         if f"{kind}_weight" not in draws:
             continue
@@ -67,7 +67,8 @@ def test_draws_sum_to_the_real_units_and_miss_padding(cube, over, seed):
 @settings(max_examples=FEW)
 @given(cube=cubes(), over=st.sampled_from(["samples", "both"]), seed=seeds)
 def test_percentile_intervals_contain_the_estimate_of_means(cube, over, seed):
-    ci = stability.intervals(cube, B=2000, over=over, seed=seed, statistics=["score", "avgp"])
+    ci = stability.intervals(cube, n_resamples=2000, over=over, seed=seed,
+                             statistics=["score", "avgp"])
     for name in ("score", "avgp"):
         defined = ci[name].notnull()
         assert (ci[f"{name}_low"].where(defined) <= ci[name] + 1e-6).where(defined, True).all()
@@ -76,7 +77,7 @@ def test_percentile_intervals_contain_the_estimate_of_means(cube, over, seed):
 
 @given(cube=cubes(), over=overs, seed=seeds)
 def test_replicate_statistics_keep_their_bounds(cube, over, seed):
-    reps = stability.replicates(cube, B=25, over=over, seed=seed,
+    reps = stability.replicates(cube, n_resamples=25, over=over, seed=seed,
                                 statistics=["avgp", "maxp", "saturation", "kendall_w", "rank"])
     w = reps.kendall_w.values
     assert np.all((w[~np.isnan(w)] >= 0) & (w[~np.isnan(w)] <= 1))
@@ -93,7 +94,7 @@ def test_replicate_statistics_keep_their_bounds(cube, over, seed):
 @settings(max_examples=FEW)
 @given(cube=cubes(), over=overs, seed=seeds)
 def test_tie_groups_are_contiguous_runs_of_the_leaderboard(cube, over, seed):
-    board = stability.leaderboard(cube, B=50, over=over, seed=seed)
+    board = stability.leaderboard(cube, n_resamples=50, over=over, seed=seed)
     rank = board["rank"].transpose("task", "model").values
     groups = board.tie_group.transpose("task", "model").values
     for r, g in zip(rank, groups, strict=True):  # one leaderboard per task
@@ -111,7 +112,7 @@ def test_tie_groups_are_contiguous_runs_of_the_leaderboard(cube, over, seed):
 @settings(max_examples=FEW)
 @given(cube=cubes(binary=False), over=overs, seed=seeds)
 def test_win_tie_and_loss_add_up_to_one(cube, over, seed):
-    wins = stability.win_probability(cube, B=40, over=over, seed=seed)
+    wins = stability.win_probability(cube, n_resamples=40, over=over, seed=seed)
     win = wins.win.transpose("task", "model", "model_b").values
     tie = wins.tie.transpose("task", "model", "model_b").values
     total = win + np.swapaxes(win, -1, -2) + tie
@@ -126,9 +127,9 @@ def test_win_tie_and_loss_add_up_to_one(cube, over, seed):
 @given(cube=cubes(), seed=seeds, perm_seed=seeds)
 def test_permuting_models_permutes_the_results(cube, seed, perm_seed):
     perm = np.random.default_rng(perm_seed).permutation(cube.sizes["model"])
-    base = stability.replicates(cube, B=15, over="both", seed=seed,
+    base = stability.replicates(cube, n_resamples=15, over="both", seed=seed,
                                 statistics=["avgp", "kendall_w", "rank"])
-    moved = stability.replicates(cube.isel(model=perm), B=15, over="both", seed=seed,
+    moved = stability.replicates(cube.isel(model=perm), n_resamples=15, over="both", seed=seed,
                                  statistics=["avgp", "kendall_w", "rank"])
     xr.testing.assert_allclose(moved.avgp, base.avgp.isel(model=perm))
     xr.testing.assert_allclose(moved["rank"], base["rank"].isel(model=perm))

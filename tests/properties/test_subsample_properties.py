@@ -88,7 +88,7 @@ def test_invariant_to_increasing_affine_maps(x, a, b):
 def test_smallest_k_is_monotone_in_the_target(x, targets, probabilities):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankstatsWarning)
-        curves = templates_needed(x, draws=15, seed=1)
+        curves = templates_needed(x, n_resamples=15, seed=1)
     low, high = sorted(targets)
     p_low, p_high = sorted(probabilities)
     inf = lambda v: np.where(np.isnan(v), np.inf, v)  # noqa: E731
