@@ -25,6 +25,7 @@ import pandas as pd
 import xarray as xr
 
 import rankstats
+from rankstats.cube import infer_score_kind, text_labels
 from rankstats.errors import CubeError
 
 __all__ = ["CELL_VARIABLES", "records_to_cube", "rescore"]
@@ -117,7 +118,7 @@ def _positions(cube: xr.Dataset, frame: pd.DataFrame) -> tuple[np.ndarray, ...]:
     """Index arrays locating each row of ``frame`` in ``cube.score`` (dims in its order)."""
     index = {}
     for dim in ("model", "task"):
-        index[dim] = pd.Index(cube[dim].values).get_indexer(frame[dim])
+        index[dim] = pd.Index(cube[dim].values).get_indexer(text_labels(frame[dim]))
     for dim in ("template", "sample"):
         if dim not in cube.dims:
             continue
@@ -127,8 +128,8 @@ def _positions(cube: xr.Dataset, frame: pd.DataFrame) -> tuple[np.ndarray, ...]:
             dim: ids.ravel().astype(str),
             "position": np.tile(np.arange(ids.shape[1]), ids.shape[0]),
         })
-        wanted = pd.DataFrame({"task": frame["task"].to_numpy(),
-                               dim: frame[dim].astype(str).to_numpy()})
+        wanted = pd.DataFrame({"task": text_labels(frame["task"]),
+                               dim: text_labels(frame[dim])})
         index[dim] = wanted.merge(table, on=["task", dim], how="left")["position"].to_numpy()
     return tuple(np.asarray(index[dim], dtype=int) for dim in cube["score"].dims)
 
@@ -199,12 +200,15 @@ def rescore(cube: xr.Dataset, samples: Mapping, scorer, *, metric: str | None = 
     result["score"] = result["score"].transpose(*cube["score"].dims)
     result.attrs["metric"] = metric or (scorer if isinstance(scorer, str)
                                         else getattr(scorer, "__name__", "custom"))
-    result.attrs["score_kind"] = _kind(scores)
+    result.attrs["score_kind"] = _kind(scores, cube.attrs.get("score_kind"))
     return rankstats.validate(result)
 
 
-def _kind(scores: np.ndarray) -> str:
+def _kind(scores: np.ndarray, before) -> str:
+    """The cube's kind where the new scores fit it (a 0/1 scorer stays binary), else inferred."""
     values = scores[~np.isnan(scores)]
-    if np.isin(values, (0.0, 1.0)).all():
+    if before == "binary" and np.isin(values, (0.0, 1.0)).all():
         return "binary"
-    return "proportion" if ((values >= 0) & (values <= 1)).all() else "continuous"
+    if before == "proportion" and ((values >= 0) & (values <= 1)).all():
+        return "proportion"
+    return infer_score_kind(scores)[0]

@@ -9,22 +9,42 @@ position lives in 2-D coordinates (``template_id(task, template)``,
 from __future__ import annotations
 
 import datetime as _dt
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from . import _text
 from ._version import __version__
 from ._xr import mean_over
-from .errors import CubeError, DuplicateKeyError, ScoreValueError
-from .validation import SCHEMA_VERSION, SCORE_KINDS, validate
+from .errors import CubeError, DuplicateKeyError, InputTypeError, ScoreValueError
+from .validation import SCHEMA_VERSION, SCORE_KINDS, label_problem, validate
 
-__all__ = ["from_records", "template_scores"]
+__all__ = ["from_records", "infer_score_kind", "template_scores"]
 
 KEYS = ("model", "task", "template", "sample")
 DUPLICATE_POLICIES = ("error", "first", "last", "mean")
+NON_FINITE = ("error", "missing")
 _SHOWN = 10
+
+
+def _any_text(function, name, value) -> str:
+    if isinstance(value, str):
+        return value
+    _text.refuse(function, name, value, "text")
+
+
+#: The parsers of :func:`from_records`' options (text such as ``"no"`` is read as a user means it).
+OPTIONS = {
+    "score_kind": _text.optional(_text.choice(*SCORE_KINDS)),
+    "higher_is_better": _text.boolean,
+    "metric": _text.text,
+    "source": _any_text,
+    "duplicates": _text.choice(*DUPLICATE_POLICIES),
+    "non_finite": _text.choice(*NON_FINITE),
+}
 
 
 def from_records(
@@ -35,6 +55,7 @@ def from_records(
     metric: str = "score",
     source: str = "records",
     duplicates: str = "error",
+    non_finite: str = "error",
     model_attrs: Sequence[str] = (),
     task_attrs: Sequence[str] = (),
     template_attrs: Sequence[str] = (),
@@ -50,10 +71,14 @@ def from_records(
         already aggregated per-template scores). Any other column is an
         attribute of templates, models, tasks or samples (see Notes).
     score_kind : {"binary", "proportion", "continuous"}, optional
-        Inferred when omitted: ``binary`` if every score is 0 or 1,
-        ``proportion`` if all lie in [0, 1], else ``continuous``.
+        Inferred when omitted (see :func:`infer_score_kind`): ``binary`` if
+        the scores are 0 and 1, ``proportion`` if all lie in [0, 1] and some
+        strictly between, else ``continuous`` (also when every score is the
+        same 0 or 1, which tells nothing). When given, a score outside its
+        range is an error.
     higher_is_better : bool, default True
-        Whether a higher score is a better one.
+        Whether a higher score is a better one (also the text true/false,
+        yes/no or 1/0; anything else is refused).
     metric : str
         Name of the metric the scores measure (e.g. ``"accuracy"``).
     source : str
@@ -62,6 +87,10 @@ def from_records(
         What to do with several records sharing one (model, task, template,
         sample) key: raise :class:`~rankstats.errors.DuplicateKeyError`
         listing them, keep the first or last, or average their scores.
+    non_finite : {"error", "missing"}
+        What to do with infinite scores (``inf``, ``1e400``): raise
+        :class:`~rankstats.errors.ScoreValueError` naming them, or read them
+        as missing. NaN always means missing.
     model_attrs, task_attrs, template_attrs, sample_attrs : sequence of str
         Attribute columns to place explicitly.
 
@@ -75,19 +104,26 @@ def from_records(
     Raises
     ------
     CubeError
-        A key column is missing or has missing values, or an attribute column
-        takes several values for one template, model, task or sample.
+        A key column is missing or has missing values, a label is empty, not
+        text or a number, or holds a control character, or an attribute
+        column takes several values for one template, model, task or sample.
     ScoreValueError
-        A score is not a number, or lies outside [0, 1] for ``binary`` and
-        ``proportion`` cubes.
+        A score is not a number, is infinite (unless ``non_finite="missing"``),
+        or lies outside [0, 1] for ``binary`` and ``proportion`` cubes.
+    OptionError
+        An option is not among its allowed values.
     DuplicateKeyError
         Duplicated keys under ``duplicates="error"``.
 
     Notes
     -----
-    Models, tasks, templates (within a task) and samples (within a task) take
-    positions in the order they first appear. Template and sample ids are
-    stored as strings; padding positions have the id ``""``.
+    Labels are text: models, tasks, templates and samples given as numbers
+    are turned into their text (``0`` and ``"0"`` are one label, ``1.0`` is
+    ``"1"``) before duplicates are looked for. A label that is empty or
+    holds a control character (NUL, a newline, ...) is refused, with the
+    label shown escaped. Models, tasks, templates (within a task) and
+    samples (within a task) take positions in the order they first appear.
+    Padding positions have the template or sample id ``""``.
 
     An attribute column not placed explicitly goes to the first of these it
     is constant within: ``template_*`` columns to templates and ``sample_*``
@@ -111,14 +147,16 @@ def from_records(
     >>> cube.attrs["score_kind"]
     'proportion'
     """
+    options = _text.check_keywords("from_records", {
+        "score_kind": score_kind, "higher_is_better": higher_is_better, "metric": metric,
+        "source": source, "duplicates": duplicates, "non_finite": non_finite}, OPTIONS)
     frame = _as_frame(records)
-    if duplicates not in DUPLICATE_POLICIES:
-        raise ValueError(f"duplicates={duplicates!r} is not one of {DUPLICATE_POLICIES}")
     keys = [key for key in KEYS if key in frame.columns]
     _check_key_columns(frame, keys)
-    frame = frame.assign(score=_numeric_scores(frame, keys))
-    frame = _resolve_duplicates(frame, keys, duplicates)
-    kind = _score_kind(frame["score"].to_numpy(), score_kind)
+    frame = frame.assign(**{key: _labels(frame, key) for key in keys})
+    frame = frame.assign(score=_numeric_scores(frame, keys, options["non_finite"]))
+    frame = _resolve_duplicates(frame, keys, options["duplicates"])
+    kind = options["score_kind"] or infer_score_kind(frame["score"].to_numpy())[0]
 
     models = pd.unique(frame["model"])
     tasks = pd.unique(frame["task"])
@@ -150,7 +188,8 @@ def from_records(
     )
     coords.update(placed)
     cube = xr.Dataset({"score": (dims, values)}, coords=coords)
-    cube.attrs = provenance(kind, higher_is_better, metric, source)
+    cube.attrs = provenance(kind, options["higher_is_better"], options["metric"],
+                            options["source"])
     return validate(cube)
 
 
@@ -164,10 +203,12 @@ def provenance(score_kind: str, higher_is_better: bool, metric: str, source: str
     ['created_at', 'creation_library_version', 'higher_is_better', 'metric', 'schema_version', \
 'score_kind', 'source']
     """
+    score_kind = _text.choice(*SCORE_KINDS)("provenance", "score_kind", score_kind)
+    higher_is_better = _text.boolean("provenance", "higher_is_better", higher_is_better)
     return {
         "schema_version": SCHEMA_VERSION,
         "score_kind": score_kind,
-        "higher_is_better": int(bool(higher_is_better)),
+        "higher_is_better": int(higher_is_better),
         "metric": str(metric),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "creation_library_version": f"rankstats {__version__}",
@@ -208,12 +249,138 @@ def template_scores(cube: xr.Dataset | xr.DataArray) -> xr.DataArray:
     return reduced.drop_vars([c for c in reduced.coords if "sample" in reduced[c].dims])
 
 
+def infer_score_kind(scores, *, aggregated: bool = False) -> tuple[str, str]:
+    """The kind of ``scores`` as far as their values tell it, and why.
+
+    Parameters
+    ----------
+    scores : array_like of float
+        The scores; NaN is missing.
+    aggregated : bool, default False
+        The scores are means (per template, over trials or epochs): never
+        ``binary``, even where every mean happens to be 0 or 1.
+
+    Returns
+    -------
+    kind : str
+        ``binary`` if the scores are 0 and 1 (both present); ``proportion``
+        if all lie in [0, 1]; ``continuous`` otherwise, and also when every
+        score is the same 0 or 1 (which fits every kind).
+    reason : str
+        What in the values decided it, for an import summary.
+
+    Examples
+    --------
+    >>> from rankstats.cube import infer_score_kind
+    >>> infer_score_kind([0, 1, 1])
+    ('binary', 'all 3 scores are 0 or 1')
+    >>> infer_score_kind([0.0, 0.0])[0]
+    'continuous'
+    >>> infer_score_kind([0, 1, 1.5, 1])
+    ('continuous', '1 of 4 scores lie outside [0, 1] (e.g. 1.5); the other 3 are 0 or 1')
+    """
+    values = np.asarray(scores, dtype=float).ravel()
+    observed = values[~np.isnan(values)]
+    count = observed.size
+    if count == 0:
+        return "continuous", "no score to tell the kind from"
+    zero_one = (observed == 0) | (observed == 1)
+    inside = (observed >= 0) & (observed <= 1)
+    if zero_one.all():
+        distinct = np.unique(observed)
+        if len(distinct) == 1:
+            return "continuous", (f"all {count} scores are {distinct[0]:g}, which fits any kind")
+        if aggregated:
+            return "proportion", f"all {count} scores are means in [0, 1]"
+        return "binary", f"all {count} scores are 0 or 1"
+    if inside.all():
+        return "proportion", f"all {count} scores lie in [0, 1], some strictly between"
+    outside = int((~inside).sum())
+    first = observed[~inside][0]
+    reason = f"{outside} of {count} scores lie outside [0, 1] (e.g. {first:g})"
+    if zero_one[inside].all() and inside.any():
+        reason += f"; the other {count - outside} are 0 or 1"
+    return "continuous", reason
+
+
 def _as_frame(records) -> pd.DataFrame:
     if isinstance(records, pd.DataFrame):
         return records.reset_index(drop=True)
     if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
-        raise TypeError("from_records: records must be a pandas DataFrame or an iterable of dicts")
-    return pd.DataFrame.from_records(list(records))
+        raise InputTypeError("from_records: records must be a pandas DataFrame or an iterable "
+                             f"of dicts, not {type(records).__name__}")
+    rows = list(records)
+    bad = next((i for i, row in enumerate(rows) if not isinstance(row, Mapping)), None)
+    if bad is not None:
+        raise InputTypeError(f"from_records: record {bad} is a {type(rows[bad]).__name__}, "
+                             "not a dict")
+    return pd.DataFrame.from_records(rows)
+
+
+def text_labels(values) -> np.ndarray:
+    """Labels as :func:`from_records` stores them: text, numbers as their text (``1.0`` -> ``"1"``).
+
+    Examples
+    --------
+    >>> from rankstats.cube import text_labels
+    >>> text_labels([0, "0", 1.0, 2.5]).tolist()
+    ['0', '0', '1', '2.5']
+    """
+    column = pd.Series(list(values) if not isinstance(values, pd.Series) else values,
+                       dtype=object)
+    return np.asarray(_labels(pd.DataFrame({"label": column}), "label"), dtype=object)
+
+
+def _labels(frame: pd.DataFrame, key: str):
+    """The ``key`` column as text labels, checked; categorical columns stay categorical.
+
+    Numbers become their text (``0`` -> ``"0"``, ``1.0`` -> ``"1"``), so a
+    number and its text are one label.
+    """
+    column = frame[key]
+    categorical = isinstance(column.dtype, pd.CategoricalDtype)
+    if categorical:
+        column = column.cat.remove_unused_categories()
+        codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
+    else:
+        codes, uniques = pd.factorize(column)
+    if pd.api.types.infer_dtype(uniques, skipna=False) == "string":
+        texts = np.asarray(uniques, dtype=object)
+    else:
+        texts = np.empty(len(uniques), dtype=object)
+        for i, value in enumerate(uniques):
+            texts[i] = _label_text(value)
+            if texts[i] is None:
+                row = int(np.flatnonzero(codes == i)[0])
+                raise CubeError(f"records: row {row}: the {key} {value!r} is a "
+                                f"{type(value).__name__}, not text or a number")
+    problems = [label_problem(text) for text in texts]
+    bad = next((i for i, problem in enumerate(problems) if problem), None)
+    if bad is not None:
+        row = int(np.flatnonzero(codes == bad)[0])
+        raise CubeError(f"records: row {row}: the {key} label {texts[bad]!r} "
+                        f"{problems[bad]}")
+    merged, distinct = pd.factorize(texts)
+    codes = merged[codes]
+    if categorical:
+        return pd.Categorical.from_codes(codes, categories=pd.Index(distinct, dtype=object))
+    return np.asarray(distinct, dtype=object)[codes]
+
+
+def _label_text(value) -> str | None:
+    """A label's text: text as it is, numbers as their shortest text; None for anything else."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return str(int(value))
+    if isinstance(value, (numbers.Real, np.floating)):
+        number = float(value)
+        if number.is_integer() and abs(number) < 2 ** 53:
+            return str(int(number))
+        return repr(number)
+    return None
 
 
 def _check_key_columns(frame: pd.DataFrame, keys: list[str]) -> None:
@@ -238,15 +405,20 @@ def _describe_rows(frame: pd.DataFrame, keys: list[str], rows) -> str:
     shown = []
     for row in rows[:_SHOWN]:
         where = ", ".join(f"{key}={frame[key].iloc[row]!r}" for key in keys)
-        shown.append(f"row {row} ({where}): {frame['score'].iloc[row]!r}")
+        value = frame["score"].iloc[row]
+        value = value.item() if isinstance(value, np.generic) else value
+        shown.append(f"row {row} ({where}): {value!r}")
     more = f"; and {len(rows) - _SHOWN} more" if len(rows) > _SHOWN else ""
     return "; ".join(shown) + more
 
 
-def _numeric_scores(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+def _numeric_scores(frame: pd.DataFrame, keys: list[str], non_finite: str) -> np.ndarray:
     raw = frame["score"]
     if raw.dtype == bool:
         return raw.to_numpy(dtype=float)
+    if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype,
+                                                                   pd.CategoricalDtype):
+        return _finite(raw.to_numpy(dtype=float, na_value=np.nan), frame, keys, non_finite)
     numeric = pd.to_numeric(raw, errors="coerce")
     if raw.dtype == object:
         is_bool = raw.map(lambda value: isinstance(value, (bool, np.bool_)))
@@ -257,7 +429,20 @@ def _numeric_scores(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
         raise ScoreValueError(
             f"records: {len(rows)} score(s) are not numbers: {_describe_rows(frame, keys, rows)}"
         )
-    return numeric.to_numpy(dtype=float)
+    return _finite(numeric.to_numpy(dtype=float), frame, keys, non_finite)
+
+
+def _finite(values: np.ndarray, frame: pd.DataFrame, keys: list[str], policy: str) -> np.ndarray:
+    infinite = np.isinf(values)
+    if not infinite.any():
+        return values
+    if policy == "missing":
+        return np.where(infinite, np.nan, values)
+    rows = np.flatnonzero(infinite)
+    raise ScoreValueError(
+        f"records: {len(rows)} score(s) are infinite: {_describe_rows(frame, keys, rows)}; "
+        "pass non_finite='missing' to read them as missing"
+    )
 
 
 def _resolve_duplicates(frame: pd.DataFrame, keys: list[str], policy: str) -> pd.DataFrame:
@@ -279,19 +464,6 @@ def _resolve_duplicates(frame: pd.DataFrame, keys: list[str], policy: str) -> pd
         return frame.drop_duplicates(keys, keep=policy).reset_index(drop=True)
     mean = frame.groupby(keys, sort=False)["score"].transform("mean")
     return frame.assign(score=mean).drop_duplicates(keys, keep="first").reset_index(drop=True)
-
-
-def _score_kind(scores: np.ndarray, given: str | None) -> str:
-    observed = scores[~np.isnan(scores)]
-    if given is None:
-        if np.isin(observed, (0.0, 1.0)).all():
-            return "binary"
-        if ((observed >= 0) & (observed <= 1)).all():
-            return "proportion"
-        return "continuous"
-    if given not in SCORE_KINDS:
-        raise ValueError(f"score_kind={given!r} is not one of {SCORE_KINDS}")
-    return given
 
 
 def _positions(frame: pd.DataFrame, task_index: np.ndarray, key: str, n_tasks: int):

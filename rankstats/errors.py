@@ -14,8 +14,11 @@ __all__ = [
     "DimensionError",
     "DuplicateKeyError",
     "InputTypeError",
+    "MissingPathError",
     "MissingValueError",
     "OptionError",
+    "OutputError",
+    "PathError",
     "RankstatsError",
     "RankstatsWarning",
     "ScoreValueError",
@@ -53,6 +56,18 @@ class MissingValueError(RankstatsError, ValueError):
 
 class OptionError(RankstatsError, ValueError):
     """An option's value is not among those allowed; the message names both."""
+
+
+class PathError(RankstatsError, OSError):
+    """A file or folder cannot be read or written: missing, a directory, a broken link, locked."""
+
+
+class MissingPathError(PathError, FileNotFoundError):
+    """A file or folder that must exist does not (a broken symbolic link included)."""
+
+
+class OutputError(PathError):
+    """An output must not be written where asked: an input, a directory, write-protected."""
 
 
 class InputTypeError(RankstatsError, TypeError):

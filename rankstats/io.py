@@ -3,27 +3,175 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import stat
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from .errors import CubeError
+from . import _text
+from .errors import CubeError, MissingPathError, OutputError
 from .validation import validate
 
-__all__ = ["open_cube", "save"]
+__all__ = ["check_output", "import_files", "open_cube", "save", "write_atomically"]
 
 _FORMATS = ("netcdf", "zarr")
+_ZARR_MARKERS = (".zgroup", ".zattrs", "zarr.json")
 
 
 def _format_of(path: Path, given: str | None) -> str:
     if given is not None:
-        if given not in _FORMATS:
-            raise ValueError(f"format={given!r} is not one of {_FORMATS}")
-        return given
+        return _text.choice(*_FORMATS)("save", "format", given)
     return "zarr" if path.suffix == ".zarr" else "netcdf"
+
+
+def check_output(path, *, inputs: Iterable = (), force: bool = False,
+                 format: str | None = None) -> Path:
+    """Check, before any work, that ``path`` can and may be written; return it as a Path.
+
+    Call it first, before reading inputs or sending requests, so a run that
+    cannot write its result stops before it does anything.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output: a file, or (``format="zarr"`` or a ``.zarr`` suffix) a
+        zarr store, which is a folder.
+    inputs : iterable of str or os.PathLike
+        The paths the run reads; the output must be none of them.
+    force : bool, default False
+        Replace a write-protected output, or a symbolic link (the link is
+        replaced, not the file it points to).
+    format : {"netcdf", "zarr"}, optional
+        The output's format (by default from the suffix; only a zarr store
+        may be an existing folder).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    rankstats.errors.MissingPathError
+        The output's folder does not exist.
+    rankstats.errors.OutputError
+        The output is one of the inputs, a folder (other than a zarr store),
+        something other than a file, in a folder that cannot be written, or
+        (without ``force``) a write-protected file or a symbolic link.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from rankstats.io import check_output
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output(folder / "cube.nc").name
+    'cube.nc'
+    >>> check_output(folder / "missing" / "cube.nc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.MissingPathError: output '.../missing/cube.nc': the folder '...' does not exist
+    """
+    force = _text.boolean("check_output", "force", force)
+    path = Path(path)
+    file_format = _format_of(path, format)
+    shown = f"output {str(path)!r}"
+    folder = path.absolute().parent
+    if not folder.exists():
+        raise MissingPathError(f"{shown}: the folder {str(folder)!r} does not exist")
+    if not folder.is_dir():
+        raise OutputError(f"{shown}: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{shown}: the folder {str(folder)!r} cannot be written "
+                          "(permission denied)")
+    for given in inputs:
+        if _same_path(path, Path(given)):
+            raise OutputError(f"{shown} is also an input ({str(given)!r}); writing it would "
+                              "replace what is read: choose another output")
+    if path.is_symlink():
+        if not force:
+            raise OutputError(f"{shown} is a symbolic link to {os.readlink(path)!r}; pass "
+                              "force to replace the link, or write to the file it points to")
+        return path
+    if not path.exists():
+        return path
+    if path.is_dir():
+        if file_format != "zarr":
+            raise OutputError(f"{shown} is a folder, not a file")
+        if not any((path / marker).exists() for marker in _ZARR_MARKERS):
+            raise OutputError(f"{shown} is a folder that is not a zarr store; it would be "
+                              "replaced: choose another output")
+    elif not path.is_file():
+        raise OutputError(f"{shown} is not a regular file")
+    if not force and not _writable(path):
+        raise OutputError(f"{shown} is write-protected; pass force to replace it")
+    return path
+
+
+def _same_path(one: Path, other: Path) -> bool:
+    try:
+        if one.exists() and other.exists():
+            return os.path.samefile(one, other)
+    except OSError:
+        pass
+    return one.absolute().resolve() == other.absolute().resolve()
+
+
+def _writable(path: Path) -> bool:
+    """Whether the file's mode lets its owner write it (root ignores modes; users do not)."""
+    mode = path.stat().st_mode
+    return bool(mode & stat.S_IWUSR) and os.access(path, os.W_OK)
+
+
+def import_files(load: Callable, paths, output, *, options: Iterable[str] | Mapping = (),
+                 force: bool = False, importer: str | None = None,
+                 format: str | None = None) -> xr.Dataset:
+    """Check the output, parse the options, import ``paths`` and write the cube, in that order.
+
+    This is ``rankstats import``: nothing is read before the output and the
+    options are checked, and the cube is written atomically, so a run that
+    fails leaves any previous output as it was.
+
+    Parameters
+    ----------
+    load : callable
+        The importer, ``load(paths, **options) -> cube``. Its ``options``
+        attribute, when it has one, maps each option to its parser.
+    paths : str, os.PathLike or a sequence of them
+        The files or folders to import.
+    output : str or os.PathLike
+        The cube file to write (see :func:`check_output`).
+    options : iterable of str, or mapping
+        ``NAME=VALUE`` text (``-O``), or a mapping of values.
+    force : bool, default False
+        Replace a write-protected output or a symbolic link.
+    importer : str, optional
+        The importer's name, for messages.
+    format : {"netcdf", "zarr"}, optional
+        The output's format (by default from its suffix).
+
+    Returns
+    -------
+    xarray.Dataset
+        The cube written.
+
+    Raises
+    ------
+    rankstats.errors.RankstatsError
+        The output may not be written, an option is unknown or not allowed,
+        or the inputs are not what the importer reads.
+    """
+    many = not isinstance(paths, (str, os.PathLike))
+    listed = list(paths) if many else [paths]
+    check_output(output, inputs=listed, force=force, format=format)
+    who = f"importer {importer!r}" if importer else "importer"
+    parsed = _text.parse_options(options, getattr(load, "options", None), function=who)
+    cube = load(listed if many else paths, **parsed)
+    save(cube, output, format=format, force=force)
+    return cube
 
 
 def _encoding(cube: xr.Dataset, file_format: str, float_dtype: str) -> dict:
@@ -43,17 +191,27 @@ def _encoding(cube: xr.Dataset, file_format: str, float_dtype: str) -> dict:
 
 
 def _storable(cube: xr.Dataset) -> xr.Dataset:
-    """Strings as object arrays (portable in netCDF4 and zarr), boolean attributes as ints."""
+    """Strings as object arrays (portable in netCDF4 and zarr), boolean attributes as ints.
+
+    Labels of models and tasks given as a mix of numbers and text are stored
+    as text (validation has made sure their texts differ).
+    """
     cube = cube.copy()
     for name, variable in cube.variables.items():
         if variable.dtype.kind in "UT":
             cube[name] = variable.astype(object)
+    for dim in ("model", "task"):
+        if dim in cube.coords and cube[dim].dtype == object and \
+                not all(isinstance(label, str) for label in cube[dim].values):
+            cube = cube.assign_coords({dim: np.array([str(label) for label in cube[dim].values],
+                                                     dtype=object)})
     cube.attrs = {k: int(v) if isinstance(v, (bool, np.bool_)) else v
                   for k, v in cube.attrs.items()}
     return cube
 
 
-def save(cube: xr.Dataset, path, *, format: str | None = None, float_dtype: str = "float32"):
+def save(cube: xr.Dataset, path, *, format: str | None = None, float_dtype: str = "float32",
+         force: bool = False):
     """Write a cube to a netCDF file or a zarr store, atomically.
 
     Parameters
@@ -67,17 +225,29 @@ def save(cube: xr.Dataset, path, *, format: str | None = None, float_dtype: str 
     float_dtype : {"float32", "float64"}
         On-disk type of non-binary scores; float32 halves the size and keeps
         seven significant digits, float64 keeps every bit.
+    force : bool, default False
+        Replace a write-protected file or a symbolic link at ``path`` (see
+        :func:`check_output`); without it they are refused.
 
     Returns
     -------
     pathlib.Path
         The written path.
 
+    Raises
+    ------
+    rankstats.errors.CubeError
+        The cube is not valid.
+    rankstats.errors.PathError
+        ``path`` cannot or may not be written (see :func:`check_output`).
+
     Notes
     -----
     The cube is written to a temporary file beside ``path`` and moved into
     place only once complete, so an interrupted or failed write leaves no
-    partial file and keeps any previous file at ``path`` intact. Binary
+    partial file and keeps any previous file at ``path`` intact; temporary
+    files that a killed run left beside ``path`` are removed by the next
+    write to it. Binary
     scores are stored as int8 with ``_FillValue = -1``; chunks hold one
     (model, task) each; netCDF variables are compressed with zlib level 4.
 
@@ -96,16 +266,14 @@ def save(cube: xr.Dataset, path, *, format: str | None = None, float_dtype: str 
     validate(cube)
     path = Path(path)
     file_format = _format_of(path, format)
-    if float_dtype not in ("float32", "float64"):
-        raise ValueError(f"float_dtype={float_dtype!r} is not 'float32' or 'float64'")
-    if not path.parent.exists():
-        raise FileNotFoundError(f"save: the folder {str(path.parent)!r} does not exist")
+    float_dtype = _text.choice("float32", "float64")("save", "float_dtype", float_dtype)
+    check_output(path, force=force, format=file_format)
     stored = _storable(cube)
     encoding = _encoding(stored, file_format, float_dtype)
     if file_format == "netcdf":
-        _write_netcdf(stored, path, encoding)
+        _write_netcdf(stored, path, encoding, force)
     else:
-        _write_zarr(stored, path, encoding)
+        _write_zarr(stored, path, encoding, force)
     return path
 
 
@@ -116,7 +284,68 @@ def _usual_permissions(path) -> None:
     os.chmod(path, 0o666 & ~umask)
 
 
-def write_atomically(path, write) -> Path:
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.part")
+
+
+def _temporary_prefix(path: Path) -> str:
+    """``.NAME.PID-``: the writer's process id tells a live write from one killed mid-way."""
+    return f".{path.name}.{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_temporaries(path) -> list[Path]:
+    """Remove the temporary files a killed write of ``path`` left beside it; return them.
+
+    A temporary file is ``.NAME.PID-XXXX.part`` (``.NAME.XXXX.part`` before
+    process ids were recorded); it is stale when no process with that id
+    runs. A ``.NAME.previous`` zarr store (set aside while a store is
+    replaced) is removed when ``path`` exists, and moved back to ``path``
+    when a killed run left nothing there.
+    """
+    path = Path(path)
+    folder = path.absolute().parent
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        if not match or match["name"] != path.name:
+            continue
+        if match["pid"] is not None and _alive(int(match["pid"])):
+            continue
+        _remove(entry)
+        removed.append(entry)
+    previous = folder / f".{path.name}.previous"
+    if previous.exists() and not previous.is_symlink():
+        if path.exists() or path.is_symlink():
+            _remove(previous)
+        else:
+            os.replace(previous, path)
+        removed.append(previous)
+    return removed
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
+
+
+def write_atomically(path, write, *, force: bool = False) -> Path:
     """Write a file through a temporary file beside it, moved into place once complete.
 
     Parameters
@@ -125,16 +354,27 @@ def write_atomically(path, write) -> Path:
         The destination.
     write : bytes or callable
         The content, or ``write(temporary_path)`` that writes it.
+    force : bool, default False
+        Replace a write-protected file or a symbolic link at ``path``; without
+        it they are refused (:func:`check_output`).
 
     Returns
     -------
     pathlib.Path
         ``path``. A failed or interrupted write leaves no partial file and
-        keeps any previous file at ``path``.
+        keeps any previous file at ``path``; temporary files that killed
+        writes of ``path`` left behind are removed first.
+
+    Raises
+    ------
+    rankstats.errors.PathError
+        ``path`` cannot or may not be written.
     """
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
-                                         dir=path.parent)
+    check_output(path, force=force)
+    remove_stale_temporaries(path)
+    handle, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".part",
+                                         dir=path.absolute().parent)
     os.close(handle)
     try:
         if callable(write):
@@ -149,21 +389,25 @@ def write_atomically(path, write) -> Path:
     return path
 
 
-def _write_netcdf(cube: xr.Dataset, path: Path, encoding: dict) -> None:
+def _write_netcdf(cube: xr.Dataset, path: Path, encoding: dict, force: bool) -> None:
     write_atomically(path, lambda temporary: cube.to_netcdf(temporary, engine="netcdf4",
-                                                            encoding=encoding))
+                                                            encoding=encoding), force=force)
 
 
-def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict) -> None:
+def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict, force: bool) -> None:
     try:
         import zarr  # noqa: F401
     except ImportError as error:
         raise ImportError(
             'saving zarr stores needs the zarr package: pip install "rankstats[io]"'
         ) from error
-    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    remove_stale_temporaries(path)
+    temporary = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".part",
+                                      dir=path.absolute().parent))
     try:
         cube.to_zarr(temporary, mode="w", encoding=encoding, consolidated=False)
+        if path.is_symlink():
+            path.unlink()  # force: the link is replaced, not what it points to
         if path.exists():
             # a directory cannot be replaced in one step: move the old one aside first
             previous = path.with_name(f".{path.name}.previous")
@@ -214,7 +458,8 @@ def open_cube(path, *, format: str | None = None, chunks=None,
     """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"open_cube: no file at {str(path)!r}")
+        broken = " (a symbolic link to a missing file)" if path.is_symlink() else ""
+        raise MissingPathError(f"open_cube: no file at {str(path)!r}{broken}")
     file_format = _format_of(path, format)
     try:
         if file_format == "netcdf":

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from .errors import CubeError, ScoreValueError
 
-__all__ = ["validate"]
+__all__ = ["label_problem", "validate"]
 
 SCHEMA_VERSION = "1.0"
 SCORE_KINDS = ("binary", "proportion", "continuous")
@@ -23,6 +25,36 @@ REQUIRED_ATTRS = (
     "source",
 )
 _PER_TASK = {"template": ("task", "template"), "sample": ("task", "sample")}
+# control characters (C0, DEL, C1) and lone surrogates: a netCDF file cannot keep them
+# (a NUL ends a label there), and a label that looks like another one is not an id
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def label_problem(label: str) -> str | None:
+    r"""What is wrong with a label (a model, task, template or sample id), or None.
+
+    Examples
+    --------
+    >>> from rankstats.validation import label_problem
+    >>> label_problem("gpt-2") is None
+    True
+    >>> print(label_problem("m0\x00"))
+    holds the control character '\x00' (labels must be printable text)
+    """
+    if not label.strip():
+        return "is empty"
+    found = _UNPRINTABLE.search(label)
+    if found:
+        return (f"holds the control character {found.group()!r} (labels must be printable "
+                "text)")
+    return None
+
+
+def _unprintable(labels) -> str | None:
+    """The first label of ``labels`` (text) holding a control character, or None."""
+    if not _UNPRINTABLE.search("".join(labels)):
+        return None
+    return next(label for label in labels if _UNPRINTABLE.search(label))
 
 
 def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
@@ -65,7 +97,10 @@ def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
     ``sample_*`` coordinate lies on the same two dims; and the attributes
     ``schema_version``, ``score_kind`` (binary, proportion or continuous),
     ``higher_is_better`` (0 or 1), ``metric``, ``created_at``,
-    ``creation_library_version`` and ``source`` are present.
+    ``creation_library_version`` and ``source`` are present. Labels (of
+    models, tasks, templates and samples) are printable text: a control
+    character is refused, and two labels with the same text (``1`` and
+    ``"1"``) are a repeat.
 
     Examples
     --------
@@ -118,11 +153,12 @@ def _attribute_problems(attrs) -> list[str]:
     if missing:
         problems.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
     kind = attrs.get("score_kind")
-    if "score_kind" in attrs and kind not in SCORE_KINDS:
-        problems.append(f"attribute score_kind={kind!r} is not one of {SCORE_KINDS}")
+    if "score_kind" in attrs and not (isinstance(kind, str) and kind in SCORE_KINDS):
+        problems.append(f"attribute score_kind={_short(kind)} is not one of "
+                        f"{', '.join(map(repr, SCORE_KINDS))}")
     better = attrs.get("higher_is_better", 1)
-    if not (isinstance(better, (bool, int, np.integer)) and int(better) in (0, 1)):
-        problems.append(f"attribute higher_is_better={better!r} is not 0 or 1")
+    if not (isinstance(better, (bool, np.bool_, int, np.integer)) and int(better) in (0, 1)):
+        problems.append(f"attribute higher_is_better={_short(better)} is not 0 or 1")
     version = str(attrs.get("schema_version", SCHEMA_VERSION))
     if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         problems.append(
@@ -131,15 +167,25 @@ def _attribute_problems(attrs) -> list[str]:
     return problems
 
 
+def _short(value) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
 def _label_problems(cube: xr.Dataset, dim: str) -> list[str]:
     if dim not in cube.dims:
         return []
     if dim not in cube.coords:
         return [f"dimension {dim!r} has no coordinate labelling it"]
     labels = cube[dim].to_index()
-    if labels.has_duplicates:
-        repeated = labels[labels.duplicated()].unique().tolist()
+    texts = pd.Index([str(label) for label in labels], dtype=object)
+    if texts.has_duplicates:
+        repeated = labels[texts.duplicated(keep=False)].unique().tolist()
         return [f"coordinate {dim!r} repeats the label(s) {repeated[:10]!r}"]
+    for label in texts:
+        problem = label_problem(label)
+        if problem:
+            return [f"coordinate {dim!r}: the label {label!r} {problem}"]
     return []
 
 
@@ -164,6 +210,9 @@ def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str], *,
     real = (values != "").to_numpy().reshape(ids.shape)
     task_of = np.broadcast_to(np.arange(ids.shape[0])[:, None], ids.shape)[real]
     keys = pd.DataFrame({"task": task_of, "id": values[real.ravel()].to_numpy()})
+    unprintable = _unprintable(keys["id"].tolist())
+    if unprintable is not None:
+        problems.append(f"{id_name}: the label {unprintable!r} {label_problem(unprintable)}")
     repeated = keys[keys.duplicated()].drop_duplicates()
     if len(repeated):
         task_pos, label = repeated.iloc[0]

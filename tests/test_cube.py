@@ -178,8 +178,8 @@ def test_duplicates_are_listed():
         rankstats.from_records(duplicated_records())
     message = str(error.value)
     assert "2 key(s) appear more than once" in message
-    assert "(model='m', task='t', template='a', sample=1) x2" in message
-    assert "(model='m', task='t', template='b', sample=2) x3" in message
+    assert "(model='m', task='t', template='a', sample='1') x2" in message
+    assert "(model='m', task='t', template='b', sample='2') x3" in message
 
 
 @pytest.mark.parametrize("policy, a1, b2", [("first", 1.0, 0.0), ("last", 0.0, 1.0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -180,9 +181,14 @@ def test_repeated_runs_follow_the_policy(tmp_path):
     second = _copy(tmp_path / "b", RUNS[:1])[0]
     with pytest.raises(ImporterError, match=r"several run folders .*runs='latest'"):
         helm.load([first, second])
+    written = (second / "per_instance_stats.json").stat().st_mtime
+    os.utime(second / "per_instance_stats.json", (written + 60, written + 60))
     cube = helm.load([first, second], runs="latest")
     assert cube.sizes["template"] == 3
-    assert "superseded by a run folder written later" in cube.attrs["import_summary"]
+    summary = cube.attrs["import_summary"]
+    assert "skipped 27 rows: 15 × superseded by a run folder written later; 12 × the stat " \
+        "is on split 'valid'" in summary
+    assert str(second) in summary
 
 
 def test_train_trials_are_templates_or_averaged(tmp_path):

@@ -147,7 +147,7 @@ def test_the_json_copy(cube, json_cube):
 def test_bad_options():
     with pytest.raises(ValueError, match="accuracies='xml'"):
         mizrahi2024.load(RELEASE, accuracies="xml")
-    with pytest.raises(FileNotFoundError, match="no release folder"):
+    with pytest.raises(ImporterError, match="no release folder"):
         mizrahi2024.load(RELEASE / "nothing here")
     with pytest.raises(ValueError, match="one folder"):
         mizrahi2024.load([RELEASE, RELEASE])

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import file_error
-from ._scored_rows import number
+from ._paths import found_in, lexists, readable_file
+from ._scored_rows import NOT_FINITE, number
 
 NOT_SCORES = re.compile(
     r"(num_.*|.*_runtime|.*runtime.*|batch_size|.*_cost|finish_reason_.*|prompt_truncated"
@@ -44,14 +45,14 @@ def run_folders(paths) -> list[Path]:
     """Every run folder under ``paths`` (a folder holding ``run_spec.json``, or a suite of them)."""
     found = []
     for path in paths:
-        if not path.exists():
+        if not lexists(path):
             raise file_error(path, "the folder does not exist")
-        if path.is_file():
-            path = path.parent
-        if (path / "run_spec.json").is_file():
-            found.append(path)
+        if not path.is_dir():
+            path = readable_file(path).parent  # a file of the run folder stands for it
+        if lexists(path / "run_spec.json"):
+            found.append(readable_file(path / "run_spec.json").parent)
             continue
-        inside = sorted(p.parent for p in path.rglob("run_spec.json"))
+        inside = [p.parent for p in found_in(path, lambda name: name == "run_spec.json")]
         if not inside:
             raise file_error(path, "not a HELM run folder: no run_spec.json in it or below it")
         found.extend(inside)
@@ -102,13 +103,14 @@ def task_and_variant(run: Run, template_args) -> tuple[str, str]:
 
 def read_json(path: Path):
     """The JSON in ``path``, or an error naming it."""
+    readable_file(path)
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
-    except FileNotFoundError:
-        raise file_error(path, "the file does not exist") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise file_error(path, f"not valid JSON ({error})") from None
+    except OSError as error:
+        raise file_error(path, f"cannot be read ({error.strerror or error})") from None
 
 
 def perturbation_label(perturbation, file, row) -> str:
@@ -125,15 +127,23 @@ def perturbation_label(perturbation, file, row) -> str:
     return f"{perturbation['name']}({inside})"
 
 
-def stat_value(stat: dict, file, row, column):
-    """A per-instance ``Stat``'s value: its ``mean``, or ``sum / count``; None if it counts none."""
+def stat_value(stat: dict, file, row, column, non_finite: str = "error"):
+    """A per-instance ``Stat``'s value: its ``mean``, or ``sum / count``; None if it counts none.
+
+    With ``non_finite="missing"`` a value that is not finite gives
+    :data:`~collectors.files._scored_rows.NOT_FINITE` (the reason to skip it).
+    """
     count = stat.get("count")
     if count is not None and number(count, file, row=row, column=f"{column}.count",
                                     what="count") == 0:
         return None
     if "mean" in stat:
-        return number(stat["mean"], file, row=row, column=f"{column}.mean")
+        value = number(stat["mean"], file, row=row, column=f"{column}.mean",
+                       non_finite=non_finite)
+        return NOT_FINITE if value is None else value
     if "sum" in stat and count:
-        return number(stat["sum"], file, row=row, column=f"{column}.sum") / float(count)
+        value = number(stat["sum"], file, row=row, column=f"{column}.sum",
+                       non_finite=non_finite)
+        return NOT_FINITE if value is None else value / float(count)
     raise file_error(file, "the stat has neither 'mean' nor 'sum' and 'count'", row=row,
                      column=column)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import file_error
-from ._scored_rows import files_in
+from ._paths import files_in, readable_file
 
 _SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
 
@@ -44,6 +45,7 @@ def log_files(paths) -> list[Path]:
 
 def read(path: Path) -> tuple[Log, Iterator[tuple[str, int | None, dict]]]:
     """The log's header and an iterator of ``(where, row, sample)`` over its samples."""
+    readable_file(path)
     if path.suffix == ".eval" or zipfile.is_zipfile(path):
         return _read_eval(path)
     return _read_json(path)
@@ -67,6 +69,8 @@ def _read_eval(path: Path):
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
         raise file_error(name, "not an inspect_ai .eval log (not a zip archive)") from None
+    except OSError as error:
+        raise file_error(name, f"cannot be read ({error.strerror or error})") from None
     members = archive.namelist()
     head = next((m for m in ("header.json", "_journal/start.json") if m in members), None)
     if head is None:
@@ -91,7 +95,11 @@ def _read_eval(path: Path):
 
 def _json(archive: zipfile.ZipFile, member: str, name: str):
     try:
-        return json.loads(archive.read(member))
+        data = archive.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
+        raise file_error(f"{name}:{member}", f"the archive is damaged ({error})") from None
+    try:
+        return json.loads(data)
     except (ValueError, UnicodeDecodeError) as error:
         raise file_error(f"{name}:{member}", f"not valid JSON ({error})") from None
 
@@ -103,6 +111,8 @@ def _read_json(path: Path):
             data = json.load(handle)
     except (ValueError, UnicodeDecodeError) as error:
         raise file_error(name, f"not an inspect_ai log: not valid JSON ({error})") from None
+    except OSError as error:
+        raise file_error(name, f"cannot be read ({error.strerror or error})") from None
     log = _header(data, name)
     samples = data.get("samples")
     if not isinstance(samples, list) or not samples:

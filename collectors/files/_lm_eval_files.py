@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._lm_eval_read import line_error
+from ._paths import as_paths, found_in, lexists, readable_file
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES = re.compile(rf"samples_(?P<task>.+?)(?:_(?P<date>{DATE})(?P<rest>[^/\\]*))?\.jsonl?")
@@ -49,23 +50,22 @@ class SamplesFile:
 
 
 def expand(paths, *, task: str | None) -> tuple[list[SamplesFile], list[Results]]:
-    """The samples and results files named by ``paths`` (files, or folders searched deeply)."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
+    """The samples and results files named by ``paths`` (files, or folders searched deeply).
+
+    A file whose name is that of a log or a results file but that cannot be
+    read (a broken link, a link that loops, a folder) is an error, not skipped.
+    """
     samples, results, seen = [], [], set()
-    for given in paths:
-        path = Path(given)
+    for path in as_paths(paths):
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file()
-                           and (SAMPLES.fullmatch(p.name) or RESULTS.fullmatch(p.name)))
+            found = found_in(path, lambda name: bool(SAMPLES.fullmatch(name)
+                                                     or RESULTS.fullmatch(name)))
             if not found:
                 raise line_error(str(path), "the folder holds no lm-evaluation-harness files "
                                             "(samples_<task>_<date>.jsonl or results_<date>.json)")
             named = [(p, str(p)) for p in found]
-        elif path.is_file():
-            named = [(path, str(given))]
         else:
-            raise line_error(str(given), "the file does not exist")
+            named = [(readable_file(path), str(path))]
         for file_path, file in named:
             key = file_path.resolve()
             if key in seen:
@@ -93,11 +93,14 @@ def _classify(path: Path, file: str, task: str | None, samples: list, results: l
 
 def read_results(path: Path, file: str, date: str | None) -> Results:
     """Read a results file (small: one whole JSON object)."""
+    readable_file(path, file)
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise line_error(file, f"not a JSON results file ({error})") from None
+    except OSError as error:
+        raise line_error(file, f"cannot be read ({error.strerror or error})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise line_error(file, "not an lm-evaluation-harness results file: no 'results' object",
                          field="results")
@@ -142,7 +145,7 @@ def sibling_results(log: SamplesFile, known: list[Results]) -> Results | None:
         if results.date == log.date and results.path.parent == log.path.parent:
             return results
     for candidate in sorted(log.path.parent.glob(f"*results_{log.date}*.json")):
-        if RESULTS.fullmatch(candidate.name):
+        if RESULTS.fullmatch(candidate.name) and lexists(candidate):
             results = read_results(candidate, str(candidate), log.date)
             known.append(results)
             return results

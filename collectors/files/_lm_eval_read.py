@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import ImporterError, file_error
+from ._paths import readable_file
 
 _CHUNK = 1 << 20
 _DECODER = json.JSONDecoder()
@@ -27,10 +28,11 @@ def records(path: Path, file: str) -> Iterator[tuple[int, dict]]:
     Raises :class:`~collectors.files.ImporterError` naming ``file`` and the
     line when the file is not JSON lines or a JSON array of objects.
     """
+    readable_file(path, file)
     try:
         handle = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise line_error(file, "the file does not exist") from None
+    except OSError as error:
+        raise line_error(file, f"cannot be read ({error.strerror or error})") from None
     with handle:
         first = _first_character(handle, file)
         if first is None:
@@ -64,7 +66,8 @@ def line_error(file, problem: str, *, line=None, field=None) -> ImporterError:
 
 
 def count_records(path: Path, file: str) -> int:
-    """The number of records: lines of a JSON-lines log, counted without parsing them."""
+    """The number of records: lines of a JSON-lines log that are not blank, not parsed."""
+    readable_file(path, file)
     with open(path, encoding="utf-8", errors="replace") as handle:
         array = _first_character(handle, file) == "["
     if array:
@@ -73,13 +76,9 @@ def count_records(path: Path, file: str) -> int:
 
 
 def count_lines(path: Path) -> int:
-    """The number of lines, counted without parsing them."""
-    count, last = 0, b"\n"
+    """The number of lines that are not blank (as :func:`records` skips them), not parsed."""
     with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            count += chunk.count(b"\n")
-            last = chunk[-1:]
-    return count + (last != b"\n")
+        return sum(1 for line in handle if line.strip())
 
 
 def _first_character(handle, file: str) -> str | None:

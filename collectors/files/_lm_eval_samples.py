@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._lm_eval_read import count_records, line_error, records
+from ._scored_rows import NOT_FINITE
 
 # Fields of a log record that are never metrics (older logs do not list their metrics).
 NOT_METRICS = frozenset({
@@ -46,12 +47,15 @@ class Log:
         return len(self.doc_id)
 
 
-def read_log(source, *, metric: str | None, filter_: str | None) -> Log:
+def read_log(source, *, metric: str | None, filter_: str | None,
+             non_finite: str = "error") -> Log:
     """Read the log ``source`` (a :class:`SamplesFile`) for ``metric`` under ``filter_``.
 
     A log that does not record ``metric`` at all, or holds no record under
     ``filter_``, comes back with no rows and every record counted as skipped,
-    so a folder of mixed tasks imports the tasks that have them.
+    so a folder of mixed tasks imports the tasks that have them. A NaN score
+    is skipped as missing; an infinite one (JSON ``Infinity``, ``1e400``) is
+    an error, or with ``non_finite="missing"`` skipped as missing too.
     """
     file = source.file
     doc_ids, scores, lines = array("q"), array("d"), array("q")
@@ -86,6 +90,13 @@ def read_log(source, *, metric: str | None, filter_: str | None) -> Log:
         value = _score(record, chosen, file, number)
         if math.isnan(value):
             skipped[f"the {chosen!r} score is NaN"] += 1
+            continue
+        if math.isinf(value):
+            if non_finite != "missing":
+                raise line_error(file, f"{record[chosen]!r} is not a finite number (pass "
+                                       "non_finite=missing to read such scores as missing)",
+                                 line=number, field=chosen)
+            skipped[NOT_FINITE] += 1
             continue
         doc_hash = record.get("doc_hash")
         if has_hash is None:

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import file_error
+from . import ImporterError, file_error
+from ._paths import as_paths, readable_file
 from ._tables import (
     flags,
     numbers,
@@ -51,15 +52,14 @@ class Release:
     """The release folder; shows its files by their path inside it."""
 
     def __init__(self, paths: str | PathLike | Sequence[str | PathLike]):
-        if isinstance(paths, (str, PathLike)):
-            paths = [paths]
-        paths = [Path(path) for path in paths]
+        paths = as_paths(paths)
         if len(paths) != 1:
-            raise ValueError("give the release as one folder (the one holding "
-                             f"{ACCURACIES!r}), not {len(paths)} paths")
+            raise ImporterError("mizrahi2024: give the release as one folder (the one holding "
+                                f"{ACCURACIES!r}), not {len(paths)} paths")
         self.root = paths[0]
         if not self.root.is_dir():
-            raise FileNotFoundError(f"no release folder at {str(self.root)!r}")
+            raise file_error(self.root, "no release folder here (give the folder holding "
+                                        f"{ACCURACIES!r})")
 
     def name(self, path: Path) -> str:
         """``path`` as shown in messages and tables: relative to the release, with slashes."""
@@ -177,15 +177,16 @@ def read_aggregated(release: Release, path: Path):
     key in ``"paraphrases"``; columns by field (``accs.<model>``).
     """
     file = release.name(path)
+    readable_file(path, file)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise file_error(file, "the file does not exist") from None
     except json.JSONDecodeError as error:
         raise file_error(file, f"not valid JSON ({error.msg})", row=error.lineno,
                          column=f"character {error.colno}") from error
     except UnicodeDecodeError as error:
         raise file_error(file, f"not UTF-8 text ({error})") from error
+    except OSError as error:
+        raise file_error(file, f"cannot be read ({error.strerror or error})") from None
     paraphrases = data.get("paraphrases") if isinstance(data, dict) else None
     if not isinstance(paraphrases, dict) or not paraphrases:
         raise file_error(file, "no non-empty 'paraphrases' object", row="top level",

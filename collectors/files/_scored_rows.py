@@ -7,51 +7,41 @@ twice with two different scores is reported with both places.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 import rankstats
+from rankstats import _text
+from rankstats.cube import infer_score_kind
+from rankstats.validation import SCORE_KINDS
 
 from . import file_error
+from ._paths import as_paths, files_in
 from ._summary import ImportSummary
 
+__all__ = ["KEYS", "NON_FINITE", "SCORE_OPTIONS", "as_paths", "check_range", "drop_repeats",
+           "files_in", "kind_of", "number", "to_cube"]
+
 KEYS = ["model", "task", "template", "sample"]
+NON_FINITE = ("error", "missing")
 _REPEATED = "a sample logged twice with the same score"
+NOT_FINITE = "a score that is not a finite number, read as missing (non_finite='missing')"
+
+#: The options every importer of scores takes: the kind of score, and what infinite scores mean.
+SCORE_OPTIONS = {
+    "score_kind": _text.optional(_text.choice(*SCORE_KINDS)),
+    "non_finite": _text.choice(*NON_FINITE),
+}
 
 
-def as_paths(paths) -> list[Path]:
-    """``paths`` (one path or a sequence of them) as a list of :class:`~pathlib.Path`."""
-    if isinstance(paths, (str, Path)) or not isinstance(paths, Sequence):
-        paths = [paths]
-    return [Path(path) for path in paths]
-
-
-def files_in(paths, suffixes: Sequence[str]) -> list[Path]:
-    """The files named by ``paths``; a folder stands for the files below it with ``suffixes``.
-
-    Raises an error naming a path that does not exist or a folder without such files.
-    """
-    found = []
-    for path in as_paths(paths):
-        if path.is_dir():
-            inside = sorted(p for p in path.rglob("*") if p.suffix in suffixes)
-            if not inside:
-                names = " or ".join(suffixes)
-                raise file_error(path, f"the folder holds no {names} file")
-            found.extend(inside)
-        elif not path.exists():
-            raise file_error(path, "the file does not exist")
-        else:
-            found.append(path)
-    return found
-
-
-def number(value, file: str, *, row=None, column=None, what: str = "score") -> float:
+def number(value, file: str, *, row=None, column=None, what: str = "score",
+           non_finite: str = "error") -> float | None:
     """``value`` as a finite float, or an error naming ``file``, ``row`` and ``column``.
 
     Booleans count as 1 and 0; strings that spell a number are read as numbers.
+    With ``non_finite="missing"`` an infinite or NaN value gives None (the
+    caller skips it and says so) instead of an error.
     """
     if isinstance(value, bool):
         return float(value)
@@ -68,9 +58,47 @@ def number(value, file: str, *, row=None, column=None, what: str = "score") -> f
     else:
         raise file_error(file, f"the {what} {value!r} is not a number", row=row, column=column)
     if not math.isfinite(result):
-        raise file_error(file, f"the {what} {value!r} is not a finite number",
+        if non_finite == "missing":
+            return None
+        raise file_error(file, f"the {what} {value!r} is not a finite number (pass "
+                               "non_finite=missing to read such scores as missing)",
                          row=row, column=column)
     return result
+
+
+def kind_of(scores, summary: ImportSummary, given: str | None, *, aggregated: bool = False,
+            declared: str | None = None, why: str = "") -> str:
+    """The score kind: ``given``, else ``declared`` by the source, else inferred and noted.
+
+    An inferred kind goes into the summary with the reason and how to set it.
+    """
+    if given is not None:
+        return given
+    if declared is not None:
+        summary.note(f"score_kind {declared!r}: {why}")
+        return declared
+    kind, reason = infer_score_kind(scores, aggregated=aggregated)
+    others = " or ".join(k for k in SCORE_KINDS if k != kind)
+    summary.note(f"score_kind {kind!r} was inferred from the values ({reason}); pass "
+                 f"score_kind={others} to set it")
+    return kind
+
+
+def check_range(scores: np.ndarray, kind: str, error) -> None:
+    """Raise ``error(i, problem)`` for the first score ``i`` outside the range of ``kind``."""
+    values = np.asarray(scores, dtype=float)
+    if kind == "binary":
+        bad = ~np.isnan(values) & (values != 0) & (values != 1)
+        allowed = "0 or 1"
+    elif kind == "proportion":
+        bad = (values < 0) | (values > 1)
+        allowed = "in [0, 1]"
+    else:
+        return
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise error(at, f"the score {values[at]:g} is not {allowed}, as score_kind={kind!r} "
+                        f"requires ({int(bad.sum())} such score(s))")
 
 
 def drop_repeats(frame: pd.DataFrame, summary: ImportSummary, keys=KEYS) -> pd.DataFrame:
@@ -104,18 +132,30 @@ def drop_repeats(frame: pd.DataFrame, summary: ImportSummary, keys=KEYS) -> pd.D
 
 def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric: str,
             score_kind: str | None = None, higher_is_better: bool = True,
-            attrs: dict | None = None):
-    """The cube of ``frame`` (its ``file`` and ``row`` columns dropped), with the summary."""
+            attrs: dict | None = None, aggregated: bool = False,
+            declared: tuple[str, str] | None = None):
+    """The cube of ``frame`` (its ``file`` and ``row`` columns dropped), with the summary.
+
+    ``score_kind`` is the user's; else ``declared`` ``(kind, why)`` is the
+    source's own word; else the kind is inferred (never ``binary`` for
+    ``aggregated`` scores) and the summary says so.
+    """
     if frame.empty:
         raise file_error(", ".join(summary.files), "no scores were read: "
                          + (_skipped(summary) or "the files hold no scored samples"))
     frame = drop_repeats(frame, summary)
+    scores = frame["score"].to_numpy(dtype=float)
+    kind = kind_of(scores, summary, score_kind, aggregated=aggregated,
+                   declared=declared[0] if declared else None,
+                   why=declared[1] if declared else "")
+    check_range(scores, kind, lambda at, problem: file_error(
+        frame["file"].iloc[at], problem, row=_row(frame["row"].iloc[at]), column="score"))
     summary.read(len(frame))
     records = frame.drop(columns=["file", "row"])
     for column in records.columns:
         if isinstance(records[column].dtype, pd.CategoricalDtype):
             records[column] = records[column].astype(object)
-    cube = rankstats.from_records(records, score_kind=score_kind, metric=metric, source=source,
+    cube = rankstats.from_records(records, score_kind=kind, metric=metric, source=source,
                                   higher_is_better=higher_is_better)
     cube.attrs.update(attrs or {})
     return summary.apply(cube)

@@ -42,6 +42,7 @@ class ImportSummary:
     files: list[str]
     rows_read: int = 0
     skipped: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
 
     def read(self, count: int = 1) -> None:
         """Count ``count`` rows read into the cube."""
@@ -49,7 +50,13 @@ class ImportSummary:
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count ``count`` rows left out for ``reason`` (a short sentence, no final stop)."""
-        self.skipped[reason] += count
+        if count:
+            self.skipped[reason] += count
+
+    def note(self, text: str) -> None:
+        """Say something the import decided that changes the meaning (a kind it inferred)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     def text(self, cube) -> str:
         """The summary as lines of text, with the cube's sizes."""
@@ -69,6 +76,7 @@ class ImportSummary:
             lines.append(f"  skipped {total} rows: {reasons}")
         else:
             lines.append("  skipped nothing")
+        lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 
     def apply(self, cube):

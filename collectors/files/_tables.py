@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import file_error
+from ._paths import readable_file
 
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
@@ -20,12 +21,13 @@ _FALSE = ("false", "0")
 
 def read_csv(path: Path, file: str, *, header=0) -> pd.DataFrame:
     """Every cell as a string (empty cells as ``""``), or an error naming ``file``."""
+    readable_file(path, file)
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, header=header)
-    except FileNotFoundError:
-        raise file_error(file, "the file does not exist") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise file_error(file, f"not a readable CSV file ({error})") from error
+    except OSError as error:
+        raise file_error(file, f"cannot be read ({error.strerror or error})") from None
 
 
 def require_columns(header, columns, file: str) -> None:

@@ -28,12 +28,14 @@ import pandas as pd
 
 import collectors
 import rankstats
+from rankstats import _text
+from rankstats.errors import OptionError
 
 from . import file_error
-from ._scored_rows import files_in, to_cube
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, files_in, to_cube
 from ._summary import ImportSummary
 
-__all__ = ["DIMENSIONS", "REFERENCE", "load"]
+__all__ = ["DIMENSIONS", "OPTIONS", "REFERENCE", "load"]
 
 REFERENCE = ("Habba, E., Arviv, O., Itzhak, I., Perlitz, Y., Bandel, E., Choshen, L., "
              "Shmueli-Scheuer, M., & Stanovsky, G. (2025). DOVE: A Large-Scale "
@@ -55,10 +57,18 @@ _FIELDS = {
     "score": "evaluation.score",
 }
 _NAME = "dove"
+OPTIONS = {
+    "dimensions": _text.optional(_text.text_list),
+    "select": _text.optional(_text.mapping()),
+    "model": _text.optional(_text.text), "batch_size": _text.integer(low=1),
+    **SCORE_OPTIONS,
+}
+"""The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
+@_text.takes_options(_NAME, OPTIONS)
 def load(paths, *, dimensions=None, select: dict | None = None, model: str | None = None,
-         batch_size: int = 65536):
+         batch_size: int = 65536, score_kind: str | None = None, non_finite: str = "error"):
     r"""Read DOVE Parquet files into a cube of per-sample scores.
 
     Parameters
@@ -79,6 +89,13 @@ def load(paths, *, dimensions=None, select: dict | None = None, model: str | Non
     batch_size : int, default 65536
         Records read at a time; memory grows with the number of scores kept,
         not with the size of the files.
+    score_kind : {"binary", "proportion", "continuous"}, optional
+        The kind of the scores; a score outside its range is an error naming
+        the file and row. Inferred from the values when omitted, and the
+        summary says so.
+    non_finite : {"error", "missing"}, default "error"
+        What an infinite or NaN score is: an error naming the file, row and
+        field, or a missing score (counted in the summary).
 
     Returns
     -------
@@ -126,21 +143,22 @@ def load(paths, *, dimensions=None, select: dict | None = None, model: str | Non
                       ([dimensions] if isinstance(dimensions, str) else dimensions))
     unknown = [d for d in [*dimensions, *(select or {})] if d not in DIMENSIONS]
     if unknown:
-        raise ValueError(f"{unknown[0]!r} is not a DOVE prompt dimension "
-                         f"(dimensions: {', '.join(DIMENSIONS)})")
+        raise OptionError(f"dove: {unknown[0]!r} is not a DOVE prompt dimension "
+                          f"(dimensions: {', '.join(DIMENSIONS)})")
     files = files_in(paths, (".parquet",))
     summary = ImportSummary(_NAME, [str(f) for f in files])
     frames, templates = [], {}
     for path in files:
         for batch in _batches(pq, path, batch_size):
             frame = _select(batch, select, summary)
-            frame = _scores(frame, str(path), summary)
+            frame = _scores(frame, str(path), summary, non_finite)
             if model is not None:
                 frame["model"] = model
             frames.append(_templates(frame, dimensions, templates))
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     frame = _check_fixed(frame, dimensions)
-    cube = to_cube(frame, summary, metric="score", source=f"DOVE Parquet files ({len(files)})",
+    cube = to_cube(frame, summary, metric="score", score_kind=score_kind,
+                   source=f"DOVE Parquet files ({len(files)})",
                    attrs={"dimensions": ", ".join(dimensions), "reference": REFERENCE,
                           "license": "CDLA-Permissive-2.0"})
     return rankstats.validate(_with_template_attrs(cube, templates))
@@ -171,7 +189,7 @@ def _batches(pq, path, batch_size):
 
     try:
         parquet = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as error:
+    except (pa.ArrowException, OSError, ValueError) as error:
         raise file_error(path, f"not a Parquet file ({error})") from None
     names = _leaf_names(parquet.schema_arrow)
     wanted = [*_FIELDS.values(), *DIMENSIONS.values()]
@@ -182,7 +200,7 @@ def _batches(pq, path, batch_size):
                                    f"{shown})", row="header", column=field)
     start = 1
     with parquet:
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
+        for batch in _checked_batches(parquet, path, batch_size, wanted):
             table = pa.Table.from_batches([batch])
             while any(pa.types.is_struct(t) for t in table.schema.types):
                 table = table.flatten()
@@ -190,6 +208,21 @@ def _batches(pq, path, batch_size):
             frame["row"] = np.arange(start, start + len(frame))
             start += len(frame)
             yield frame
+
+
+def _checked_batches(parquet, path, batch_size, wanted):
+    """The record batches, with a damaged or truncated file reported by name."""
+    import pyarrow as pa
+
+    batches = parquet.iter_batches(batch_size=batch_size, columns=wanted)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError, ValueError) as error:
+            raise file_error(path, f"not a readable Parquet file ({error})") from None
+        yield batch
 
 
 def _leaf_names(schema) -> set:
@@ -224,7 +257,7 @@ def _select(frame: pd.DataFrame, select, summary) -> pd.DataFrame:
     return frame.loc[keep]
 
 
-def _scores(frame: pd.DataFrame, file: str, summary) -> pd.DataFrame:
+def _scores(frame: pd.DataFrame, file: str, summary, non_finite: str) -> pd.DataFrame:
     raw = frame[_FIELDS["score"]]
     missing = raw.isna().to_numpy()
     if missing.any():
@@ -232,9 +265,16 @@ def _scores(frame: pd.DataFrame, file: str, summary) -> pd.DataFrame:
         frame, raw = frame.loc[~missing], raw.loc[~missing]
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values)
-    if bad.any():
+    numbers = np.array([isinstance(v, (int, float, np.integer, np.floating))
+                        and not isinstance(v, (bool, np.bool_)) for v in raw.tolist()],
+                       dtype=bool) if len(raw) else np.zeros(0, bool)
+    if bad.any() and non_finite == "missing" and (numbers | ~bad).all():
+        summary.skip(NOT_FINITE, int(bad.sum()))
+        frame, raw, values = frame.loc[~bad], raw.loc[~bad], values[~bad]
+    elif bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise file_error(file, f"the score {raw.iloc[at]!r} is not a finite number",
+        hint = " (pass non_finite=missing to read such scores as missing)" if numbers[at] else ""
+        raise file_error(file, f"the score {raw.iloc[at]!r} is not a finite number{hint}",
                          row=int(frame["row"].iloc[at]), column=_FIELDS["score"])
     for key in ("model", "task", "split", "index"):
         absent = frame[_FIELDS[key]].isna().to_numpy()

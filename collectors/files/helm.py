@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rankstats import _text
+
 from . import ImporterError, file_error
 from ._helm_runs import (
     NOT_SCORES,
@@ -34,10 +36,11 @@ from ._helm_runs import (
     stat_value,
     task_and_variant,
 )
-from ._scored_rows import as_paths, number, to_cube
+from ._paths import lexists, readable_file
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, as_paths, number, to_cube
 from ._summary import ImportSummary
 
-__all__ = ["REFERENCE", "SOURCES", "load"]
+__all__ = ["OPTIONS", "REFERENCE", "SOURCES", "load"]
 
 REFERENCE = ("Liang, P., Bommasani, R., Lee, T., et al. (2023). Holistic Evaluation of "
              "Language Models. Transactions on Machine Learning Research. arXiv:2211.09110")
@@ -47,11 +50,19 @@ RUNS = ("error", "latest")
 _FILES = {"per_instance_stats": "per_instance_stats.json",
           "display_predictions": "display_predictions.json"}
 _NAME = "helm"
+OPTIONS = {
+    "metric": _text.text, "split": _text.text, "source": _text.choice(*SOURCES),
+    "template_args": _text.text_list, "trials": _text.choice(*TRIALS),
+    "runs": _text.choice(*RUNS), "model": _text.optional(_text.text),
+    **SCORE_OPTIONS,
+}
+"""The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
+@_text.takes_options(_NAME, OPTIONS)
 def load(paths, *, metric: str = "exact_match", split: str = "test", source: str = "auto",
          template_args=(), trials: str = "templates", runs: str = "error",
-         model: str | None = None):
+         model: str | None = None, score_kind: str | None = None, non_finite: str = "error"):
     """Read HELM run folders into a cube of per-instance scores.
 
     Parameters
@@ -82,6 +93,13 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         and instance: raise, or keep the folder whose file was written last.
     model : str, optional
         The model's name in the cube; default ``adapter_spec.model``.
+    score_kind : {"binary", "proportion", "continuous"}, optional
+        The kind of the scores; a score outside its range is an error naming
+        the file and entry. Inferred from the values when omitted (never
+        ``binary`` for means over trials), and the summary says so.
+    non_finite : {"error", "missing"}, default "error"
+        What a stat that is not a finite number is: an error naming the
+        file, entry and field, or a missing score (counted in the summary).
 
     Returns
     -------
@@ -127,10 +145,6 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
     ...
     collectors.files.ImporterError: 'num_output_tokens' is not a score: ...
     """
-    for name, value, allowed in (("source", source, SOURCES), ("trials", trials, TRIALS),
-                                 ("runs", runs, RUNS)):
-        if value not in allowed:
-            raise ValueError(f"{name}={value!r} is not one of {allowed}")
     if NOT_SCORES.fullmatch(metric):
         raise ImporterError(f"{metric!r} is not a score: it describes the request (a count, "
                             "token count, runtime or cost), not the quality of the answer; "
@@ -144,7 +158,7 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         kind = _source(run, source)
         files.append(str(run.file(_FILES[kind])))
         task, variant = task_and_variant(run, template_args)
-        frame, skipped = _read(run, kind, metric, split, seen)
+        frame, skipped = _read(run, kind, metric, split, seen, non_finite)
         for reason, count in skipped.items():
             summary.skip(reason, count)
         frame["model"] = model or run.model
@@ -158,7 +172,8 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         raise file_error(", ".join(files), f"no stat {metric!r} on split {split!r}; the runs "
                                            f"have: {', '.join(scores)}")
     frame = _templates(_resolve_runs(frame, runs, summary), trials)
-    return to_cube(frame, summary, metric=metric,
+    return to_cube(frame, summary, metric=metric, score_kind=score_kind,
+                   aggregated=trials == "mean" and "template_trial" not in frame,
                    source=f"HELM run folders ({len(folders)})",
                    attrs={"split": split, "trials": trials, "reference": REFERENCE,
                           "template_args": ", ".join(template_args)})
@@ -168,13 +183,15 @@ def _source(run: Run, source: str) -> str:
     if source != "auto":
         return source
     for kind, name in _FILES.items():
-        if run.file(name).is_file():
+        if lexists(run.file(name)):
+            readable_file(run.file(name))  # a broken link or a folder is an error, not absent
             return kind
     raise file_error(run.folder, "the run folder holds neither per_instance_stats.json nor "
                                  "display_predictions.json")
 
 
-def _read(run: Run, kind: str, metric: str, split: str, seen: set) -> pd.DataFrame:
+def _read(run: Run, kind: str, metric: str, split: str, seen: set,
+          non_finite: str) -> pd.DataFrame:
     path = run.file(_FILES[kind])
     entries = read_json(path)
     if not isinstance(entries, list):
@@ -189,7 +206,7 @@ def _read(run: Run, kind: str, metric: str, split: str, seen: set) -> pd.DataFra
             if field not in entry:
                 raise file_error(path, f"the entry has no {field!r}", row=row, column=field)
         reader = _stat_from_list if kind == "per_instance_stats" else _stat_from_display
-        value, reason = reader(entry, metric, split, path, row, seen)
+        value, reason = reader(entry, metric, split, path, row, seen, non_finite)
         on = splits.get(str(entry["instance_id"]), split)
         if on != split and not reason:
             reason = f"the instance is on split {on!r}, not {split!r}"
@@ -211,7 +228,7 @@ def _read(run: Run, kind: str, metric: str, split: str, seen: set) -> pd.DataFra
 def _instance_splits(run: Run) -> dict:
     """Each instance's split, from ``instances.json`` when the run folder has it."""
     path = run.file("instances.json")
-    if not path.is_file():
+    if not lexists(path):
         return {}
     instances = read_json(path)
     if not isinstance(instances, list):
@@ -219,7 +236,7 @@ def _instance_splits(run: Run) -> dict:
     return {str(i.get("id")): i.get("split") for i in instances if isinstance(i, dict)}
 
 
-def _stat_from_list(entry, metric, split, path, row, seen):
+def _stat_from_list(entry, metric, split, path, row, seen, non_finite):
     stats = entry["stats"]
     if not isinstance(stats, list):
         raise file_error(path, "'stats' is not a list", row=row, column="stats")
@@ -235,14 +252,16 @@ def _stat_from_list(entry, metric, split, path, row, seen):
         if name.get("split", split) != split:
             other_split = name.get("split")
             continue
-        value = stat_value(stat, path, row, f"stats[{index}]")
+        value = stat_value(stat, path, row, f"stats[{index}]", non_finite)
+        if value is NOT_FINITE:
+            return None, NOT_FINITE
         return (value, None) if value is not None else (None, "the stat counts no value")
     if other_split is not None:
         return None, f"the stat is on split {other_split!r}, not {split!r}"
     return None, f"the instance has no {metric!r} stat"
 
 
-def _stat_from_display(entry, metric, split, path, row, seen):
+def _stat_from_display(entry, metric, split, path, row, seen, non_finite):
     stats = entry["stats"]
     if not isinstance(stats, dict):
         raise file_error(path, "'stats' is not an object", row=row, column="stats")
@@ -251,7 +270,9 @@ def _stat_from_display(entry, metric, split, path, row, seen):
         return None, "a per-reference row of a separate multiple-choice adapter"
     if metric not in stats:
         return None, f"the instance has no {metric!r} stat"
-    return number(stats[metric], path, row=row, column=f"stats.{metric}"), None
+    value = number(stats[metric], path, row=row, column=f"stats.{metric}",
+                   non_finite=non_finite)
+    return (value, None) if value is not None else (None, NOT_FINITE)
 
 
 def _templates(frame: pd.DataFrame, trials: str) -> pd.DataFrame:

@@ -16,24 +16,39 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
+from rankstats import _text
+
 from . import file_error
 from ._inspect_logs import Log, log_files, read
-from ._scored_rows import KEYS, as_paths, drop_repeats, number, to_cube
+from ._scored_rows import KEYS, NOT_FINITE, SCORE_OPTIONS, as_paths, drop_repeats, number, to_cube
 from ._summary import ImportSummary
 
-__all__ = ["LETTERS", "load"]
+__all__ = ["LETTERS", "OPTIONS", "load"]
 
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 """inspect_ai's letter grades: correct, incorrect, partial, no answer."""
 
 EPOCHS = ("separate", "mean")
 RUNS = ("error", "latest")
+INCOMPLETE = ("error", "include")
+COMPLETE = "success"
 _NAME = "inspect_ai"
+OPTIONS = {
+    "scorer": _text.optional(_text.text), "value_key": _text.optional(_text.text),
+    "letters": _text.optional(_text.mapping(values=_text.number())),
+    "model": _text.optional(_text.text), "template_args": _text.optional(_text.text_list),
+    "epochs": _text.choice(*EPOCHS), "runs": _text.choice(*RUNS),
+    "incomplete": _text.choice(*INCOMPLETE),
+    **SCORE_OPTIONS,
+}
+"""The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
+@_text.takes_options(_NAME, OPTIONS)
 def load(paths, *, scorer: str | None = None, value_key: str | None = None,
          letters: dict | None = None, model: str | None = None,
-         template_args=None, epochs: str = "separate", runs: str = "error"):
+         template_args=None, epochs: str = "separate", runs: str = "error",
+         incomplete: str = "error", score_kind: str | None = None, non_finite: str = "error"):
     """Read inspect_ai logs into a cube of per-sample scores.
 
     Parameters
@@ -63,6 +78,18 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
     runs : {"error", "latest"}, default "error"
         What to do when two logs hold the same model, task, template and
         sample: raise, or keep the log created last (``eval.created``).
+    incomplete : {"error", "include"}, default "error"
+        A log whose run did not complete (``status`` ``"started"``,
+        ``"cancelled"`` or ``"error"``, not ``"success"``) is refused, or its
+        samples are imported and the summary names the log and its status.
+    score_kind : {"binary", "proportion", "continuous"}, optional
+        The kind of the scores. By default the letter grades say it (``C``
+        and ``I`` alone: binary; with ``P``: proportion); numeric values are
+        looked at, and the summary says so. A score outside the kind's range
+        is an error naming the file and sample.
+    non_finite : {"error", "missing"}, default "error"
+        What a value that is not a finite number is: an error naming the
+        file, sample and field, or a missing score (counted in the summary).
 
     Returns
     -------
@@ -101,18 +128,16 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
     >>> float(cube.score.squeeze())   # the letter "I": incorrect
     0.0
     """
-    if epochs not in EPOCHS:
-        raise ValueError(f"epochs={epochs!r} is not one of {EPOCHS}")
-    if runs not in RUNS:
-        raise ValueError(f"runs={runs!r} is not one of {RUNS}")
     grades = dict(LETTERS if letters is None else letters)
     files = log_files(as_paths(paths))
     summary = ImportSummary(_NAME, [str(f) for f in files])
-    frames, chosen = [], set()
+    frames, chosen, numeric = [], set(), False
     for path in files:
         log, samples = read(path)
-        rows = _rows(log, samples, scorer, value_key, grades, summary)
+        _check_status(log, incomplete, summary)
+        rows = _rows(log, samples, scorer, value_key, grades, summary, non_finite)
         chosen.update(rows.pop("scorer"))
+        numeric |= rows.pop("numeric")
         frame = pd.DataFrame(rows)
         frame["model"] = model or log.eval["model"]
         frame["task"] = log.eval["task"]
@@ -126,14 +151,43 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
     frame = _resolve_runs(frame, runs, summary)
     frame = _samples(frame, epochs, summary)
     metric = next(iter(chosen), "score") + (f".{value_key}" if value_key else "")
-    return to_cube(frame, summary, metric=metric,
+    return to_cube(frame, summary, metric=metric, score_kind=score_kind,
+                   aggregated=epochs == "mean",
+                   declared=None if numeric else _letter_kind(frame, grades, epochs),
                    source=f"inspect_ai logs ({len(files)} file{'s' * (len(files) != 1)})",
                    attrs={"epochs": epochs, "runs": runs})
 
 
-def _rows(log: Log, samples, scorer, value_key, grades, summary) -> dict:
+def _check_status(log: Log, incomplete: str, summary: ImportSummary) -> None:
+    """Refuse a log whose run did not complete, or (``incomplete="include"``) say it is one."""
+    if log.status == COMPLETE:
+        return
+    status = repr(log.status) if log.status else "no status"
+    if incomplete != "include":
+        raise file_error(log.name, f"the run did not complete (status {status}, not "
+                                   f"{COMPLETE!r}): its samples may be missing or partial; "
+                                   "pass incomplete=include to import them anyway",
+                         column="status")
+    summary.note(f"{log.name}: the run did not complete (status {status}); its samples were "
+                 "imported as they are (incomplete=include)")
+
+
+def _letter_kind(frame: pd.DataFrame, grades: dict, epochs: str):
+    """The kind the letter grades declare, when every score is one: ``(kind, why)`` or None."""
+    if frame.empty:
+        return None
+    used = set(frame["score"].unique().tolist())
+    if used <= {0.0, 1.0} and epochs != "mean":
+        return "binary", "every score is a letter grade worth 0 or 1"
+    if all(0 <= v <= 1 for v in used):
+        return "proportion", "every score is a letter grade between 0 and 1" + (
+            " (averaged over epochs)" if epochs == "mean" else "")
+    return None
+
+
+def _rows(log: Log, samples, scorer, value_key, grades, summary, non_finite) -> dict:
     rows = {"sample_base": [], "sample_epoch": [], "score": [], "file": [], "row": [],
-            "scorer": set()}
+            "scorer": set(), "numeric": False}
     for where, row, sample in samples:
         if not isinstance(sample, dict) or "id" not in sample:
             raise file_error(where, "not an inspect_ai sample: no 'id'", row=row, column="id")
@@ -148,10 +202,14 @@ def _rows(log: Log, samples, scorer, value_key, grades, summary) -> dict:
             summary.skip("the sample was not scored" if not scores
                          else f"the sample was not scored by {scorer!r}")
             continue
-        value = _value(scores[name], name, value_key, grades, where, row)
+        value, letter = _value(scores[name], name, value_key, grades, where, row, non_finite)
+        if value is NOT_FINITE:
+            summary.skip(NOT_FINITE)
+            continue
         if value is None:
             summary.skip("the scorer gave no value")
             continue
+        rows["numeric"] |= not letter
         epoch = sample.get("epoch", 1)
         if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
             raise file_error(where, f"the epoch {epoch!r} is not a whole number >= 1",
@@ -175,7 +233,8 @@ def _scorer(scores: dict, scorer, where, row):
     return next(iter(scores), None)
 
 
-def _value(score, name, value_key, grades, where, row):
+def _value(score, name, value_key, grades, where, row, non_finite):
+    """``(value, from_letter)``; value None when there is none, NOT_FINITE to skip."""
     column = f"scores.{name}.value"
     if not isinstance(score, dict) or "value" not in score:
         raise file_error(where, "the score has no 'value'", row=row, column=f"scores.{name}")
@@ -190,12 +249,12 @@ def _value(score, name, value_key, grades, where, row):
                                     f"{', '.join(map(repr, value))})", row=row, column=column)
         value, column = value[value_key], f"{column}.{value_key}"
     if value is None:
-        return None
+        return None, False
     if isinstance(value, list):
         raise file_error(where, f"the value {value!r} is a list, not one score",
                          row=row, column=column)
     if isinstance(value, str) and value.strip() in grades:
-        return float(grades[value.strip()])
+        return float(grades[value.strip()]), True
     if isinstance(value, str):
         try:
             float(value)
@@ -204,7 +263,8 @@ def _value(score, name, value_key, grades, where, row):
             raise file_error(where, f"the value {value!r} is neither a number nor a letter "
                                     f"grade ({known}); pass letters={{...}} to map it",
                              row=row, column=column) from None
-    return number(value, where, row=row, column=column)
+    result = number(value, where, row=row, column=column, non_finite=non_finite)
+    return (NOT_FINITE if result is None else result), False
 
 
 def _template(log: Log, template_args) -> str:

@@ -12,6 +12,7 @@ are described in ``docs/importers/lm-eval.md``.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 
 import numpy as np
@@ -19,13 +20,15 @@ import pandas as pd
 import xarray as xr
 
 import rankstats
+from rankstats import _text
 
 from ._lm_eval_files import Results, SamplesFile, expand, folder_model, sibling_results
 from ._lm_eval_read import count_records, line_error, records
 from ._lm_eval_samples import Log, metrics_of, read_log
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of
 from ._summary import ImportSummary
 
-__all__ = ["REPEATS", "TEMPLATE_PATTERN", "describe", "load"]
+__all__ = ["OPTIONS", "REPEATS", "TEMPLATE_PATTERN", "describe", "load"]
 
 TEMPLATE_PATTERN = r"(?P<task>.+)_prompt_(?P<template>\d+)"
 REPEATS = ("latest", "error")
@@ -33,10 +36,30 @@ _DEFAULT_TEMPLATE = "default"
 _IMPORTER = "lm_eval"
 
 
+def _pattern_option(function, name, value):
+    """A regular expression with the groups task and template; None (or empty text) for none."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "null")):
+        return None
+    return _text.regex(groups=("task", "template"))(function, name, value)
+
+
+OPTIONS = {
+    "metric": _text.optional(_text.text), "filter": _text.optional(_text.text),
+    "model": _text.optional(_text.text), "task": _text.optional(_text.text),
+    "tasks": _text.optional(_text.text_list), "template_pattern": _pattern_option,
+    "repeats": _text.choice(*REPEATS), "aggregated": _text.boolean,
+    "higher_is_better": _text.optional(_text.boolean),
+    **SCORE_OPTIONS,
+}
+"""The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
+
+
+@_text.takes_options(_IMPORTER, OPTIONS)
 def load(paths, *, metric: str | None = None, filter: str | None = None,
          model: str | None = None, task: str | None = None, tasks=None,
          template_pattern: str | None = TEMPLATE_PATTERN, repeats: str = "latest",
-         aggregated: bool = False, higher_is_better: bool | None = None) -> xr.Dataset:
+         aggregated: bool = False, higher_is_better: bool | None = None,
+         score_kind: str | None = None, non_finite: str = "error") -> xr.Dataset:
     """Read lm-evaluation-harness output into a cube.
 
     Parameters
@@ -80,6 +103,14 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
     higher_is_better : bool, optional
         Whether higher scores are better; by default what the results files
         say of the metric, else True.
+    score_kind : {"binary", "proportion", "continuous"}, optional
+        The kind of the scores; a score outside its range is an error naming
+        the file and line. Inferred from the values when omitted (never
+        ``binary`` for aggregates), and the summary says so.
+    non_finite : {"error", "missing"}, default "error"
+        What an infinite score (JSON ``Infinity``, ``1e400``) is: an error
+        naming the file, line and field, or a missing score (counted in the
+        summary). NaN is always missing.
 
     Returns
     -------
@@ -114,26 +145,32 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
     (['meta-llama/Meta-Llama-3-8B-Instruct'], 'acc')
     >>> float(cube.score.mean())
     0.92
-    >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS
-    lm_eval: read 50 rows from 1 file (.../asdiv)
+    >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    lm_eval: read 50 rows from 1 file (.../samples_asdiv_2024-08-21T03-44-09.494230.jsonl)
       1 model, 1 task, 1 template (max per task), 50 samples (max per task)
       skipped nothing
+      note: score_kind 'binary' was inferred from the values (all 50 scores are 0 or 1); pass
+      score_kind=proportion or continuous to set it
     """
-    if repeats not in REPEATS:
-        raise ValueError(f"repeats={repeats!r} is not one of {REPEATS}")
     pattern = _compile(template_pattern)
     wanted = [tasks] if isinstance(tasks, str) else tasks
     logs, results = expand(paths, task=task)
-    named = [str(p) for p in ([paths] if isinstance(paths, (str, bytes)) or
-                              not hasattr(paths, "__iter__") else paths)]
-    summary = ImportSummary(_IMPORTER, named)
+    read = results if aggregated else logs
+    summary = ImportSummary(_IMPORTER, [source.file for source in read] or
+                            [str(p) for p in _text_paths(paths)])
     if aggregated:
         frame, context = _aggregated_rows(results, summary, metric=metric, filter_=filter,
-                                          model=model, wanted=wanted)
+                                          model=model, wanted=wanted, non_finite=non_finite)
     else:
         frame, context = _sample_rows(logs, results, summary, metric=metric, filter_=filter,
-                                      model=model, wanted=wanted, repeats=repeats)
-    return _cube(frame, context, summary, pattern, higher_is_better, aggregated)
+                                      model=model, wanted=wanted, repeats=repeats,
+                                      non_finite=non_finite)
+    return _cube(frame, context, summary, pattern, higher_is_better, aggregated, score_kind)
+
+
+def _text_paths(paths) -> list:
+    return [paths] if isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__") \
+        else list(paths)
 
 
 def describe(paths, *, model: str | None = None, task: str | None = None,
@@ -192,17 +229,8 @@ def _natural(name: str) -> list:
 
 
 def _compile(template_pattern: str | None):
-    if template_pattern is None or template_pattern == "":
-        return None
-    try:
-        pattern = re.compile(template_pattern)
-    except re.error as error:
-        raise ValueError(f"template_pattern={template_pattern!r} is not a regular expression "
-                         f"({error})") from None
-    if not {"task", "template"} <= set(pattern.groupindex):
-        raise ValueError(f"template_pattern={template_pattern!r} needs the named groups "
-                         "(?P<task>...) and (?P<template>...)")
-    return pattern
+    checked = _pattern_option(_IMPORTER, "template_pattern", template_pattern)
+    return None if checked is None else re.compile(checked)
 
 
 def _selected(task: str, wanted) -> bool:
@@ -210,7 +238,7 @@ def _selected(task: str, wanted) -> bool:
 
 
 def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, metric, filter_,
-                 model, wanted, repeats):
+                 model, wanted, repeats, non_finite):
     if not files:
         raise line_error(", ".join(summary.files), "no per-sample logs among the files (pass "
                                                    "aggregated=true to import results files)")
@@ -227,7 +255,7 @@ def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, m
             raise line_error(source.file, "no model: the log has no results file of the same "
                                           "date beside it and its folder is not named "
                                           "<org>__<model>; pass model=NAME")
-        log = read_log(source, metric=metric, filter_=filter_)
+        log = read_log(source, metric=metric, filter_=filter_, non_finite=non_finite)
         for reason, count in log.skipped.items():
             summary.skip(reason, count)
         if log.rows:
@@ -242,7 +270,8 @@ def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, m
     parts, hashes = [], {}
     for (name, lm_task), (log, _) in kept.items():
         parts.append(pd.DataFrame({"model": name, "lm_task": lm_task, "sample": log.doc_id,
-                                   "score": log.score, "lm_eval_filter": log.filter}))
+                                   "score": log.score, "lm_eval_filter": log.filter,
+                                   "_file": log.file, "_line": log.line}))
         summary.read(log.rows)
         if log.hashes is not None:
             hashes[(name, lm_task)] = (log.doc_id, log.hashes, log.file)
@@ -281,7 +310,8 @@ def _resolve_repeats(runs: dict, repeats: str, summary) -> dict:
     return kept
 
 
-def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model, wanted):
+def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model, wanted,
+                     non_finite):
     if not results:
         raise line_error(", ".join(summary.files), "no results files among the files")
     rows, runs, dates = [], {}, {}
@@ -308,6 +338,13 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise line_error(run.file, f"{value!r} is not a number",
                                  field=f"results.{lm_task}.{key}")
+            if not math.isfinite(value):
+                if non_finite != "missing":
+                    raise line_error(run.file, f"{value!r} is not a finite number (pass "
+                                               "non_finite=missing to read such scores as "
+                                               "missing)", field=f"results.{lm_task}.{key}")
+                summary.skip(NOT_FINITE)
+                continue
             previous = dates.get((name, lm_task))
             if previous is not None:
                 raise line_error(run.file, f"model {name!r} ran task {lm_task!r} in another "
@@ -315,7 +352,8 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
             dates[(name, lm_task)] = run.file
             metric_name, _, used = key.partition(",")
             rows.append({"model": name, "lm_task": lm_task, "score": float(value),
-                         "lm_eval_filter": used, "metric": metric_name})
+                         "lm_eval_filter": used, "metric": metric_name,
+                         "_file": run.file, "_line": None})
             runs[(name, lm_task)] = run
             summary.read()
     if not rows:
@@ -353,7 +391,7 @@ def _split_task(lm_task: str, pattern) -> tuple[str, str]:
 
 
 def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better,
-          aggregated: bool) -> xr.Dataset:
+          aggregated: bool, score_kind: str | None) -> xr.Dataset:
     names = pd.unique(frame["lm_task"])
     split = {name: _split_task(name, pattern) for name in names}
     _require_one_template_each(split, frame)
@@ -363,8 +401,13 @@ def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better
     better = _higher_is_better(context["runs"], metric, higher_is_better)
     filters = ", ".join(repr(f) for f in context["filters"])
     what = "results files (reported aggregates)" if aggregated else "per-sample logs"
+    scores = frame["score"].to_numpy(dtype=float)
+    kind = kind_of(scores, summary, score_kind, aggregated=aggregated)
+    check_range(scores, kind, lambda at, problem: line_error(
+        frame["_file"].iloc[at], problem, line=_line(frame["_line"].iloc[at]), field=metric))
     cube = rankstats.from_records(
-        frame.drop(columns="lm_task"), higher_is_better=better, metric=metric,
+        frame.drop(columns=["lm_task", "_file", "_line"]), score_kind=kind,
+        higher_is_better=better, metric=metric,
         source=f"lm-evaluation-harness {what}: metric {metric!r}, filter {filters}",
         task_attrs=["lm_eval_filter"])
     cube = _template_coordinates(cube, split, context["runs"])
@@ -375,6 +418,10 @@ def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better
     # from_records validated the cube; the coordinates added since keep its rules
     # (sample ids unique within each task), and a second pass would double the peak memory.
     return summary.apply(cube)
+
+
+def _line(line):
+    return None if line is None or (isinstance(line, float) and math.isnan(line)) else int(line)
 
 
 def _require_one_template_each(split: dict, frame: pd.DataFrame) -> None:

@@ -34,6 +34,7 @@ import pandas as pd
 import xarray as xr
 
 import rankstats
+from rankstats import _text
 from rankstats.errors import RankstatsError
 
 from ._mizrahi2024_checks import METHOD_ALIASES, RANK_TIES
@@ -68,6 +69,11 @@ _VALID_RULE = ("template_valid is the manual 'correct' flag; 1 is True, 0 is Fal
                "flag written '0?' (logical_deduction_seven_objects, template 65) counts as 0")
 
 
+OPTIONS = {"accuracies": _text.choice(*COPIES)}
+"""The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
+
+
+@_text.takes_options("mizrahi2024", OPTIONS)
 def load(paths, *, accuracies: str = "csv") -> xr.Dataset:
     """Read the release, as published, into a cube of per-template accuracies.
 
@@ -126,8 +132,6 @@ def load(paths, *, accuracies: str = "csv") -> xr.Dataset:
     >>> cube.template_method.sel(task="snarks").values[:3].tolist()
     ['default', 'rephrase', 'rephrase']
     """
-    if accuracies not in COPIES:
-        raise ValueError(f"accuracies={accuracies!r} is not one of {tuple(COPIES)}")
     release = Release(paths)
     scores, meta = read_copy(release, accuracies), read_meta(release)
     require_same_tasks(release, scores, COPIES[accuracies][0], meta)

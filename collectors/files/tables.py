@@ -20,25 +20,55 @@ import xarray as xr
 
 import collectors
 import rankstats
+from rankstats import _text
+from rankstats.validation import label_problem
 
-from . import file_error
+from . import ImporterError, file_error
 from ._lm_eval_read import records
+from ._paths import as_paths, readable_file
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of
 from ._summary import ImportSummary
 
-__all__ = ["FORMATS", "load"]
+__all__ = ["FORMATS", "OPTIONS", "load"]
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".pq": "parquet"}
 KEYS = ("model", "task", "template", "sample")
 _BLOCK = 65536
+_NAN = "a NaN score (missing)"
 
 
+def _model_columns_option(function, name, value):
+    """A list of columns (a list, or a JSON list), or a regular expression (other text)."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, str)
+                                            and value.strip().startswith("[")):
+        return _text.text_list(function, name, value)
+    return _text.regex()(function, name, value)
+
+
+OPTIONS = {
+    "layout": _text.choice("long", "wide"),
+    "model": _text.text, "task": _text.text, "template": _text.text,
+    "sample": _text.optional(_text.text), "score": _text.text,
+    "model_columns": _text.optional(_model_columns_option),
+    "constants": _text.optional(_text.mapping(keys=KEYS, values=_text.text)),
+    "attrs": _text.text_list,
+    "format": _text.optional(_text.choice(*sorted(set(FORMATS.values())))),
+    "metric": _text.text,
+    "higher_is_better": _text.boolean,
+    "block_rows": _text.integer(low=1),
+    **SCORE_OPTIONS,
+}
+"""The options of :func:`load` and their parsers (``rankstats import table ... -O NAME=VALUE``)."""
+
+
+@_text.takes_options("table", OPTIONS)
 def load(paths, *, layout: str = "long", model: str = "model", task: str = "task",
          template: str = "template", sample: str | None = "sample", score: str = "score",
          model_columns: str | Sequence[str] | None = None, constants: Mapping | None = None,
          attrs: Sequence[str] = (), format: str | None = None,
          metric: str = "score", score_kind: str | None = None, higher_is_better: bool = True,
-         block_rows: int = _BLOCK) -> xr.Dataset:
+         block_rows: int = _BLOCK, non_finite: str = "error") -> xr.Dataset:
     r"""Read long or wide result tables into a cube.
 
     Parameters
@@ -71,10 +101,18 @@ def load(paths, *, layout: str = "long", model: str = "model", task: str = "task
         within (see :func:`rankstats.from_records`).
     format : {"csv", "tsv", "jsonl", "parquet"}, optional
         The files' format; by default from their suffixes.
-    metric, score_kind, higher_is_better
+    metric, higher_is_better
         As for :func:`rankstats.from_records`.
+    score_kind : {"binary", "proportion", "continuous"}, optional
+        The kind of the scores; a score outside its range is an error
+        naming the file and row. Inferred from the values when omitted (never
+        ``binary`` without samples), and the summary says so.
     block_rows : int, default 65536
         Rows read at a time.
+    non_finite : {"error", "missing"}, default "error"
+        What an infinite score (``inf``, ``1e400``, JSON ``Infinity``) is: an
+        error naming the file, row and column, or a missing score (counted in
+        the summary). NaN and empty cells are always missing.
 
     Returns
     -------
@@ -100,36 +138,37 @@ def load(paths, *, layout: str = "long", model: str = "model", task: str = "task
     >>> cube = tables.load(folder / "acc.csv", layout="wide", sample=None)
     >>> cube.score.sel(task="snarks").values.tolist()
     [[0.5, 0.4], [0.6, nan]]
-    >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS
+    >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
     table: read 3 rows from 1 file (.../acc.csv)
       2 models, 1 task, 2 templates (max per task)
       skipped 1 rows: 1 × an empty score
+      note: score_kind 'proportion' was inferred from the values (all 3 scores lie in [0, 1],
+      some strictly between); pass score_kind=binary or continuous to set it
     """
-    if layout not in ("long", "wide"):
-        raise ValueError(f"layout={layout!r} is not 'long' or 'wide'")
-    if block_rows < 1:
-        raise ValueError(f"block_rows={block_rows!r} must be at least 1")
-    files = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files = as_paths(paths)
     if not files:
-        raise ValueError("no table files given")
+        raise ImporterError("table: no table files given")
     constants = dict(constants or {})
-    unknown = set(constants) - set(KEYS)
-    if unknown:
-        raise ValueError(f"constants: {sorted(unknown)} are not keys (keys: {', '.join(KEYS)})")
     mapping = {"model": model, "task": task, "template": template, "sample": sample}
     keys = [k for k in KEYS if mapping[k] is not None and k not in constants
             and not (layout == "wide" and k == "model")]
     summary = ImportSummary("table", [str(f) for f in files])
     parts = []
-    for given in files:
-        reader = _Reader(Path(given), str(given), format, block_rows)
+    readers = [_Reader(Path(given), str(given), format, block_rows) for given in files]
+    for reader in readers:
         plan = _plan(reader, layout, mapping, keys, score, model_columns, list(attrs))
-        parts.extend(_read(reader, plan, summary))
+        parts.extend(_read(reader, plan, summary, non_finite))
     frame = _combine(parts, summary)
+    scores = frame["score"].to_numpy(dtype=float)
+    kind = kind_of(scores, summary, score_kind, aggregated="sample" not in keys
+                   and "sample" not in constants)
+    check_range(scores, kind, lambda at, problem: file_error(
+        frame["_file"].iloc[at], problem, row=int(frame["_row"].iloc[at]),
+        column=score if layout == "long" else None))
     for key, value in constants.items():
         frame[key] = str(value)
     cube = rankstats.from_records(
-        frame.drop(columns=["_file", "_row"]), score_kind=score_kind,
+        frame.drop(columns=["_file", "_row"]), score_kind=kind,
         higher_is_better=higher_is_better, metric=metric,
         source=f"{layout} result table(s): {', '.join(summary.files)}")
     return summary.apply(cube)
@@ -144,8 +183,7 @@ class _Reader:
         if self.format not in set(FORMATS.values()):
             raise file_error(file, f"cannot tell the format from the suffix {path.suffix!r}; "
                                    f"pass format= one of {sorted(set(FORMATS.values()))}")
-        if not path.is_file():
-            raise file_error(file, "the file does not exist")
+        readable_file(path, file)
 
     def columns(self) -> list[str]:
         if self.format == "parquet":
@@ -159,7 +197,8 @@ class _Reader:
             return [] if first is None else list(first[1].columns)
         try:
             header = pd.read_csv(self.path, dtype=str, nrows=0, sep=self._sep())
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
+                OSError) as error:
             raise file_error(self.file, f"not a readable {self.format.upper()} file "
                                         f"({error})") from None
         return list(header.columns)
@@ -184,7 +223,7 @@ class _Reader:
                 for block in chunks:
                     yield start, block[columns]
                     start += len(block)
-        except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        except (pd.errors.ParserError, UnicodeDecodeError, OSError) as error:
             raise file_error(self.file, f"not a readable {self.format.upper()} file ({error})",
                              row=f"{start} or later") from None
 
@@ -207,7 +246,7 @@ class _Reader:
                 block = batch.to_pandas()
                 yield start, block[columns]
                 start += len(block)
-        except OSError as error:
+        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
             raise file_error(self.file, f"not a readable Parquet file ({error})") from None
 
 
@@ -255,10 +294,14 @@ def _model_columns(file: str, header: list[str], taken: set, model_columns) -> d
     if not found:
         raise file_error(file, "no model columns: every column is a key or an attribute, or "
                                "none matches model_columns", row="header")
+    for column, name in found.items():
+        problem = label_problem(str(name))
+        if problem:
+            raise file_error(file, f"the model {name!r} {problem}", row="header", column=column)
     return found
 
 
-def _read(reader: _Reader, plan: dict, summary) -> list[pd.DataFrame]:
+def _read(reader: _Reader, plan: dict, summary, non_finite: str) -> list[pd.DataFrame]:
     parts = []
     for start, block in reader.blocks(plan["columns"]):
         rows = np.arange(start, start + len(block))
@@ -270,10 +313,18 @@ def _read(reader: _Reader, plan: dict, summary) -> list[pd.DataFrame]:
         else:
             scored = [(name, column) for column, name in plan["models"].items()]
         for name, column in scored:
-            values, empty = _scores(block[column], reader.file, rows, column, reader.format)
-            keep = ~empty
-            if empty.any():
-                summary.skip("an empty score", int(empty.sum()))
+            values, empty, nan, infinite = _scores(block[column], reader.file, rows, column,
+                                                   reader.format)
+            if infinite.any() and non_finite == "error":
+                at = int(np.flatnonzero(infinite)[0])
+                raise file_error(reader.file, f"the score {block[column].iloc[at]!r} is not a "
+                                              "finite number (pass non_finite=missing to read "
+                                              "such scores as missing)",
+                                 row=int(rows[at]), column=column)
+            summary.skip("an empty score", int(empty.sum()))
+            summary.skip(_NAN, int(nan.sum()))
+            summary.skip(NOT_FINITE, int(infinite.sum()))
+            keep = ~(empty | nan | infinite)
             if not keep.any():
                 continue
             part = {key: pd.Categorical(values_[keep]) for key, values_ in keys.items()}
@@ -295,20 +346,32 @@ def _key_values(column: pd.Series, file: str, rows: np.ndarray, name: str) -> np
         at = int(np.flatnonzero(empty)[0])
         raise file_error(file, "empty: every row needs a value here", row=int(rows[at]),
                          column=name)
-    return text.to_numpy(dtype=object)
+    values = text.to_numpy(dtype=object)
+    for label in pd.unique(values):
+        problem = label_problem(label)
+        if problem:
+            at = int(np.flatnonzero(values == label)[0])
+            raise file_error(file, f"the label {label!r} {problem}", row=int(rows[at]),
+                             column=name)
+    return values
 
 
 def _scores(column: pd.Series, file: str, rows: np.ndarray, name: str, format_: str):
-    """The scores as floats and a mask of empty cells; a cell that is not a number raises."""
+    """The scores as floats, and masks of empty, NaN and infinite cells.
+
+    A cell that is not a number raises, naming the file, row and column.
+    """
     if format_ in ("csv", "tsv"):
         text = column.astype(str).str.strip()
         empty = (text == "").to_numpy()
         values = pd.to_numeric(text.where(~pd.Series(empty, index=text.index)),
                                errors="coerce").to_numpy(dtype=float)
-        bad = np.isnan(values) & ~empty & ~text.str.lower().isin(["nan"]).to_numpy()
+        spelled_nan = text.str.lower().isin(["nan"]).to_numpy()
+        bad = np.isnan(values) & ~empty & ~spelled_nan
     else:
         raw = column.to_numpy(dtype=object)
-        empty = pd.isna(column).to_numpy()
+        empty = np.array([v is None or v is pd.NA or v is pd.NaT for v in raw], dtype=bool) \
+            if raw.size else np.zeros(0, bool)
         numeric = np.array([isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_))
                             for v in raw], dtype=bool) if raw.size else np.zeros(0, bool)
         bad = ~numeric & ~empty
@@ -319,14 +382,16 @@ def _scores(column: pd.Series, file: str, rows: np.ndarray, name: str, format_: 
         at = int(np.flatnonzero(bad)[0])
         raise file_error(file, f"{column.iloc[at]!r} is not a number", row=int(rows[at]),
                          column=name)
-    return values, empty | np.isnan(values)
+    nan = np.isnan(values) & ~empty
+    return values, empty, nan, np.isinf(values)
 
 
 def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
     """One frame of every block; repeated keys with one score are dropped, others raise."""
     if not parts:
+        reasons = "; ".join(f"{n} × {reason}" for reason, n in summary.skipped.most_common())
         raise file_error(", ".join(summary.files), "no scores to import: "
-                         f"{sum(summary.skipped.values())} rows have an empty score")
+                         f"{reasons or 'the files hold no rows'}")
     columns = parts[0].columns
     frame = pd.DataFrame({
         column: (pd.api.types.union_categoricals([p[column] for p in parts])
