@@ -26,10 +26,12 @@ PACKAGE = ROOT / "rankstats"
 #: Tier of each top-level module or subpackage of rankstats, lowest first. A module
 #: may import modules of its own tier or of lower tiers, never of a higher one.
 TIERS = {
+    # the errors import nothing, so every tier may raise them, the kernels included
+    "errors": -1,
     # pure NumPy/SciPy kernels, one module per job
     "_kernels": 0,
-    # the xarray bridge, errors, option checks and text parsers, the version, the schemas
-    "_xr": 1, "errors": 1, "_options": 1, "_text": 1, "_version": 1, "schemas": 1,
+    # the xarray bridge, option checks and text parsers, the version, the schemas
+    "_xr": 1, "_options": 1, "_text": 1, "_version": 1, "schemas": 1,
     # the statistic decorator, the result classes, the cube: build, check, save, open
     "_statistic": 2, "results": 2, "cube": 2, "validation": 2, "io": 2,
     "statistics": 3,
@@ -46,14 +48,7 @@ FACADE_TIER = 7.5
 
 #: Arrows that break a rule on purpose, as ``(importer, imported): reason``, each
 #: module name a prefix. Prefer none.
-ALLOWED = {
-    ("rankstats._kernels", "rankstats.errors"): (
-        "the kernels raise rankstats' errors (OptionError for a bad choice, "
-        "DimensionError for a bad shape); errors.py imports nothing, so the arrow "
-        "cannot close a cycle. Pending a decision: move errors to tier 0, or keep "
-        "this exception"
-    ),
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 #: What a kernel may import besides the standard library and other kernels.
 KERNEL_IMPORTS = {"numpy", "scipy"}
@@ -279,10 +274,10 @@ def test_kernels_are_numpy_only():
         for module in MODULES if module.startswith("rankstats._kernels")
         for item in imports_of(module)
         if item.target.split(".")[0] not in allowed
-        and not item.target.startswith("rankstats._kernels")
+        and not item.target.startswith(("rankstats._kernels", "rankstats.errors"))
         and not _allowed(item)
     ]
-    assert not found, "a kernel imports beyond NumPy and SciPy (no xarray there):\n" + "\n".join(
+    assert not found, "a kernel imports beyond NumPy, SciPy and the errors (no xarray):\n" + "\n".join(
         found)
 
 
