@@ -277,8 +277,8 @@ def test_kernels_are_numpy_only():
         and not item.target.startswith(("rankstats._kernels", "rankstats.errors"))
         and not _allowed(item)
     ]
-    assert not found, "a kernel imports beyond NumPy, SciPy and the errors (no xarray):\n" + "\n".join(
-        found)
+    assert not found, ("a kernel imports beyond NumPy, SciPy and the errors (no xarray):\n"
+                       + "\n".join(found))
 
 
 @pytest.mark.parametrize(
