@@ -4,22 +4,24 @@ A collector's only output is a schema-valid cube (or long records that
 :func:`rankstats.from_records` turns into one). Collectors import
 :mod:`rankstats`, never the reverse.
 
-Collectors are found by name in a registry. Each entry is a factory that
-imports its heavy dependency only when called, and, if that dependency is
-missing, raises :class:`MissingExtraError` naming the extra to install.
-Other packages add collectors through the entry-point group
-``rankstats.collectors``.
+Collectors that run models are found by name in the entry-point group
+``rankstats.collectors``, the only list of them: this distribution declares
+``hf`` and ``openai`` there in pyproject.toml, and any other package adds one
+the same way. An entry names a module (or any object) with
+``add_arguments(parser)`` and ``run(arguments) -> int``, which is what
+``rankstats collect NAME`` runs (:mod:`collectors.cli`). It is imported only
+when first used; one whose heavy dependency is missing raises
+:class:`MissingExtraError` naming the extra to install (:func:`require`).
+:func:`register` adds one for the running process only.
 
 Examples
 --------
 >>> import collectors
->>> def build(**options):
-...     return options
->>> collectors.register("example", build)
->>> collectors.get("example")(model="m")
-{'model': 'm'}
->>> "example" in collectors.available()
-True
+>>> collectors.available()
+['hf', 'openai'...]
+>>> collectors.register("example", "collectors.cli")
+>>> collectors.get("example").__name__
+'collectors.cli'
 >>> collectors.unregister("example")
 """
 

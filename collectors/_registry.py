@@ -1,16 +1,23 @@
-"""A registry of named entries: callables, their import paths, or entry points."""
+"""A registry of named entries, filled from one entry-point group.
+
+The entry-point groups of installed distributions (``[project.entry-points]``
+in pyproject.toml) are the only declaration of what exists; there is no
+built-in list beside them. :meth:`Registry.register` adds an entry for the
+running process only (a test, a notebook).
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
 
 from rankstats.errors import UnknownNameError
 
 
 class Registry:
-    """Name → callable, filled by :meth:`register`, built-ins and an entry-point group.
+    """Name → object, filled from an entry-point group (and, in-process, by :meth:`register`).
 
     Entries given as ``"package.module:function"`` strings or as entry points
     are imported on first use, so heavy dependencies load only when needed.
@@ -28,17 +35,23 @@ class Registry:
     rankstats.errors.UnknownNameError: no thing named 'yaml' (available: json)
     """
 
-    def __init__(self, kind: str, group: str, builtin: dict[str, str] | None = None,
+    def __init__(self, kind: str, group: str,
                  error: type[UnknownNameError] = UnknownNameError):
         self.kind = kind
         self.group = group
         self._error = error
-        self._entries: dict[str, Callable | str | EntryPoint] = dict(builtin or {})
+        self._entries: dict[str, Callable | str | EntryPoint] = {}
 
-    def register(self, name: str, entry: Callable | str, *, replace: bool = False) -> None:
-        """Register ``entry`` (a callable or ``"package.module:function"``) under ``name``."""
-        if not (callable(entry) or (isinstance(entry, str) and ":" in entry)):
-            raise TypeError(f"{self.kind} {name!r}: give a callable or 'package.module:function'")
+    def register(self, name: str, entry, *, replace: bool = False) -> None:
+        """Register ``entry`` under ``name``: a callable, a module, or its import path.
+
+        An import path is ``"package.module"`` or ``"package.module:attribute"``, as in
+        an entry point. For this process only; a package declares its entries in the
+        entry-point group.
+        """
+        if not (callable(entry) or isinstance(entry, (str, ModuleType))):
+            raise TypeError(f"{self.kind} {name!r}: give a callable, a module, or "
+                            "'package.module[:attribute]'")
         if name in self._entries and not replace:
             raise ValueError(f"a {self.kind} named {name!r} is already registered "
                              "(pass replace=True)")
@@ -59,8 +72,8 @@ class Registry:
         self._discover()
         return sorted(self._entries)
 
-    def get(self, name: str) -> Callable:
-        """The callable registered under ``name``, imported on first use."""
+    def get(self, name: str):
+        """The object registered under ``name``, imported on first use."""
         self._discover()
         if name not in self._entries:
             known = ", ".join(sorted(self._entries)) or "none"
@@ -72,6 +85,7 @@ class Registry:
             entry = entry.load()
         elif isinstance(entry, str):
             module, _, attribute = entry.partition(":")
-            entry = getattr(importlib.import_module(module), attribute)
+            entry = importlib.import_module(module)
+            entry = getattr(entry, attribute) if attribute else entry
         self._entries[name] = entry
         return entry

@@ -466,23 +466,23 @@ def test_report_section_with_tests():
 
 
 def test_command_line(tmp_path, capsys):
-    csv, figure = tmp_path / "edits.csv", tmp_path / "edits.png"
-    assert main(["edits", "mizrahi2024", "--top", "5", "--csv", str(csv),
+    tables, figure = tmp_path / "tables", tmp_path / "edits.png"
+    assert main(["edits", "mizrahi2024", "--top", "5", "--csv", str(tables),
                  "--figure", str(figure)]) == 0
     out = capsys.readouterr().out
-    assert "excludes → lacks" in pd.read_csv(csv)["edit"].tolist()
+    assert "excludes → lacks" in pd.read_csv(tables / "differences.csv")["edit"].tolist()
     assert out.startswith("# Minimal template edits: ")
     assert "No significance test" in out
     assert figure.read_bytes().startswith(b"\x89PNG")
     assert main(["edits", "mizrahi2024", "--min-distance", "3"]) == 2
-    assert "min_distance=3 exceeds" in capsys.readouterr().err
+    assert "--min-distance 3 is larger than --max-distance 1" in capsys.readouterr().err
     assert main(["edits", str(tmp_path / "none.nc")]) == 2
 
 
 def test_command_line_with_tests(tmp_path, capsys):
     path = tmp_path / "planted.nc"
     rankstats.save(planted_cube(reps=3, samples=30), path)
-    assert main(["edits", str(path), "--correction", "bh", "--family", "task",
+    assert main(["edits", str(path), "--p-adjust", "bh", "--family", "task",
                  "--method", "midp", "--top", "3"]) == 0
     out = capsys.readouterr().out
     assert "McNemar (midp), bh-corrected" in out and "p (adjusted)" in out

@@ -381,13 +381,13 @@ MISSING_EXTRA = """
 import sys
 sys.modules["torch"] = None  # as if torch were not installed
 from collectors import MissingExtraError
-from collectors.cli import load_backend
+from collectors.cli import load_collector
 from rankstats.cli import main
 try:
-    load_backend("hf")
+    load_collector("hf")
 except MissingExtraError as error:
-    print("load_backend:", error)
-print("status:", main(["collect", "hf", "--model", "m", "--tasks", "s.jsonl",
+    print("load_collector:", error)
+print("status:", main(["collect", "hf", "--model", "m", "--samples", "s.jsonl",
                        "--templates", "t.jsonl", "-o", "cube.nc"]))
 """
 
@@ -397,17 +397,17 @@ def test_missing_extra_names_the_install_command():
 
     done = subprocess.run([sys.executable, "-c", MISSING_EXTRA], capture_output=True,
                           text=True, timeout=120, check=True)
-    assert 'load_backend: this collector needs \'torch\': pip install "rankstats[hf]"' \
+    assert 'load_collector: this collector needs \'torch\': pip install "rankstats[hf]"' \
         in done.stdout
-    assert "status: 2" in done.stdout
+    assert "status: 3" in done.stdout
     assert 'pip install "rankstats[hf]"' in done.stderr
 
 
 def test_unknown_backend():
-    from collectors.cli import load_backend
+    from collectors.cli import load_collector
 
-    with pytest.raises(KeyError, match="no collect backend named 'nope'"):
-        load_backend("nope")
+    with pytest.raises(KeyError, match="no collector named 'nope'"):
+        load_collector("nope")
 
 
 # records -------------------------------------------------------------------------------------
@@ -439,7 +439,7 @@ def test_command_on_the_papers_templates_and_samples(tiny, tmp_path, capsys):
 
     output = tmp_path / "cube.nc"
     arguments = ["collect", "hf", "--model", tiny["gpt2"], "--model", tiny["t5"],
-                 "--tasks", str(hf_models.RELEASE_SAMPLES),
+                 "--samples", str(hf_models.RELEASE_SAMPLES),
                  "--templates", str(hf_models.RELEASE_TEMPLATES),
                  "--skip-malformed-templates", "--max-templates", "4",
                  "--max-new-tokens", "4", "--batch-size", "16", "--no-progress", "-o",
@@ -483,6 +483,6 @@ def test_registered_as_a_collector():
 
     assert "hf" in collectors.available()
     (entry,) = [e for e in entry_points(group=collectors.ENTRY_POINT_GROUP) if e.name == "hf"]
-    assert entry.load() is collect
+    assert entry.load() is collectors.hf.cli
 
 

@@ -73,7 +73,7 @@ def test_cli_validate_and_info(tmp_path, capsys):
     broken.write_text("nothing")
     assert main(["validate", str(path), str(broken)]) == 1
     assert "invalid:" in capsys.readouterr().err
-    assert main(["info", str(broken)]) == 2
+    assert main(["info", str(broken)]) == 3  # data error
 
 
 def test_cli_entry_point_runs():

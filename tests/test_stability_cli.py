@@ -26,8 +26,8 @@ def sampled_cube():
 def test_stability_command_prints_leaderboards_and_writes_figures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = rankstats.save(sampled_cube(), tmp_path / "cube.nc")
-    status = main(["stability", str(path), "-B", "200", "--figures", str(tmp_path / "fig"),
-                   "--csv", str(tmp_path / "board.csv")])
+    status = main(["stability", str(path), "--n-resamples", "200", "--seed", "0",
+                   "--figures", str(tmp_path / "fig"), "--csv", str(tmp_path / "tables")])
     assert status == 0
     out = capsys.readouterr().out
     assert "200 resamples over both" in out.splitlines()[0]
@@ -36,25 +36,26 @@ def test_stability_command_prints_leaderboards_and_writes_figures(tmp_path, caps
     names = {p.name for p in (tmp_path / "fig").iterdir()}
     assert {"rank_intervals_t1.png", "critical_difference_t2.png", "templates_needed_t1.png",
             "templates_needed.png"} <= names
-    board = (tmp_path / "board.csv").read_text().splitlines()
+    board = (tmp_path / "tables" / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("model,task,")
     assert len(board) == 1 + 4 * 2
 
 
 def test_stability_command_rejects_bad_chunks(tmp_path, capsys):
     path = rankstats.save(sampled_cube(), tmp_path / "cube.nc")
-    assert main(["stability", str(path), "--chunks", "task:1"]) == 2
+    assert main(["stability", str(path), "--chunks", "task:1"]) == 2  # before opening the cube
     assert "DIM=SIZE" in capsys.readouterr().err
 
 
 def test_on_a_two_worker_cluster_equals_eager():
     distributed = pytest.importorskip("distributed")
     cube = sampled_cube()
-    eager = stability.leaderboard(cube, B=100, over="both", seed=4)
+    eager = stability.leaderboard(cube, n_resamples=100, over="both", seed=4)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
-        lazy = stability.leaderboard(cube.chunk({"task": 1}), B=100, over="both", seed=4)
+        lazy = stability.leaderboard(cube.chunk({"task": 1}), n_resamples=100, over="both",
+                                     seed=4)
         assert lazy["score"].chunks is not None
         computed = lazy.compute()
     xr.testing.assert_allclose(computed, eager)
@@ -65,7 +66,7 @@ def test_stability_command_on_a_scheduler(tmp_path, capsys):
     path = rankstats.save(sampled_cube(), tmp_path / "cube.nc")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster:
-        status = main(["stability", str(path), "-B", "100", "--chunks", "task=1",
+        status = main(["stability", str(path), "--n-resamples", "100", "--chunks", "task=1",
                        "--scheduler", cluster.scheduler_address])
     assert status == 0
     assert "## t2" in capsys.readouterr().out

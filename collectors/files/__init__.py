@@ -5,10 +5,11 @@ path (or a sequence of paths) to the files as published, the options are the
 importer's own, and the result is a validated cube. Importers only read;
 writing a cube is separate (:func:`rankstats.save`, atomic).
 
-Importers are found by name in a registry. The built-in ones are imported only
-when first used; other packages add theirs through the entry-point group
-``rankstats.importers`` (``name = "package.module:load"``), which is also how
-the ``rankstats`` command finds importers without importing this package.
+Importers are found by name in the entry-point group ``rankstats.importers``
+(``name = "package.module:load"``), the only list of them: this distribution
+declares its own there in pyproject.toml, other packages add theirs the same
+way, and the ``rankstats import`` command reads the same group without
+importing this package. Each is imported only when first used.
 
 A malformed file stops an import with :class:`ImporterError`, a
 :class:`rankstats.CubeError` whose message names the file, row and column.
@@ -89,14 +90,7 @@ def file_error(file, problem: str, *, row=None, column=None) -> ImporterError:
     return ImporterError(f"{', '.join(where)}: {problem}")
 
 
-_IMPORTERS = Registry("importer", ENTRY_POINT_GROUP,
-                      builtin={"mizrahi2024": "collectors.files.mizrahi2024:load",
-                               "helm": "collectors.files.helm:load",
-                               "inspect_ai": "collectors.files.inspect_ai:load",
-                               "dove": "collectors.files.dove:load",
-                               "lm_eval": "collectors.files.lm_eval:load",
-                               "table": "collectors.files.tables:load"},
-                      error=UnknownImporterError)
+_IMPORTERS = Registry("importer", ENTRY_POINT_GROUP, error=UnknownImporterError)
 register = _IMPORTERS.register
 unregister = _IMPORTERS.unregister
 available = _IMPORTERS.available

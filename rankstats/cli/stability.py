@@ -1,0 +1,117 @@
+"""``rankstats stability CUBE``: leaderboards with rank intervals and tie groups, per task."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import RankstatsError
+from ._shared import (
+    add_cube_argument,
+    add_output_options,
+    check_outputs,
+    load_cube,
+    noted,
+    prints_markdown,
+    write_tables,
+)
+
+
+def chunks(text: str) -> tuple[str, int]:
+    """An argparse ``type``: one ``DIM=SIZE`` pair."""
+    dim, equals, size = text.partition("=")
+    try:
+        value = int(size)
+    except ValueError:
+        equals = ""
+    if not equals or not dim or value < 1:
+        raise argparse.ArgumentTypeError(f"expected DIM=SIZE pairs such as task=1, not {text!r}")
+    return dim, value
+
+
+def add(commands) -> None:
+    """Add ``stability`` to the sub-parsers."""
+    parser = commands.add_parser(
+        "stability", help="leaderboards with rank intervals and tie groups, per task",
+        description="Bootstrap the cube over samples, templates or both; print each task's "
+                    "leaderboard with score and rank intervals, tie groups and arena ranks; "
+                    "optionally draw the rank intervals, critical-difference diagrams and "
+                    "templates-needed curves. Table: leaderboard.")
+    add_cube_argument(parser)
+    parser.add_argument("--over", choices=("samples", "templates", "both"),
+                        help="what to resample (default: both with samples, else templates)")
+    parser.add_argument("--by", choices=("avgp", "maxp", "saturation", "cps"), default="avgp",
+                        help="the score ranked (default avgp)")
+    parser.add_argument("--figures", metavar="FOLDER",
+                        help="write rank-interval, critical-difference and templates-needed "
+                             "figures (PNG) here")
+    parser.add_argument("--chunks", metavar="DIM=SIZE", nargs="*", type=chunks,
+                        help="open the cube lazily with these chunks (e.g. task=1)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run on this dask.distributed scheduler (e.g. tcp://host:8786)")
+    add_output_options(parser, n_resamples=1000, confidence_level=True)
+    parser.set_defaults(run=run)
+
+
+def run(arguments) -> int:
+    """Bootstrap, print and write."""
+    from contextlib import nullcontext
+
+    from .. import render
+    from ..stability import leaderboard
+
+    check_outputs(arguments, figures=arguments.figures)
+    cube = load_cube(arguments.cube, chunks=dict(arguments.chunks or ()) or None)
+    over = arguments.over or ("both" if "sample" in cube["score"].dims else "templates")
+    client = nullcontext()
+    if arguments.scheduler:
+        try:
+            from distributed import Client
+        except ImportError as error:
+            raise RankstatsError('--scheduler needs dask.distributed: pip install '
+                                 '"rankstats[dask]"') from error
+        client = Client(arguments.scheduler)
+    with client:
+        board = noted(leaderboard, cube, n_resamples=arguments.n_resamples, over=over,
+                      seed=arguments.seed, by=arguments.by,
+                      confidence_level=arguments.confidence_level).compute()
+    if prints_markdown(arguments):
+        print(render.leaderboard_markdown(board))
+    write_tables(arguments, {"leaderboard": board.to_dataframe()},
+                 {"cube": arguments.cube, "over": over, "by": arguments.by,
+                  "n_resamples": arguments.n_resamples, "seed": arguments.seed,
+                  "confidence_level": arguments.confidence_level})
+    if arguments.figures:
+        figures(cube, board, Path(arguments.figures), seed=arguments.seed,
+                quiet=arguments.quiet)
+    return 0
+
+
+def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False) -> None:
+    """Rank intervals, critical-difference diagrams and templates-needed curves, per task."""
+    from ..plot import to_png
+    from ..plot.posthoc import plot_critical_difference
+    from ..plot.stability import plot_k_needed, plot_needed, plot_rank_intervals
+    from ..stability import templates_needed
+    from ..statistics.posthoc import nemenyi
+
+    folder.mkdir(exist_ok=True)
+    scores = noted(lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims
+                   else cube["score"])
+    differences = noted(nemenyi, scores, blocks="template", nan_policy="omit").compute()
+    needed = noted(templates_needed, scores.compute(), seed=seed)
+    (folder / "templates_needed.png").write_bytes(to_png(plot_k_needed(needed)))
+    for task in board["task"].values:
+        name = str(task)
+        (folder / f"rank_intervals_{name}.png").write_bytes(
+            to_png(plot_rank_intervals(board, task)))
+        one = differences.sel(task=task)
+        present = one["average_rank"].notnull()
+        if int(present.sum()) >= 2:
+            (folder / f"critical_difference_{name}.png").write_bytes(to_png(
+                plot_critical_difference(one.sel(model=present, model_b=present.values),
+                                         title=name)))
+        (folder / f"templates_needed_{name}.png").write_bytes(
+            to_png(plot_needed(needed, task)))
+    if not quiet:
+        print(f"figures written to {folder}")
