@@ -21,7 +21,7 @@ from ._version import __version__
 from .analyses.budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
 from .analyses.edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
 from .analyses.report import report
-from .analyses.verbalizer import binomial_test, verbalizer_analysis
+from .analyses.verbalizer import verbalizer_analysis
 from .cube import from_records, template_scores
 from .errors import (
     CoordinateMismatchError,
@@ -35,6 +35,7 @@ from .errors import (
 )
 from .io import open_cube, save
 from .stability.needed import samples_needed, smallest_k, templates_needed
+from .statistics.binomial import binomial_test
 from .statistics.clustered import clustered_difference, clustered_se
 from .statistics.concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from .statistics.incomplete import durbin, skillings_mack

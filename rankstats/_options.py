@@ -1,4 +1,4 @@
-"""Checks of option values, run before any work, naming the function, the option and what is allowed.
+"""Option checks, run before any work, naming the function, the option and what is allowed.
 
 A check is a callable ``check(function, name, value) -> value`` that returns
 the value (normalised where that is safe, e.g. a NumPy integer to ``int``) or

@@ -11,61 +11,134 @@ A statistic is written as a function whose signature is the public one::
 Before the body runs, the decorator
 
 1. checks every declared option (so a bad value fails at once, before a dask
-   graph or a bootstrap is built) and every role's type;
-2. routes the inputs: xarray input is reduced to its scores (the mean over
+   graph or a bootstrap is built), every role's type and every mask's form;
+2. resolves ``higher_is_better=None`` from the input's attribute;
+3. routes the inputs: xarray input is reduced to its scores (the mean over
    samples unless a role or ``keep`` names ``sample``) and each role's
    dimension is checked to exist; NumPy input has each role resolved to an axis
    (an axis number, or the role's default axis when the default name is
-   given); mixing labelled and NumPy inputs is refused;
-3. hands the body an :class:`Inputs` in place of the first argument(s), whose
+   given); mixing labelled and NumPy inputs is refused (scalars go with
+   either);
+4. resolves masks (``valid=True`` → the cube's ``template_valid``
+   coordinate) and labels given for a position along a role (a control
+   model's name → its position);
+5. hands the body an :class:`Inputs` in place of the first argument(s), whose
    :meth:`Inputs.apply` runs a kernel through :mod:`rankstats._xr` and returns
    an :class:`xarray.Dataset` or the frozen result;
-4. fills the shared parameter descriptions into the docstring (``{nan_policy}``,
-   ``{ties}``, ...).
+6. fills the shared parameter descriptions into the docstring (``{nan_policy}``,
+   ``{ties}``, ...), each with the function's own default.
+
+A role is ``(default dimension name, default NumPy axis)`` or a :class:`Role`,
+which also allows several dimensions for one role (``blocks=("task",
+"template")``, joined by the kernel) and a default of "every other
+dimension".
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
 
 from . import _options as o
 from . import _xr
-from .errors import DimensionError, InputTypeError
+from .errors import CubeError, DimensionError, InputTypeError
 
-__all__ = ["SHARED_DOCS", "Inputs", "statistic"]
+__all__ = ["SHARED_DOCS", "Inputs", "Mask", "Role", "documented", "statistic"]
 
-#: Parameter descriptions shared by every statistic, filled into ``{name}`` in docstrings.
+#: Parameter descriptions shared by every statistic, filled into ``{name}`` lines of
+#: docstrings; ``{default}`` becomes the function's own default.
 SHARED_DOCS = {
-    "nan_policy": """nan_policy : {"propagate", "omit", "raise"}, default "propagate"
+    "nan_policy": """nan_policy : {{"propagate", "omit", "raise"}}, default {default}
         What to do with missing scores that remain once structure (padded
         positions, absent models) is removed: return NaN, delete them (see
         Notes for listwise or pairwise), or raise
         :class:`~rankstats.errors.MissingValueError`.""",
-    "ties": """ties : {"average", "min", "max", "dense", "ordinal"}, default "average"
+    "ties": """ties : {{"average", "min", "max", "dense", "ordinal"}}, default {default}
         How tied values are ranked, as in :func:`scipy.stats.rankdata`.""",
-    "tie_correction": """tie_correction : bool, default True
+    "tie_correction": """tie_correction : bool, default {default}
         Correct the statistic's variance (denominator) for ties.""",
     "higher_is_better": """higher_is_better : bool, optional
         Whether the highest score ranks first. Defaults to the cube's
         ``higher_is_better`` attribute, else True.""",
-    "p_adjust": """p_adjust : {"holm", "bh", "by", "bonferroni", "none"}, default "holm"
+    "p_adjust": """p_adjust : {{"holm", "bh", "by", "bonferroni", "none"}}, default {default}
         Adjustment of the p-values for multiple testing within each family:
         Holm's step-down, Benjamini–Hochberg, Benjamini–Yekutieli,
-        Bonferroni, or none.""",
-    "alpha": """alpha : float, default 0.05
-        The tests' significance level.""",
-    "confidence_level": """confidence_level : float, default 0.95
+        Bonferroni, or none (as
+        :func:`statsmodels.stats.multitest.multipletests` with ``"holm"``,
+        ``"fdr_bh"``, ``"fdr_by"``, ``"bonferroni"``).""",
+    "alpha": """alpha : float, default {default}
+        The tests' significance level, strictly between 0 and 1.""",
+    "confidence_level": """confidence_level : float, default {default}
         The intervals' confidence level.""",
     "seed": """seed : None, int or numpy.random.Generator, optional
         Seed of the random draws; None draws fresh entropy.""",
-    "n_resamples": """n_resamples : int, default 1000
+    "n_resamples": """n_resamples : int, default {default}
         Number of resamples.""",
+    "blocks": """blocks : str, int or sequence of them, optional
+        The block dimension(s), joined into one set of blocks (e.g.
+        ``("task", "template")``). Default: every dimension except
+        ``treatments`` (axis -2 for NumPy input, where axis numbers are
+        given instead of names).""",
+    "treatments": """treatments : str or int, default {default}
+        The dimension whose members are compared (axis -1 for NumPy input).""",
+    "valid": """valid : None, True, str or array_like of bool, default {default}
+        Templates to keep: True uses the cube's ``template_valid``
+        coordinate, a string names another coordinate, an array gives the
+        mask (over templates, broadcast over the rest). Default: all.""",
 }
 
-_NUMPY_NOTE = "NumPy input has no named dimensions"
+#: Defaults of the shared parameters, for a docstring whose function lacks one.
+_SHARED_DEFAULTS = {"nan_policy": "propagate", "ties": "average", "tie_correction": True,
+                    "p_adjust": "holm", "alpha": 0.05, "confidence_level": 0.95,
+                    "n_resamples": 1000, "treatments": "model", "valid": None}
+
+
+@dataclass(frozen=True)
+class Role:
+    """How one role parameter resolves to dimensions (labelled) or axes (NumPy).
+
+    Parameters
+    ----------
+    dim : str or None
+        The default dimension name; on NumPy input it stands for ``axis``.
+    axis : int, tuple of int or None
+        The default NumPy axis (a tuple for a role of several axes); None
+        with ``rest``: every axis no other role takes.
+    many : bool
+        The role takes one dimension or a sequence of them (a tuple after
+        resolution), joined by the kernel.
+    rest : bool
+        None means every dimension no other role takes (on labelled input,
+        after the mean over samples).
+    hint : str
+        Added to the error when the role's dimension is missing.
+    """
+
+    dim: str | None = None
+    axis: int | tuple[int, ...] | None = None
+    many: bool = False
+    rest: bool = False
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Mask:
+    """A boolean mask parameter along one role (e.g. ``valid`` over templates).
+
+    The parameter may be None (every position), True (the cube coordinate
+    ``coord``), a string (another coordinate's name) or an array of bool
+    along the role, broadcast over the rest. Names need labelled input.
+    """
+
+    coord: str
+    role: str
+    describe_as: str = "all"
 
 
 @dataclass(frozen=True)
@@ -81,13 +154,20 @@ class Inputs:
     labelled : bool
         Whether the inputs are xarray objects.
     roles : dict
-        ``{role: dimension name}`` for labelled input, ``{role: axis}`` for NumPy.
+        ``{role: dimension name}`` for labelled input, ``{role: axis}`` for
+        NumPy; a tuple of them for a role of several dimensions.
     options : dict
         The checked option values, recorded in the result's attrs.
     result : type or None
         The frozen result class for NumPy input.
     original : tuple
         The inputs as given (a cube keeps its coordinates and attrs here).
+    masks : dict
+        ``{mask parameter: boolean DataArray or NumPy array}`` (all True
+        where the parameter is None).
+    positions : dict
+        ``{parameter: position along its role}`` for labels resolved to
+        positions (e.g. a control model).
     """
 
     name: str
@@ -97,6 +177,8 @@ class Inputs:
     options: dict
     result: type | None
     original: tuple
+    masks: dict = field(default_factory=dict)
+    positions: dict = field(default_factory=dict)
 
     def apply(
         self,
@@ -113,6 +195,7 @@ class Inputs:
         result: type | None = None,
         dtypes: Mapping[str, object] | None = None,
         sizes: Mapping[str, int] | None = None,
+        pairs: str | None = None,
     ):
         """Run ``kernel`` with the roles in ``core`` as its last axes; collect ``outputs``.
 
@@ -120,9 +203,12 @@ class Inputs:
         ----------
         kernel : callable
             ``kernel(*arrays, **kwargs) -> dict`` over arrays whose last axes
-            are the core roles, in order.
+            are the core roles, in order (a role of several dimensions gives
+            several axes).
         outputs : mapping
-            ``{result field: kernel output key}``.
+            ``{result field: kernel output key}``. On labelled input the first
+            output must carry every output dim (it lends the Dataset its
+            coordinates).
         core : sequence of str, optional
             The roles that are the kernel's core axes, in order (default: every
             role, in declaration order), for every input.
@@ -142,53 +228,89 @@ class Inputs:
             Other inputs than the routed ones (e.g. a mask), with the roles
             that are their core axes.
         result : type, optional
-            The result class, if not the statistic's.
+            The result class, if not the statistic's; None with a result-less
+            statistic returns the single output array.
         dtypes, sizes : mapping, optional
             As :func:`rankstats._xr.apply_labelled`.
+        pairs : str, optional
+            A role whose every pair of positions the kernel compares: on
+            labelled input ``f"{role}_b"`` in ``output_dims`` stands for the new
+            dim ``f"{dim}_b"``, with renamed copies of the role's coordinates
+            (refused if the input has it already).
         """
         core = list(core if core is not None else self.roles)
         arrays = list(arrays if arrays is not None else self.arrays)
         cores = [list(c) for c in cores] if cores is not None else [core] * len(arrays)
         kwargs = dict(kwargs or {})
         if self.labelled:
-            dims = [[self._dim(role) for role in c] for c in cores]
+            new_dims = dict(new_dims or {})
+            if pairs is not None:
+                new_dims[self._pair_dim(pairs)] = pairs
+                output_dims = {name: [self._pair_dim(pairs) if d == f"{pairs}_b" else d
+                                      for d in dims]
+                               for name, dims in (output_dims or {}).items()}
+            dims = [self.dims(*c) for c in cores]
             output_dims = output_dims or {}
             labelled_outputs = {
-                field: (key, [self._dim(d) for d in output_dims.get(field, [])])
-                for field, key in outputs.items()
+                name: (key, self.dims(*output_dims.get(name, [])))
+                for name, key in outputs.items()
             }
-            recorded = {**{role: self.roles[role] for role in self.roles}, **self.options,
-                        **(attrs or {})}
+            recorded = {**{role: _recorded(value) for role, value in self.roles.items()},
+                        **self.options, **(attrs or {})}
             return _xr.apply_labelled(
                 self.name, kernel, arrays, dims, labelled_outputs, kwargs=kwargs,
-                new_dims={new: self._dim(role) for new, role in (new_dims or {}).items()},
+                new_dims={new: self.roles[role] for new, role in (new_dims or {}).items()},
                 attrs=recorded, dtypes=dtypes, sizes=sizes,
             )
-        axes = [[self.roles[role] for role in c] for c in cores]
+        axes = [self.dims(*c) for c in cores]
         return _xr.apply_numpy(kernel, arrays, axes, outputs, result or self.result,
                                kwargs=kwargs)
 
-    def _dim(self, name: str) -> str:
-        return self.roles.get(name, name)
+    def _pair_dim(self, role: str) -> str:
+        pair = f"{self.roles[role]}_b"
+        if pair in self.arrays[0].dims:
+            raise DimensionError(f"{self.name}: the input already has a {pair!r} dimension")
+        return pair
+
+    def dims(self, *names: str) -> list:
+        """The dimensions (labelled) or axes (NumPy) of roles, flattened; other names as given."""
+        out = []
+        for name in names:
+            value = self.roles.get(name, name)
+            out.extend(value if isinstance(value, tuple) else [value])
+        return out
+
+    def count(self, role: str) -> int:
+        """How many dimensions (axes) a role has."""
+        return len(self.dims(role))
+
+
+def _recorded(value):
+    """A role's value as an attribute: a dim name, or several joined with commas."""
+    return ",".join(map(str, value)) if isinstance(value, tuple) else value
 
 
 def statistic(
     *,
-    roles: Mapping[str, tuple[str, int]],
+    roles: Mapping[str, tuple[str, int] | Role],
     options: Mapping[str, o.Check] | None = None,
     result: type | None = None,
     inputs: Sequence[str] = ("x",),
     keep: Sequence[str] = (),
     optional_roles: Sequence[str] = (),
+    masks: Mapping[str, Mask] | None = None,
+    positions: Mapping[str, str] | None = None,
+    variable: str | None = "score",
+    per_template: bool = True,
 ):
     """Declare a public statistic.
 
     Parameters
     ----------
     roles : mapping
-        ``{role parameter: (default dimension name, default NumPy axis)}``, in
-        the kernel's core order. On NumPy input, the default name (or the
-        signature's default) stands for the default axis.
+        ``{role parameter: (default dimension name, default NumPy axis) or
+        Role}``, in the kernel's core order. On NumPy input, the default name
+        (or the signature's default) stands for the default axis.
     options : mapping
         ``{option parameter: check}`` (see :mod:`rankstats._options`).
     result : type, optional
@@ -200,21 +322,35 @@ def statistic(
         Dimensions kept on labelled input besides the roles (``"sample"`` for
         statistics of per-sample scores).
     optional_roles : sequence of str
-        Roles whose parameter may be None (not used in this call).
+        Roles whose parameter may be None (absent in this call).
+    masks : mapping, optional
+        ``{mask parameter: Mask}``, resolved to boolean arrays along a role.
+    positions : mapping, optional
+        ``{parameter: role}`` for a parameter naming one member of a role's
+        dimension: a label (labelled input) or a position, resolved to the
+        position and recorded as given.
+    variable : str or None
+        The variable a Dataset input gives (None: a Dataset is refused).
+    per_template : bool
+        Whether labelled input is reduced to per-template scores (the mean
+        over ``sample`` unless a role or ``keep`` names it).
     """
     options = dict(options or {})
+    masks = dict(masks or {})
+    positions = dict(positions or {})
+    specs = {role: spec if isinstance(spec, Role) else Role(*spec)
+             for role, spec in roles.items()}
 
     def decorate(function):
         signature = inspect.signature(function)
         name = function.__name__
         parameters = signature.parameters
-        for role in (*roles, *options, *inputs):
-            if role not in parameters:
-                raise TypeError(f"{name}: declared parameter {role!r} is not in the signature")
-        role_defaults = {role: name_axis[0] for role, name_axis in roles.items()}
-        role_axes = {role: name_axis[1] for role, name_axis in roles.items()}
+        for parameter in (*specs, *options, *inputs, *masks, *positions):
+            if parameter not in parameters:
+                raise InputTypeError(f"{name}: declared parameter {parameter!r} is not in the "
+                                     "signature")
         if function.__doc__:
-            function.__doc__ = _fill_docs(function.__doc__)
+            function.__doc__ = _fill_docs(function.__doc__, parameters)
 
         @functools.wraps(function)
         def public(*args, **kwargs):
@@ -225,69 +361,255 @@ def statistic(
             bound.apply_defaults()
             values = bound.arguments
             checked = o.check_options(name, options, {k: values[k] for k in options})
-            values.update(checked)
             given = [values[i] for i in inputs if values[i] is not None]
-            used = {role: values[role] for role in roles
+            if "higher_is_better" in checked and checked["higher_is_better"] is None:
+                checked["higher_is_better"] = _xr.higher_is_better_of(given[0], None)
+            values.update(checked)
+            used = {role: values[role] for role in specs
                     if not (role in optional_roles and values[role] is None)}
-            routed = _route(name, given, used, role_defaults, role_axes, keep)
+            route = _Route(name, specs, keep, variable, per_template)
+            arrays, labelled, resolved = route(given, used)
+            recorded = {k: v for k, v in checked.items() if not _is_random(v)}
+            resolved_masks = {}
+            for parameter, mask in masks.items():
+                resolved_masks[parameter] = _mask(name, parameter, mask, values[parameter],
+                                                  given[0], arrays[0], labelled, resolved)
+                recorded[parameter] = _describe_mask(values[parameter], mask)
+            resolved_positions = {}
+            for parameter, role in positions.items():
+                resolved_positions[parameter] = _position(name, parameter, values[parameter],
+                                                          arrays[0], labelled, role,
+                                                          resolved[role])
+                recorded[parameter] = str(values[parameter])
             values[inputs[0]] = Inputs(
-                name=name, arrays=tuple(routed[0]), labelled=routed[1], roles=routed[2],
-                options={k: v for k, v in checked.items() if not _is_random(v)},
-                result=result, original=tuple(given),
+                name=name, arrays=tuple(arrays), labelled=labelled, roles=resolved,
+                options=recorded, result=result, original=tuple(given),
+                masks=resolved_masks, positions=resolved_positions,
             )
             return function(*bound.args, **bound.kwargs)
 
         public.__signature__ = signature
-        public.__rankstats_statistic__ = {"roles": dict(roles), "options": options,
-                                          "result": result, "inputs": tuple(inputs)}
+        public.__rankstats_statistic__ = {"roles": specs, "options": options,
+                                          "result": result, "inputs": tuple(inputs),
+                                          "masks": masks, "positions": positions}
         return public
 
     return decorate
 
 
 def _is_random(value) -> bool:
-    import numpy as np
-
     return isinstance(value, np.random.Generator)
 
 
-def _route(name, given, roles, defaults, default_axes, keep):
-    """``(arrays, labelled, {role: dim or axis})`` of one call's inputs."""
-    labelled = [_xr.is_labelled(x) for x in given]
-    if any(labelled) and not all(labelled):
-        raise InputTypeError(f"{name}: give every input labelled (xarray) or every one NumPy")
-    for role, value in roles.items():
-        if not isinstance(value, (str, int)) or isinstance(value, bool):
-            import numpy as np
+def _is_axis(value) -> bool:
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool)
 
-            if not isinstance(value, np.integer):
+
+def _is_scalar(value) -> bool:
+    """A plain number (or 0-d array), which goes with labelled and NumPy inputs alike."""
+    return not _xr.is_labelled(value) and np.ndim(value) == 0 \
+        and not isinstance(value, (str, bytes))
+
+
+@dataclass(frozen=True)
+class _Route:
+    """Resolves one call's inputs and roles: ``(arrays, labelled, {role: dim(s) or axis(es)})``."""
+
+    name: str
+    specs: Mapping[str, Role]
+    keep: Sequence[str]
+    variable: str | None
+    per_template: bool
+
+    def __call__(self, given, roles):
+        labelled = [_xr.is_labelled(x) for x in given]
+        plain = [not flag and not _is_scalar(x) for flag, x in zip(labelled, given, strict=True)]
+        if any(labelled) and any(plain):
+            raise InputTypeError(
+                f"{self.name}: give every input labelled (xarray) or every one NumPy")
+        for role, value in roles.items():
+            self._check_type(role, value)
+        if any(labelled):
+            return self._labelled(given, roles)
+        return list(given), False, self._numpy(given, roles)
+
+    def _check_type(self, role, value):
+        spec = self.specs[role]
+        if spec.many and (value is None or isinstance(value, (list, tuple))):
+            parts = list(value or ())
+        else:
+            parts = [value]
+        for part in parts:
+            if not (isinstance(part, str) or _is_axis(part)):
+                what = "dimension name(s) (str)" if spec.many else "a dimension name (str)"
                 raise InputTypeError(
-                    f"{name}: {role}={value!r} must be a dimension name (str) or, for NumPy "
-                    f"input, an axis number (int)")
-    if all(labelled):
-        names = list(roles.values())
+                    f"{self.name}: {role}={value!r} must be {what} or, for NumPy input, "
+                    f"{'axis numbers' if spec.many else 'an axis number'} (int)")
+
+    def _labelled(self, given, roles):
+        fixed = {role: _as_tuple(value) if self.specs[role].many else value
+                 for role, value in roles.items()
+                 if not (self.specs[role].many and value is None)}
+        names = [d for value in fixed.values() for d in _as_flat(value)]
         if len(set(names)) != len(names):
-            raise DimensionError(f"{name}: one dimension given for two roles: {dict(roles)}")
-        arrays = []
+            raise DimensionError(f"{self.name}: one dimension given for two roles: {fixed}")
+        arrays, checked = [], []
         for x in given:
-            scores = _xr.scores_of(x, name, keep=(*names, *keep))
-            _xr.check_dims(name, scores, roles)
-            arrays.append(scores)
-        return arrays, True, dict(roles)
-    axes = {role: _xr.numpy_axis(name, role, value, defaults[role], default_axes[role])
-            for role, value in roles.items()}
-    return list(given), False, axes
+            if _is_scalar(x):
+                arrays.append(xr.DataArray(np.asarray(x, dtype=float)))
+                continue
+            if self.variable is None and hasattr(x, "data_vars"):
+                raise InputTypeError(f"{self.name}: give DataArrays, not a Dataset")
+            arrays.append(_xr.scores_of(x, self.name, keep=(*names, *self.keep),
+                                        variable=self.variable or "score",
+                                        per_template=self.per_template))
+            checked.append(arrays[-1])
+        resolved = dict(fixed)
+        for role in roles:
+            if role not in fixed:  # a role of several dims left to default
+                spec = self.specs[role]
+                rest = tuple(d for d in checked[0].dims if d not in names)
+                resolved[role] = rest if spec.rest else _as_tuple(spec.dim)
+                if spec.rest and not rest:
+                    raise DimensionError(
+                        f"{self.name}: no dimension is left for {role} (the input has only "
+                        f"{', '.join(map(repr, names))})")
+        for array in checked:
+            self._check_dims(array, resolved)
+        return arrays, True, {role: resolved[role] for role in roles}
+
+    def _check_dims(self, array, resolved):
+        for role, value in resolved.items():
+            for dim in _as_flat(value):
+                if dim not in array.dims:
+                    hint = self.specs[role].hint
+                    raise DimensionError(
+                        f"{self.name}: the {role} dimension {dim!r} is not among the input's "
+                        f"dimensions ({', '.join(map(str, array.dims))})"
+                        + (f": {hint}" if hint else ""))
+
+    def _numpy(self, given, roles):
+        axes, rest = {}, []
+        for role, value in roles.items():
+            spec = self.specs[role]
+            if not spec.many:
+                axes[role] = _xr.numpy_axis(self.name, role, value, spec.dim, spec.axis)
+            elif value is None and spec.axis is None:
+                rest.append(role)
+            elif value is None:
+                axes[role] = _as_tuple(spec.axis)
+            else:
+                parts = _as_tuple(value)
+                if not all(_is_axis(a) for a in parts):
+                    raise DimensionError(
+                        f"{self.name}: NumPy input has no named dimensions; pass axis numbers "
+                        f"for {role} instead of {value!r}")
+                axes[role] = tuple(int(a) for a in parts)
+        if rest:
+            ndim = np.ndim(given[0])
+            taken = {a % ndim for value in axes.values() for a in _as_flat(value)} if ndim \
+                else set()
+            for role in rest:
+                axes[role] = tuple(a for a in range(ndim) if a not in taken)
+        return {role: axes[role] for role in roles}
 
 
-def _fill_docs(doc: str) -> str:
+def _as_tuple(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, (str, numbers.Integral, np.integer)):
+        return (value,)
+    return tuple(value)
+
+
+def _as_flat(value) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _mask(name, parameter, mask: Mask, given, original, scores, labelled, roles):
+    """The boolean mask a mask parameter stands for, along its role's dim or last axis."""
+    if given is True or isinstance(given, str):
+        coord = mask.coord if given is True else given
+        if not labelled:
+            raise InputTypeError(
+                f"{name}: {parameter}={given!r} names a coordinate, which needs labelled "
+                f"(xarray) input; give NumPy input a boolean mask over the {mask.role} axis")
+        coords = original.coords if coord in original.coords else scores.coords
+        if coord not in coords:
+            raise CubeError(
+                f"{name}: the cube has no {coord!r} coordinate to mark templates with "
+                f"(coordinates: {', '.join(map(str, coords)) or 'none'})")
+        given = coords[coord]
+    elif given is not None and not (isinstance(given, (xr.DataArray, np.ndarray, list, tuple))):
+        raise InputTypeError(
+            f"{name}: {parameter}={given!r} must be None, True, a coordinate name or an array "
+            f"of bool along {mask.role}")
+    if not labelled:
+        size = np.shape(scores)[roles[mask.role]] if np.ndim(scores) else 0
+        return np.ones(size, dtype=bool) if given is None else np.asarray(given, dtype=bool)
+    dim = roles[mask.role]
+    if given is None:
+        return xr.DataArray(np.ones(scores.sizes[dim], dtype=bool), dims=[dim])
+    if not isinstance(given, xr.DataArray):
+        given = xr.DataArray(np.asarray(given, dtype=bool), dims=[dim])
+    if dim not in given.dims:
+        raise CubeError(f"{name}: the {parameter} mask has no {dim!r} dimension "
+                        f"(it has {', '.join(map(str, given.dims)) or 'none'})")
+    return given.fillna(False).astype(bool)
+
+
+def _describe_mask(given, mask: Mask) -> str:
+    if given is None:
+        return mask.describe_as
+    if given is True:
+        return mask.coord
+    return given if isinstance(given, str) else "given mask"
+
+
+def _position(name, parameter, label, scores, labelled, role, dim) -> int:
+    """The position of ``label`` along ``dim`` (a label, or a position where ``dim`` has none)."""
+    if labelled and dim in scores.indexes:
+        index = scores.indexes[dim]
+        if label in index:
+            position = index.get_loc(label)
+            if _is_axis(position):
+                return int(position)
+            raise DimensionError(f"{name}: the label {label!r} occurs more than once along "
+                                 f"{dim!r}")
+        shown = ", ".join(map(repr, list(index[:10])))
+        raise DimensionError(f"{name}: {parameter} {label!r} is not a label of dimension "
+                             f"{dim!r} (labels: {shown}{', ...' if len(index) > 10 else ''})")
+    if not _is_axis(label):
+        raise DimensionError(
+            f"{name}: {'the dimension ' + repr(dim) if labelled else 'NumPy input'} has no "
+            f"labels; pass the {parameter}'s position along the {role} axis instead of "
+            f"{label!r}")
+    size = scores.sizes[dim] if labelled else np.shape(scores)[dim]
+    if not -size <= int(label) < size:
+        raise DimensionError(f"{name}: {parameter}={label!r} is not a position along the "
+                             f"{role} axis (there are {size})")
+    return int(label) % size
+
+
+def documented(function):
+    """Fill the shared parameter descriptions into a public helper that is not a statistic."""
+    if function.__doc__:
+        function.__doc__ = _fill_docs(function.__doc__, inspect.signature(function).parameters)
+    return function
+
+
+def _fill_docs(doc: str, parameters: Mapping[str, inspect.Parameter]) -> str:
     """Replace each ``{name}`` line of a docstring with the shared description of ``name``."""
-    lines = doc.split("\n")
     out = []
-    for line in lines:
+    for line in doc.split("\n"):
         stripped = line.strip()
-        if stripped.startswith("{") and stripped.endswith("}") and stripped[1:-1] in SHARED_DOCS:
+        key = stripped[1:-1]
+        if stripped.startswith("{") and stripped.endswith("}") and key in SHARED_DOCS:
+            default = parameters[key].default if key in parameters \
+                else _SHARED_DEFAULTS.get(key)
+            shown = f'"{default}"' if isinstance(default, str) else repr(default)
+            text = SHARED_DOCS[key].format(default=shown)
             indent = line[: len(line) - len(line.lstrip())]
-            text = SHARED_DOCS[stripped[1:-1]]
             out.extend(indent + part.strip() if i == 0 else indent + "    " + part.strip()
                        for i, part in enumerate(text.split("\n")))
         else:

@@ -23,20 +23,23 @@ def is_labelled(x) -> bool:
     return isinstance(x, (xr.DataArray, xr.Dataset))
 
 
-def scores_of(x, statistic: str, keep: Sequence[str] = ()) -> xr.DataArray:
+def scores_of(x, statistic: str, keep: Sequence[str] = (), *, variable: str = "score",
+              per_template: bool = True) -> xr.DataArray:
     """The scores of a cube or DataArray, averaged over samples unless ``sample`` is kept.
 
     A statistic that works on per-template scores receives the mean over
     samples (missing samples skipped), as :func:`rankstats.template_scores`.
+    A Dataset gives its ``variable``; ``per_template=False`` keeps every
+    dimension (p-values, counts).
     """
     if isinstance(x, xr.Dataset):
-        if "score" not in x.data_vars:
+        if variable not in x.data_vars:
             raise DimensionError(
-                f"{statistic}: the Dataset has no 'score' variable "
+                f"{statistic}: the Dataset has no {variable!r} variable "
                 f"(variables: {', '.join(map(str, x.data_vars)) or 'none'})"
             )
-        x = x["score"]
-    if SAMPLE in x.dims and SAMPLE not in keep:
+        x = x[variable]
+    if per_template and SAMPLE in x.dims and SAMPLE not in keep:
         x = mean_over(x, SAMPLE)
     return x
 

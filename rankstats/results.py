@@ -14,9 +14,12 @@ import numpy as np
 
 __all__ = [
     "AvgPEstimate",
+    "BinomialTestResult",
     "BonferroniDunnResult",
     "BootstrapResult",
     "BootstrapWeightsResult",
+    "ClusteredDifferenceResult",
+    "ClusteredSEResult",
     "CochranQResult",
     "ConfidenceIntervalResult",
     "DivergenceResult",
@@ -30,6 +33,7 @@ __all__ = [
     "McNemarResult",
     "NemenyiResult",
     "PairwiseMcNemarResult",
+    "PromptMetricsResult",
     "ReplicatesResult",
     "SkillingsMackResult",
     "SubsampleResult",
@@ -120,6 +124,17 @@ class CochranQResult(_Result):
     dof: np.ndarray
     n_blocks: np.ndarray
     n_treatments: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PromptMetricsResult(_Result):
+    """MaxP, AvgP, saturation and CPS of every model (see :func:`rankstats.prompt_metrics`)."""
+
+    maxp: np.ndarray
+    avgp: np.ndarray
+    saturation: np.ndarray
+    cps: np.ndarray
+    n_templates: np.ndarray
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -323,7 +338,7 @@ class MaxPEstimate(_Result):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class NemenyiResult(_Result):
-    """Friedman's test and Nemenyi's all-pairs test (see :func:`rankstats.posthoc.nemenyi`)."""
+    """Friedman's test and Nemenyi's all-pairs test (see :func:`rankstats.nemenyi`)."""
 
     statistic: np.ndarray
     pvalue: np.ndarray
@@ -339,7 +354,7 @@ class NemenyiResult(_Result):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class BonferroniDunnResult(_Result):
-    """Comparisons with a control (see :func:`rankstats.posthoc.bonferroni_dunn`)."""
+    """Comparisons with a control (see :func:`rankstats.bonferroni_dunn`)."""
 
     statistic: np.ndarray
     pvalue: np.ndarray
@@ -356,7 +371,7 @@ class BonferroniDunnResult(_Result):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DurbinResult(_Result):
-    """Durbin's test and Conover's pairwise tests (see :func:`rankstats.incomplete.durbin`)."""
+    """Durbin's test and Conover's pairwise tests (see :func:`rankstats.durbin`)."""
 
     statistic: np.ndarray
     pvalue: np.ndarray
@@ -376,7 +391,7 @@ class DurbinResult(_Result):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SkillingsMackResult(_Result):
-    """Skillings and Mack's test (see :func:`rankstats.incomplete.skillings_mack`)."""
+    """Skillings and Mack's test (see :func:`rankstats.skillings_mack`)."""
 
     statistic: np.ndarray
     pvalue: np.ndarray
@@ -389,7 +404,7 @@ class SkillingsMackResult(_Result):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class PairwiseMcNemarResult(_Result):
-    """McNemar's test on all pairs, corrected (see :func:`rankstats.multitest.pairwise_mcnemar`)."""
+    """McNemar's test on all pairs, corrected (see :func:`rankstats.pairwise_mcnemar`)."""
 
     statistic: np.ndarray
     pvalue: np.ndarray
@@ -397,3 +412,40 @@ class PairwiseMcNemarResult(_Result):
     b: np.ndarray
     c: np.ndarray
     n_samples: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ClusteredSEResult(_Result):
+    """A mean score with naive and clustered errors (see :func:`rankstats.clustered_se`)."""
+
+    mean_score: np.ndarray
+    se_naive: np.ndarray
+    se_cluster: np.ndarray
+    design_effect: np.ndarray
+    n_cells: np.ndarray
+    n_clusters: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ClusteredDifferenceResult(_Result):
+    """Paired differences with clustered errors (see :func:`rankstats.clustered_difference`)."""
+
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    difference: np.ndarray
+    se_naive: np.ndarray
+    se_cluster: np.ndarray
+    design_effect: np.ndarray
+    dof: np.ndarray
+    n_cells: np.ndarray
+    n_clusters: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BinomialTestResult(_Result):
+    """The exact binomial test of k in n (see :func:`rankstats.binomial_test`)."""
+
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    k: np.ndarray
+    n: np.ndarray

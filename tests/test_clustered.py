@@ -5,7 +5,7 @@ Oracle (statsmodels >= 0.14; checked with 0.15), to a relative tolerance of 1e-1
 * mean: ``OLS(y, ones).fit(cov_type="cluster", cov_kwds={"groups": sample_ids})``
   (default ``use_correction=True``: factor G/(G-1) * (N-1)/(N-K), K = 1) for
   ``se_cluster``; ``cov_kwds={..., "use_correction": False}`` for
-  ``correction=False``; ``OLS(y, ones).fit().bse`` (nonrobust) for ``se_naive``;
+  ``small_sample=False``; ``OLS(y, ones).fit().bse`` (nonrobust) for ``se_naive``;
 * paired difference: the same regressions of ``d = y_a - y_b`` on the cells both
   models observe; ``pvalues`` with ``use_t=False`` (normal) and ``use_t=True``
   (t on G - 1 degrees of freedom, statsmodels' default ``df_correction=True``).
@@ -18,7 +18,7 @@ import pytest
 import statsmodels.api as sm
 
 import rankstats
-from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
+from rankstats.errors import DimensionError, MissingValueError, OptionError, RankstatsWarning
 from rankstats.statistics.clustered import clustered_difference, clustered_se
 
 RTOL = 1e-10
@@ -51,15 +51,15 @@ def _cells(x):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("correction", [True, False])
-def test_mean_matches_statsmodels(seed, correction):
+@pytest.mark.parametrize("small_sample", [True, False])
+def test_mean_matches_statsmodels(seed, small_sample):
     x = _scores(seed)
     x[1, 2, [3, 17]] = np.nan  # holes: compared on the observed cells under "omit"
     x[2, :, 30:] = np.nan  # fewer samples for one model (structure)
-    out = clustered_se(x, nan_policy="omit", correction=correction)
+    out = clustered_se(x, nan_policy="omit", small_sample=small_sample)
     for m in range(len(x)):
         y, groups = _cells(x[m])
-        fit = _fit(y, groups, use_correction=correction)
+        fit = _fit(y, groups, use_correction=small_sample)
         close(out.mean_score[m], fit.params[0])
         close(out.se_cluster[m], fit.bse[0])
         close(out.se_naive[m], sm.OLS(y, np.ones((y.size, 1))).fit().bse[0])
@@ -193,9 +193,9 @@ def test_degenerate_blocks_warn_and_give_nan():
 
 def test_errors_name_the_dimension():
     cube = rankstats.datasets.load("mizrahi2024")
-    with pytest.raises(DimensionError, match="no 'sample' dimension"):
+    with pytest.raises(DimensionError, match="sample dimension 'sample' is not among"):
         clustered_se(cube)
     with pytest.raises(DimensionError, match="no named dimensions"):
         clustered_se(np.zeros((2, 3)), sample="item")
-    with pytest.raises(ValueError, match="nan_policy='skip'"):
+    with pytest.raises(OptionError, match="nan_policy='skip'"):
         clustered_difference(np.zeros((2, 2, 3)), nan_policy="skip")

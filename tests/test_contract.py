@@ -16,6 +16,9 @@ Test ids read ``test_<clause>[<statistic>]``.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import operator
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,12 +32,21 @@ import xarray as xr
 
 import rankstats
 from rankstats.results import (
+    BinomialTestResult,
+    BonferroniDunnResult,
+    ClusteredDifferenceResult,
+    ClusteredSEResult,
     CochranQResult,
     DivergenceResult,
+    DurbinResult,
     FriedmanResult,
     KendallTauResult,
     KendallWResult,
     McNemarResult,
+    NemenyiResult,
+    PairwiseMcNemarResult,
+    PromptMetricsResult,
+    SkillingsMackResult,
 )
 
 # --------------------------------------------------------------------------- data
@@ -151,6 +163,48 @@ def _drop_hole_sample(record):
     return _drop_hole_model_task(record) and record["sample"] == HOLE_SAMPLE
 
 
+def _drop_hole_cell(record):
+    """The hole's (template, sample) cell, for every model."""
+    return _drop_hole_task_template(record) and record["sample"] == HOLE_SAMPLE
+
+
+def _hand_clustered(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
+    """The mean and its naive and CR1 standard errors by hand over one model's observed cells."""
+    seen = ~np.isnan(values)
+    y = values[seen]
+    n, clusters = y.size, int(seen.any(axis=0).sum())
+    residual = np.where(seen, values - y.mean(), 0.0)
+    naive = (residual**2).sum() / (n * (n - 1))
+    cluster = clusters / (clusters - 1) * (residual.sum(axis=0) ** 2).sum() / n**2
+    return {"mean_score": y.mean(), "se_naive": np.sqrt(naive), "se_cluster": np.sqrt(cluster),
+            "design_effect": cluster / naive, "n_cells": float(n),
+            "n_clusters": float(clusters)}
+
+
+def _pvalues(scores: xr.DataArray) -> xr.DataArray:
+    """Per-template scores in [0, 1], read as p-values (NaN: untested)."""
+    return rankstats.template_scores(scores)
+
+
+def _binomial_counts(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
+    """Correct answers and answers per model, task and template: the binomial test's k and n."""
+    return scores.fillna(0.0).sum("sample"), scores.notnull().sum("sample").astype(float)
+
+
+def _adjusted_pairs(expected: dict) -> dict:
+    """``pvalue_adjusted`` of pairwise_mcnemar recomputed from the expected raw p-values."""
+    pvalue = expected["pvalue"]
+    upper = xr.DataArray(np.triu(np.ones((pvalue.sizes["model"],) * 2, dtype=bool), 1),
+                         dims=("model", "model_b"))
+    adjusted = rankstats.adjust_pvalues(pvalue.where(upper), "holm",
+                                        family=("model", "model_b"))
+    values = adjusted.transpose(..., "model", "model_b").values
+    mirrored = np.where(upper.values, values, np.swapaxes(values, -1, -2))
+    expected["pvalue_adjusted"] = expected["pvalue_adjusted"].transpose(
+        ..., "model", "model_b").copy(data=mirrored)
+    return expected
+
+
 @dataclass(frozen=True)
 class Stat:
     """One public statistic and how to call it in both forms.
@@ -180,8 +234,20 @@ class Stat:
     hand: Callable | None = None
     nan_outputs: tuple[str, ...] = ("statistic", "pvalue")
     shaped_like_input: bool = False  # the output keeps the core axes where the input has them
+    # what the statistic takes, if not the scores: p-values, or (k, n) counts
+    prepare: Callable | None = None
+    # how far the hole reaches: its cell (model, template), or its whole slice (task, and the
+    # template when templates are a slice dim), for tests that rank within a slice
+    scope: str = "cell"
+    fix_expected: Callable | None = None  # recomputes derived outputs of the omit reference
+    # the nan_policy of the reference run on the reduced cube: "omit" where the reduced cube
+    # lacks the hole's cell for every model, which is still a hole for each of them
+    reduce_policy: str = "propagate"
 
     def inputs(self, scores):
+        if self.prepare is not None:
+            prepared = self.prepare(scores)
+            return prepared if isinstance(prepared, tuple) else (prepared,)
         return (pick(scores, 0), pick(scores, 1)) if self.pair else (scores,)
 
     def run(self, scores: xr.DataArray, **options):
@@ -200,8 +266,10 @@ class Stat:
         lead = [d for d in inputs[0].dims if d not in self.core]
         order, dims = [*lead, *self.core], dict(self.np_dims)
         if core_first:
-            order, dims = [*self.core, *lead], dict(zip(self.axes, range(len(self.core)),
-                                                        strict=True))
+            order = [*self.core, *lead]
+            for role in dict.fromkeys(self.axes):  # a role of several axes repeats its name
+                axes = tuple(i for i, name in enumerate(self.axes) if name == role)
+                dims[role] = axes if len(axes) > 1 else axes[0]
         arrays = [x.transpose(*order).values for x in inputs]
         extra = {}
         if self.func is rankstats.divergence:
@@ -210,10 +278,21 @@ class Stat:
         return lead, self.func(*arrays, **dims, **self.kwargs, **extra, **options)
 
 
-def _metric(func, hand=_hand_metrics, nan_outputs=("value",), np_type=None):
+def _metric(func, hand=_hand_metrics, nan_outputs=("value",), np_type=None, **kwargs):
     return Stat(func.__name__, func, "template", ("model", "template"), ("model", "template"),
-                ("model",),
+                ("model",), kwargs=kwargs,
                 np_type=np_type, deletion="skip", hand=hand, nan_outputs=nan_outputs)
+
+
+def _block_test(func, np_type, control=False, **kwargs):
+    """A post-hoc or incomplete-design test: templates as blocks, models as treatments."""
+    listwise = "nan_policy" in inspect.signature(func).parameters
+    return Stat(func.__name__, func, "template", ("template", "model"), ("blocks", "treatments"),
+                kwargs=kwargs,
+                dims={"blocks": "template", **({"control": "m0"} if control else {})},
+                np_dims={"control": 0} if control else {}, np_type=np_type,
+                deletion="listwise" if listwise else None,
+                reduce=_drop_hole_task_template if listwise else None, scope="slice")
 
 
 _TAU = {"level": "template", "np_type": KendallTauResult, "deletion": "pairwise"}
@@ -263,10 +342,54 @@ STATS = [
     _metric(rankstats.avgp),
     _metric(rankstats.saturation),
     _metric(rankstats.cps),
-    _metric(rankstats.prompt_metrics, nan_outputs=("maxp", "avgp", "saturation", "cps")),
+    _metric(rankstats.prompt_metrics, nan_outputs=("maxp", "avgp", "saturation", "cps"),
+            np_type=PromptMetricsResult),
     _metric(rankstats.divergence, _hand_divergence,
-            ("statistic", "original", "paraphrase_mean", "paraphrase_std"), DivergenceResult),
+            ("statistic", "original", "paraphrase_mean", "paraphrase_std"), DivergenceResult,
+            ddof=1),
+    _block_test(rankstats.nemenyi, NemenyiResult, ties="min", alpha=0.1),
+    _block_test(rankstats.bonferroni_dunn, BonferroniDunnResult, control=True, p_adjust="holm"),
+    _block_test(rankstats.durbin, DurbinResult, ties="average"),
+    _block_test(rankstats.skillings_mack, SkillingsMackResult, tie_correction=False),
+    Stat("adjust_pvalues", rankstats.adjust_pvalues, "template", ("model", "template"),
+         ("family", "family"), ("model", "template"), kwargs={"p_adjust": "bh"},
+         dims={"family": ("model", "template")}, np_dims={"family": (-2, -1)},
+         prepare=_pvalues, nan_outputs=("value",), shaped_like_input=True),
+    Stat("pairwise_mcnemar", rankstats.pairwise_mcnemar, "sample", ("model", "sample"),
+         ("pairs_over", "dim"), ("model", "model_b"), kwargs={"p_adjust": "holm"},
+         np_type=PairwiseMcNemarResult, deletion="pairwise", reduce=_drop_hole_cell,
+         fix_expected=_adjusted_pairs),
+    Stat("clustered_se", rankstats.clustered_se, "sample", ("template", "sample"),
+         ("template", "sample"), kwargs={"small_sample": True}, np_type=ClusteredSEResult,
+         deletion="skip", hand=_hand_clustered,
+         nan_outputs=("mean_score", "se_naive", "se_cluster", "design_effect")),
+    Stat("clustered_difference", rankstats.clustered_difference, "sample",
+         ("model", "template", "sample"), ("pairs_over", "template", "sample"),
+         ("model", "model_b"), kwargs={"small_sample": False, "use_t": True},
+         np_type=ClusteredDifferenceResult, deletion="pairwise", reduce=_drop_hole_cell,
+         reduce_policy="omit"),
+    Stat("binomial_test", rankstats.binomial_test, "sample", (), (),
+         kwargs={"alternative": "greater"}, np_type=BinomialTestResult,
+         prepare=_binomial_counts),
 ]
+
+#: What rankstats exports that is not a statistic of data, and so has no row.
+NOT_STATISTICS = {
+    # errors, warnings, the version, modules
+    "CoordinateMismatchError", "CubeError", "DimensionError", "DuplicateKeyError",
+    "MissingValueError", "RankstatsError", "RankstatsWarning", "ScoreValueError",
+    "__version__", "datasets", "stability",
+    # the cube: build, check, read, write
+    "from_records", "template_scores", "validate", "save", "open_cube",
+    # analyses composed of statistics (tests/test_report.py, test_edits.py, test_verbalizer.py,
+    # test_budget.py)
+    "report", "minimal_edits", "edit_pairs", "edit_rules", "largest_edits", "describe_edit",
+    "verbalizer_analysis", "estimate_avgp", "estimate_maxp", "simulate_avgp", "simulate_maxp",
+    # resampling and design planning (tests/test_stability.py, test_templates_needed.py)
+    "samples_needed", "smallest_k", "templates_needed",
+    # helpers of numbers or of a result, not of data (tests/test_posthoc.py)
+    "critical_difference", "nonsignificant_groups",
+}
 
 
 def table(check: str, keep: Callable[[Stat], bool] = lambda stat: True) -> list:
@@ -306,15 +429,20 @@ def assert_same_result(actual, expected) -> None:
                                    atol=1e-12)
 
 
-def affected(var: xr.DataArray) -> xr.DataArray:
-    """Where a result depends on the hole: its model, task and (for matrices) template."""
+def affected(var: xr.DataArray, stat: Stat) -> xr.DataArray:
+    """Where a result depends on the hole: its task, model and template (either side of a pair).
+
+    A statistic that ranks within a slice (``scope="slice"``) is affected everywhere in the
+    hole's task, and at the hole's template where templates are a slice dimension.
+    """
     mask = var.task == HOLE_TASK
-    if "model" in var.dims:
-        mask = mask & (var.model == HOLE_MODEL)
-    pairs = [d for d in ("template", "template_b") if d in var.dims]
-    if pairs:
-        at = [xr.DataArray(np.arange(var.sizes[d]) == HOLE_POSITION, dims=d) for d in pairs]
-        mask = mask & (at[0] | at[-1])
+    at = {"model": lambda d: var[d] == HOLE_MODEL,
+          "template": lambda d: xr.DataArray(np.arange(var.sizes[d]) == HOLE_POSITION, dims=d)}
+    for dim, where in at.items():
+        sides = [d for d in (dim, f"{dim}_b") if d in var.dims]
+        if not sides or (stat.scope == "slice" and dim in stat.core):
+            continue
+        mask = mask & functools.reduce(operator.or_, [where(d) for d in sides])
     return mask.broadcast_like(var).transpose(*var.dims)
 
 
@@ -334,11 +462,13 @@ def lazily_chunked(scores: xr.DataArray, chunks: Mapping[str, int]) -> xr.DataAr
 
 
 def test_table_covers_every_public_statistic():
-    statistics = {"rank", "kendall_w", "kendall_tau", "kendall_tau_matrix", "friedman",
-                  "mcnemar", "cochran_q", "maxp", "avgp", "saturation", "cps",
-                  "prompt_metrics", "divergence"}
-    assert statistics <= set(rankstats.__all__)
+    statistics = set(rankstats.__all__) - NOT_STATISTICS
+    assert NOT_STATISTICS <= set(rankstats.__all__), "a non-statistic is no longer exported"
+    missing = statistics - {stat.func.__name__ for stat in STATS}
+    assert not missing, f"statistics without a row in STATS: {sorted(missing)}"
     assert {stat.func.__name__ for stat in STATS} == statistics
+    assert {"rank", "kendall_w", "friedman", "nemenyi", "adjust_pvalues", "binomial_test",
+            "clustered_se"} <= statistics
     # mcnemar in both forms with every method
     forms = {(bool(stat.dims.get("pairs_over")), stat.kwargs["method"])
              for stat in STATS if stat.func is rankstats.mcnemar}
@@ -359,14 +489,14 @@ def test_xarray_equals_numpy(stat):
     assert set(plain) == set(labelled)
     for name, var in labelled.items():
         assert isinstance(var, xr.DataArray)
-        assert_close(var.transpose(*lead, *stat.out_core).values, plain[name], name)
+        assert_close(var.transpose(*lead, ...).values, plain[name], name)
     # the labelled result keeps the labels of the leading dims
     for name, var in labelled.items():
         for dim in ("model", "task"):
             if dim in var.dims:
                 assert list(var[dim].values) == list(scores[dim].values), (name, dim)
     # a whole cube (Dataset) reads its score variable
-    if not stat.pair:
+    if not stat.pair and stat.prepare is None:
         assert_same_result(stat.run(_cube(stat.level, SEED, False)), stat.run(scores))
 
 
@@ -397,6 +527,8 @@ def test_numpy_result_is_frozen(stat):
 @pytest.mark.parametrize("chunking", ["task", "core"])
 @pytest.mark.parametrize("stat", table("dask"))
 def test_dask_equals_eager_and_is_lazy(stat, chunking):
+    if chunking == "core" and not stat.core:
+        pytest.skip("no core dimension to chunk")
     scores = scores_of(stat.level)
     eager = stat.run(scores)
     chunks = {"task": 1} if chunking == "task" else dict.fromkeys(stat.core, 2)
@@ -474,6 +606,8 @@ def test_vectorised_equals_looped_over_tasks(stat):
             if "model" in var.dims:
                 assert {(m, task) for m in MODELS if m not in var.model} <= ABSENT
                 part = part.sel(model=var.model.values)
+            if "model_b" in var.dims:
+                part = part.sel(model_b=var.model_b.values)
             for dim in ("template", "template_b"):
                 if dim in var.dims:
                     part = part.isel({dim: slice(0, var.sizes[dim])})
@@ -485,8 +619,9 @@ def test_vectorised_equals_looped_over_tasks(stat):
             if name in stat.nan_outputs:
                 # absent models and padded templates: NaN, never a number
                 structure = xr.zeros_like(whole, dtype=bool)
-                if "model" in whole.dims:
-                    structure = structure | ~whole.model.isin(var.model.values)
+                for dim in ("model", "model_b"):
+                    if dim in whole.dims:
+                        structure = structure | ~whole[dim].isin(var.model.values)
                 for dim in ("template", "template_b"):
                     if dim in whole.dims:
                         structure = structure | xr.DataArray(
@@ -501,10 +636,10 @@ def _has_nan_policy(stat: Stat) -> bool:
     return stat.deletion is not None
 
 
-def _hole_free_at_hole(name, base) -> None:
+def _hole_free_at_hole(name, base, stat) -> None:
     """The hole-free result has numbers where the hole will be, so NaN there means something."""
     var = base[name]
-    assert bool(var.where(affected(var)).notnull().any()), name
+    assert bool(var.where(affected(var, stat)).notnull().any()), name
 
 
 @pytest.mark.parametrize("stat", table("propagate", _has_nan_policy))
@@ -512,9 +647,9 @@ def test_nan_policy_propagate_is_nan_exactly_at_the_hole(stat):
     base = outputs(stat.run(scores_of(stat.level)))
     holed = outputs(stat.run(scores_of(stat.level, hole=True), nan_policy="propagate"))
     for name in stat.nan_outputs:
-        _hole_free_at_hole(name, base)
+        _hole_free_at_hole(name, base, stat)
         var = holed[name]
-        at_hole = affected(var)
+        at_hole = affected(var, stat)
         assert bool(var.where(at_hole).isnull().all()), f"{name}: a number at the hole"
         xr.testing.assert_allclose(var.where(~at_hole), base[name].where(~at_hole),
                                    rtol=1e-12, atol=1e-12)
@@ -525,14 +660,20 @@ def test_nan_policy_omit_is_the_documented_deletion(stat):
     base = outputs(stat.run(scores_of(stat.level)))
     holed = outputs(stat.run(scores_of(stat.level, hole=True), nan_policy="omit"))
     if stat.deletion in ("listwise", "pairwise"):
-        reduced = outputs(stat.run(cube_without(stat.level, stat.reduce)))
-    else:  # skip: by hand, over the templates this model has
-        values = rankstats.template_scores(scores_of(stat.level, hole=True)).sel(
-            model=HOLE_MODEL, task=HOLE_TASK)
-        hand = stat.hand(values.values, values.template_is_original.values.astype(bool))
+        reduced = outputs(stat.run(cube_without(stat.level, stat.reduce),
+                                   nan_policy=stat.reduce_policy))
+    else:  # skip: by hand, over the cells this model has
+        values = scores_of(stat.level, hole=True)
+        if stat.level == "template":
+            values = rankstats.template_scores(values)
+        values = values.sel(model=HOLE_MODEL, task=HOLE_TASK)
+        original = values.template_is_original.values.astype(bool)
+        values = values.transpose("template", ...).values
+        hand = stat.hand(values, original)
+    expected_all = {}
     for name, var in holed.items():
         expected = base[name].transpose(*var.dims)
-        at_hole = affected(var)
+        at_hole = affected(var, stat)
         if stat.deletion == "skip":
             key = stat.func.__name__ if name == "value" else name
             expected = expected.where(~at_hole, hand[key])
@@ -543,7 +684,11 @@ def test_nan_policy_omit_is_the_documented_deletion(stat):
                     assert other[dim].values.tolist() == var[dim].values.tolist()
             expected = expected.copy(data=np.where(at_hole.values, other.values,
                                                    expected.values))
-        assert_close(var.values, expected.values, name)
+        expected_all[name] = expected
+    if stat.fix_expected is not None:
+        expected_all = stat.fix_expected(expected_all)
+    for name, var in holed.items():
+        assert_close(var.values, expected_all[name].transpose(*var.dims).values, name)
 
 
 @pytest.mark.parametrize("stat", table("raise", _has_nan_policy))
@@ -588,7 +733,8 @@ def test_unknown_dims_are_carried_along(stat):
 
 # --------------------------------------------------------------------------- attrs, names, errors
 
-_RECORDED = ("method", "ties", "tie_correction", "nan_policy", "variant")
+_RECORDED = ("method", "ties", "tie_correction", "nan_policy", "variant", "p_adjust", "alpha",
+             "small_sample", "use_t", "alternative", "ddof")
 
 
 @pytest.mark.parametrize("stat", table("attrs"))
@@ -647,7 +793,7 @@ def _mismatches(stat: Stat) -> tuple:
     if stat.pair:
         return (_mismatched_pair, _mismatched_samples) if stat.level == "sample" else (
             _mismatched_pair,)
-    return (_mismatched_mask,) if stat.deletion == "skip" else ()
+    return (_mismatched_mask,) if "valid" in inspect.signature(stat.func).parameters else ()
 
 
 MISMATCHES = [
@@ -664,10 +810,54 @@ def test_mismatched_coordinates_raise(stat, how):
         stat.func(*inputs, **stat.dims, **stat.kwargs, **options)
 
 
-@pytest.mark.parametrize("stat", table("missing_dim"))
+@pytest.mark.parametrize("stat", table("missing_dim", lambda stat: bool(stat.core)))
 def test_missing_dim_raises_naming_it(stat):
     dim = stat.core[0]
     scores = scores_of(stat.level).rename({dim: "elsewhere"})
     with pytest.raises(rankstats.DimensionError) as caught:
         stat.run(scores)
     assert repr(dim) in str(caught.value)
+
+
+# --------------------------------------------------------------------------- options, eagerly
+
+BAD = "not-an-allowed-value"
+
+
+def _decorated() -> list:
+    """Every exported function defined through the statistic decorator, with its options."""
+    found = []
+    for name in sorted(rankstats.__all__):
+        spec = getattr(getattr(rankstats, name, None), "__rankstats_statistic__", None)
+        if spec is not None:
+            found += [pytest.param(name, option, id=f"{name}-{option}")
+                      for option in spec["options"]]
+    return found
+
+
+def _call_with(name: str, data, option: str):
+    """Call ``name`` with ``data`` for every required argument and a bad value of ``option``."""
+    function = getattr(rankstats, name)
+    required = [p for p in inspect.signature(function).parameters.values()
+                if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return function(*[data] * len(required), **{option: BAD})
+
+
+def test_every_statistic_goes_through_the_decorator():
+    """Each row's function is defined by the statistic decorator and declares options to check."""
+    for stat in STATS:
+        spec = getattr(stat.func, "__rankstats_statistic__", None)
+        assert spec is not None, f"{stat.id}: not defined through rankstats._statistic.statistic"
+        assert spec["options"], f"{stat.id}: declares no option"
+
+
+@pytest.mark.parametrize(("name", "option"), _decorated())
+def test_a_bad_option_raises_before_any_work(name, option):
+    """NumPy, xarray and dask input alike: a RankstatsError naming the option, nothing computed."""
+    scores = scores_of("sample")
+    for data in (scores.values, scores, lazily_chunked(scores, {"task": 1})):
+        _EVALUATED.clear()
+        with pytest.raises(rankstats.RankstatsError, match=f"{option}={BAD!r}"):
+            _call_with(name, data, option)
+        assert not _EVALUATED, f"{name} evaluated the scores before checking {option}"

@@ -291,7 +291,7 @@ def test_mcnemar_and_corrections_match_statsmodels():
     from statsmodels.stats.multitest import multipletests
 
     cube = planted_cube(reps=3, samples=40, seed=5)
-    edits = minimal_edits(cube, correction="bh", family="task")
+    edits = minimal_edits(cube, p_adjust="bh", family="task")
     score = cube["score"]
     for k in (0, 7, 20):
         task = edits["task"].values[k]
@@ -307,7 +307,7 @@ def test_mcnemar_and_corrections_match_statsmodels():
         raw = edits["pvalue"].isel(pair=chosen).values.ravel()
         adjusted = edits["pvalue_adjusted"].isel(pair=chosen).values.ravel()
         np.testing.assert_allclose(adjusted, multipletests(raw, method="fdr_bh")[1])
-    holm = minimal_edits(cube, correction="holm", family="model")
+    holm = minimal_edits(cube, p_adjust="holm", family="model")
     for model in ("m1", "m2"):
         raw = holm["pvalue"].sel(model=model).values
         np.testing.assert_allclose(holm["pvalue_adjusted"].sel(model=model).values,
@@ -335,7 +335,7 @@ def test_planted_edits_are_flagged_and_the_fdr_is_near_its_level(planted):
     """
     q, reps = 0.1, 300
     bound = q * 20 / 30
-    edits = minimal_edits(planted, method="midp", correction="bh", family="task")
+    edits = minimal_edits(planted, method="midp", p_adjust="bh", family="task")
     assert set(edits["rule"].values) == {"and → then", "and → so"}
     assert edits.sizes["pair"] == 15 * reps
     false, total, power = _flags(edits, q)
@@ -349,14 +349,14 @@ def test_planted_edits_are_flagged_and_the_fdr_is_near_its_level(planted):
     false_raw, total_raw, _ = _flags(raw, q)
     assert (false_raw / np.maximum(total_raw, 1)).mean() > bound + 3 * se
     # the exact test is conservative
-    exact = minimal_edits(planted, method="exact", correction="bh", family="task")
+    exact = minimal_edits(planted, method="exact", p_adjust="bh", family="task")
     false_exact, total_exact, _ = _flags(exact, q)
     assert (false_exact / np.maximum(total_exact, 1)).mean() <= bound + 3 * se
 
 
 def test_holm_keeps_the_familywise_error(planted):
     alpha, reps = 0.1, 300
-    edits = minimal_edits(planted, method="midp", correction="holm", family="task")
+    edits = minimal_edits(planted, method="midp", p_adjust="holm", family="task")
     false, _, power = _flags(edits, alpha)
     any_false = (false > 0).mean()
     assert any_false <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / reps)
@@ -364,7 +364,7 @@ def test_holm_keeps_the_familywise_error(planted):
 
 
 def test_rules_count_significant_pairs(planted):
-    edits = minimal_edits(planted.isel(task=slice(0, 20)), correction="bh", family="task")
+    edits = minimal_edits(planted.isel(task=slice(0, 20)), p_adjust="bh", family="task")
     rules = edit_rules(edits, alpha=0.1)
     flagged = (edits["pvalue_adjusted"] < 0.1).sum("pair")
     assert int(rules["n_significant"].sum()) == int(flagged.sum())
@@ -378,7 +378,7 @@ def test_absent_models_and_missing_samples_stay_out_of_the_family():
     score = cube["score"].copy()
     score.loc[{"model": "m1", "task": score["task"].values[0]}] = np.nan
     score[{"sample": slice(0, 5), "template": 1}] = np.nan
-    edits = minimal_edits(cube.assign(score=score), correction="holm")
+    edits = minimal_edits(cube.assign(score=score), p_adjust="holm")
     first = np.asarray(edits["task"].values == score["task"].values[0])
     assert np.isnan(edits["pvalue"].sel(model="m1").values[first]).all()
     assert np.isnan(edits["pvalue_adjusted"].sel(model="m1").values[first]).all()

@@ -81,7 +81,7 @@ def cube():
 @pytest.fixture(scope="module")
 def paper_w(cube):
     return rankstats.kendall_w(cube.score.where(cube.template_valid), ties="min",
-                               correction=False)
+                               tie_correction=False)
 
 
 @pytest.fixture(scope="module")
@@ -185,9 +185,9 @@ def test_prompt_metrics_by_hand(metric, expected):
 
 def test_prompt_metrics_by_hand_lower_is_better():
     out = rankstats.prompt_metrics(HAND, higher_is_better=False)
-    close(out["maxp"], [0.5, 0.6])
-    close(out["saturation"], [0.85, 0.925])
-    close(out["cps"], [0.425, 0.555])
+    close(out.maxp, [0.5, 0.6])
+    close(out.saturation, [0.85, 0.925])
+    close(out.cps, [0.425, 0.555])
 
 
 def test_divergence_by_hand():

@@ -27,7 +27,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import rankstats
-from rankstats.errors import DimensionError, MissingValueError, RankstatsWarning
+from rankstats.errors import DimensionError, MissingValueError, OptionError, RankstatsWarning
 from rankstats.statistics.posthoc import (
     adjust_pvalues,
     bonferroni_dunn,
@@ -177,17 +177,17 @@ def test_nemenyi_blocks_over_two_dims_equal_stacked_blocks():
 
 
 @pytest.mark.parametrize("control", [0, 2])
-@pytest.mark.parametrize("correction", ["bonferroni", "holm"])
-def test_bonferroni_dunn_matches_siegel_friedman_and_multipletests(control, correction):
+@pytest.mark.parametrize("p_adjust", ["bonferroni", "holm"])
+def test_bonferroni_dunn_matches_siegel_friedman_and_multipletests(control, p_adjust):
     x = scores(11, blocks=15, k=5, tied=True)
     # oracle: scikit_posthocs.posthoc_siegel_friedman(x): two-sided z-tests of average ranks
     raw = sp.posthoc_siegel_friedman(x).to_numpy()[control]
     others = np.arange(5) != control
-    result = bonferroni_dunn(x, control=control, correction=correction)
+    result = bonferroni_dunn(x, control=control, p_adjust=p_adjust)
     close(result.pvalue[others], raw[others])
     assert np.isnan(result.pvalue[control]) and np.isnan(result.pvalue_adjusted[control])
     # oracle: statsmodels multipletests over the k - 1 comparisons
-    close(result.pvalue_adjusted[others], multipletests(raw[others], method=correction)[1])
+    close(result.pvalue_adjusted[others], multipletests(raw[others], method=p_adjust)[1])
     # by hand: z = (R_j - R_c) / sqrt(k (k + 1) / (6 N)), positive when ranked worse
     ranks = stats.rankdata(-x, axis=1).mean(0)
     close(result.statistic[others], (ranks - ranks[control])[others] / np.sqrt(30 / 90))
@@ -307,7 +307,7 @@ def test_skillings_mack_matches_loop_reference(seed):
     x = rng.normal(size=(10, 5))
     x[rng.random(x.shape) < 0.25] = np.nan
     statistic, rank = skillings_mack_loop(x)
-    result = skillings_mack(x, correction=False)
+    result = skillings_mack(x, tie_correction=False)
     close(result.statistic, statistic, rtol=1e-9)
     assert float(result.dof) == rank
     close(skillings_mack(x).statistic, statistic, rtol=1e-9)  # no ties: the same
@@ -322,7 +322,7 @@ def test_skillings_mack_skillings_and_mack_table_1():
         [N, 4.2, 3.4, N], [4.3, 4.6, 4.4, 4.9], [3.5, N, 3.7, 3.9],
     ])
     statistic, _ = skillings_mack_loop(y)
-    result = skillings_mack(y, correction=False)
+    result = skillings_mack(y, tie_correction=False)
     close(result.statistic, statistic, rtol=1e-9)
     assert (float(result.dof), float(result.n_blocks), float(result.n_observations)) == (3, 9, 32)
 
@@ -330,7 +330,7 @@ def test_skillings_mack_skillings_and_mack_table_1():
 def test_skillings_mack_on_complete_data_is_friedman():
     x = scores(5, blocks=8, k=4, tied=True)
     close(skillings_mack(x).statistic, rankstats.friedman(x, blocks=0, treatments=1).statistic)
-    close(skillings_mack(x, correction=False).statistic,
+    close(skillings_mack(x, tie_correction=False).statistic,
           rankstats.friedman(x, blocks=0, treatments=1, tie_correction=False).statistic)
 
 
@@ -394,7 +394,7 @@ def test_single_block_slices_warn_and_give_nan():
 
 def test_block_dims_are_checked():
     data = xr.DataArray(scores(1, 5, 3), dims=("task", "model"))
-    with pytest.raises(DimensionError, match=r"blocks\[0\] dimension 'template'"):
+    with pytest.raises(DimensionError, match=r"blocks dimension 'template'"):
         nemenyi(data, blocks="template")
     with pytest.raises(DimensionError, match="axis numbers for blocks"):
         nemenyi(data.values, blocks="task")
@@ -428,8 +428,8 @@ def test_adjust_pvalues_leaves_nan_out_of_the_family(method):
 def test_adjust_pvalues_along_a_dim():
     rng = np.random.default_rng(0)
     p = rng.uniform(size=(3, 6))
-    rows = adjust_pvalues(p, "holm", dim=1)
-    columns = adjust_pvalues(p, "holm", dim=0)
+    rows = adjust_pvalues(p, "holm", family=1)
+    columns = adjust_pvalues(p, "holm", family=0)
     for i in range(3):
         close(rows[i], multipletests(p[i], method="holm")[1], rtol=0, atol=1e-12)
     for j in range(6):
@@ -437,19 +437,22 @@ def test_adjust_pvalues_along_a_dim():
     close(adjust_pvalues(p, "holm"), multipletests(p.ravel(), method="holm")[1].reshape(3, 6),
           rtol=0, atol=1e-12)
     labelled = xr.DataArray(p, dims=("task", "model"))
-    out = adjust_pvalues(labelled, "holm", dim="model")
+    out = adjust_pvalues(labelled, "holm", family="model")
     assert out.dims == ("task", "model")
     close(out, rows)
-    assert out.attrs["method"] == "holm"
+    assert out.attrs["p_adjust"] == "holm"
+    assert out.attrs["family"] == "model"
 
 
 def test_adjust_pvalues_rejects_bad_input():
     with pytest.raises(ValueError, match=r"found 1\.5"):
         adjust_pvalues([0.1, 1.5])
-    with pytest.raises(ValueError, match="method='sidak'"):
+    with pytest.raises(rankstats.ScoreValueError, match=r"found 1\.5"):
+        adjust_pvalues(xr.DataArray([0.1, 1.5], dims="model"))
+    with pytest.raises(OptionError, match="p_adjust='sidak'"):
         adjust_pvalues([0.1], "sidak")
     with pytest.raises(DimensionError, match="family"):
-        adjust_pvalues(xr.DataArray([0.1], dims="model"), dim="task")
+        adjust_pvalues(xr.DataArray([0.1], dims="model"), family="task")
 
 
 # --------------------------------------------------------------------------- pairwise McNemar
@@ -464,10 +467,10 @@ def binary_cube():
                         coords={"model": ["m0", "m1", "m2", "m3"], "task": ["t0", "t1"]})
 
 
-@pytest.mark.parametrize("correction", list(SM_METHODS))
-def test_pairwise_mcnemar_corrects_the_upper_triangle(correction):
+@pytest.mark.parametrize("p_adjust", list(SM_METHODS))
+def test_pairwise_mcnemar_adjusts_the_upper_triangle(p_adjust):
     data = binary_cube()
-    result = pairwise_mcnemar(data, correction=correction)
+    result = pairwise_mcnemar(data, p_adjust=p_adjust)
     raw = rankstats.mcnemar(data, pairs_over="model")
     close(result.pvalue, raw.pvalue)
     i, j = np.triu_indices(4, 1)
@@ -476,7 +479,7 @@ def test_pairwise_mcnemar_corrects_the_upper_triangle(correction):
             one = result.sel(task=task, template=template)
             p = raw.pvalue.sel(task=task, template=template).values[i, j]
             tested = ~np.isnan(p)
-            expected = multipletests(p[tested], method=SM_METHODS[correction])[1]
+            expected = multipletests(p[tested], method=SM_METHODS[p_adjust])[1]
             got = one.pvalue_adjusted.values
             close(got[i, j][tested], expected, rtol=0, atol=1e-12)
             close(got, got.T)
@@ -627,8 +630,8 @@ def test_dask_chunked_adjust_and_pairwise_mcnemar():
     xr.testing.assert_allclose(lazy.compute(), eager)
     p = eager.pvalue
     xr.testing.assert_allclose(
-        adjust_pvalues(p.chunk({"template": 1}), "bh", dim=("model", "model_b")).compute(),
-        adjust_pvalues(p, "bh", dim=("model", "model_b")))
+        adjust_pvalues(p.chunk({"template": 1}), "bh", family=("model", "model_b")).compute(),
+        adjust_pvalues(p, "bh", family=("model", "model_b")))
 
 
 def test_one_block_gives_nan_with_a_warning_like_friedman():

@@ -17,7 +17,6 @@ import rankstats
 from rankstats._kernels.verbalizer import SHAPES, curve_shape
 from rankstats.analyses.verbalizer import (
     CONDITIONS,
-    binomial_test,
     chance_test,
     cot_comparison,
     curve_shapes,
@@ -287,43 +286,10 @@ def test_curve_shapes_vectorised_equals_looped(analysis, cube):
         assert together.sel(verbalizer=label).values.tolist() == alone.values.tolist()
 
 
-@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
-def test_binomial_test_agrees_with_scipy(alternative):
-    rng = np.random.default_rng(1)
-    n = np.concatenate([rng.integers(1, 3000, 300), [1, 1, 2, 10, 10, 2700, 5400]])
-    p = np.concatenate([rng.choice([0.5, 1 / 3, 0.25, 0.01, 0.99], 300), [0.5, 0.5, 0.5, 0.3,
-                                                                        0.3, 0.5, 0.5]])
-    k = np.concatenate([rng.binomial(n[:300], rng.random(300)), [0, 1, 1, 3, 10, 1350, 2000]])
-    found = binomial_test(k, n, p, alternative=alternative).pvalue
-    expected = [binomtest(int(a), int(b), c, alternative=alternative).pvalue
-                for a, b, c in zip(k, n, p, strict=True)]
-    np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-300)
-
-
-@settings(max_examples=300, deadline=None)
-@given(n=st.integers(1, 500), data=st.data(),
-       p=st.floats(0.001, 0.999, allow_subnormal=False))
-def test_binomial_test_property_equals_scipy(n, data, p):
-    k = data.draw(st.integers(0, n))
-    found = float(binomial_test(k, n, p).pvalue)
-    assert found == pytest.approx(binomtest(k, n, p).pvalue, rel=1e-11, abs=1e-300)
-    assert 0.0 <= found <= 1.0
-
-
-def test_binomial_test_labelled_equals_numpy():
-    k = xr.DataArray([[3, 7], [0, 10]], dims=("model", "group"))
-    n = xr.DataArray([10, 10], dims="group")
-    labelled = binomial_test(k, n, 0.5)
-    plain = binomial_test(k.values, n.values[None, :], 0.5)
-    np.testing.assert_array_equal(labelled.pvalue.values, plain.pvalue)
-    assert labelled.pvalue.dims == ("model", "group")
-    assert np.isnan(binomial_test(0, 0, 0.5).pvalue)
-
-
 # the planted natural accuracies tie every model: the main report warns that tau is undefined
 @pytest.mark.filterwarnings("ignore::rankstats.RankstatsWarning")
 def test_report_has_a_verbalizer_section(cube):
-    report = rankstats.report(cube, resamples=0)
+    report = rankstats.report(cube, n_resamples=0)
     assert "group_accuracy" in report and "chance_pvalue" in report
     keys = [section.key for section in sections(report)]
     assert keys[-6:] == ["verbalizer_groups", "verbalizer_chance", "verbalizer_verbalizers",

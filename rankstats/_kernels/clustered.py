@@ -121,7 +121,8 @@ def cluster_difference(x, *, correction=True, use_t=False, nan_policy="propagate
     with np.errstate(invalid="ignore", divide="ignore"):
         shifted = (sums - np.swapaxes(sums, -1, -2)) / common  # mean of centred differences
         sse = squares + np.swapaxes(squares, -1, -2) - 2.0 * cross - common * shifted**2
-        sse = np.maximum(sse, 0.0)
+        # a model minus itself is 0 exactly, not the rounding left by two matrix products
+        sse = np.where(np.eye(m, dtype=bool), 0.0, np.maximum(sse, 0.0))
         var_naive = sse / (common - 1.0) / common
     # per sample: (..., s, m, t) @ (..., s, t, m)
     by_sample = np.moveaxis(centred, -1, -3)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ScoreValueError
 from .ranking import check_choice
 
-ADJUST_METHODS = ("holm", "bonferroni", "bh", "by")
+ADJUST_METHODS = ("holm", "bonferroni", "bh", "by", "none")
 
 
 def check_pvalues(p, statistic: str) -> None:
@@ -18,7 +19,7 @@ def check_pvalues(p, statistic: str) -> None:
     bad = ~np.isnan(p) & ((p < 0) | (p > 1))
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
+        raise ScoreValueError(
             f"{statistic}: p-values must lie in [0, 1]; found {float(p[where])!r} at index {where} "
             f"and {int(bad.sum()) - 1} other value(s) outside"
         )
@@ -27,7 +28,8 @@ def check_pvalues(p, statistic: str) -> None:
 def adjust_last(p, method="holm"):
     """Adjust the p-values of every family (last axis) of ``p`` at once.
 
-    Returns an array shaped like ``p``: NaN where ``p`` is NaN. The sorted
+    Returns an array shaped like ``p``: NaN where ``p`` is NaN (``"none"``
+    returns ``p`` itself). The sorted
     p-values are adjusted as :func:`statsmodels.stats.multitest.multipletests`
     does (the same operations in the same order), then scattered back.
     """
@@ -44,7 +46,9 @@ def adjust_last(p, method="holm"):
     position = np.arange(1.0, p.shape[-1] + 1.0)
     valid = position <= m
     with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "bonferroni":
+        if method == "none":
+            adjusted = ordered
+        elif method == "bonferroni":
             adjusted = ordered * m
         elif method == "holm":
             raw = ordered * (m - position + 1.0)

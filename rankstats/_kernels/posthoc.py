@@ -11,10 +11,8 @@ import numpy as np
 from scipy import special
 
 from .concordance import _scipy_stats, concordance
-from .multitest import adjust_last
+from .multitest import ADJUST_METHODS, adjust_last
 from .ranking import check_choice, column_rank_sums, rank_last, usable_judges, warn_nan
-
-POSTHOC_CORRECTIONS = ("bonferroni", "holm")
 
 
 def join_blocks(x, block_axes: int):
@@ -169,7 +167,7 @@ def bonferroni_dunn(x, *, control, alpha=0.05, correction="bonferroni", ties="av
     normal quantile at 1 - alpha / (2 (k - 1)).
     """
     _check_alpha(alpha)
-    check_choice("correction", correction, POSTHOC_CORRECTIONS)
+    check_choice("correction", correction, ADJUST_METHODS)
     x = join_blocks(x, block_axes)
     k_all = x.shape[-1]
     if not -k_all <= int(control) < k_all:

@@ -292,7 +292,7 @@ def _binary(score: xr.DataArray, cube) -> bool:
 
 
 def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method="exact",
-                  correction="holm", family=()) -> xr.Dataset:
+                  p_adjust="holm", family=()) -> xr.Dataset:
     r"""Every pair of templates of a task within a small edit, and what it does to each model.
 
     Parameters
@@ -306,11 +306,11 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
     method : {"exact", "midp", "chi2", "chi2_cc"}
         McNemar's test (:func:`rankstats.mcnemar`); the mid-p test is less
         conservative than the exact one.
-    correction : {"holm", "bonferroni", "bh", "by"}
-        Multiple-testing correction (:func:`rankstats.adjust_pvalues`):
-        Holm's or Bonferroni's control of the family-wise error, or
+    p_adjust : {"holm", "bh", "by", "bonferroni", "none"}
+        Multiple-testing adjustment (:func:`rankstats.adjust_pvalues`):
+        Holm's or Bonferroni's control of the family-wise error,
         Benjamini–Hochberg's or Benjamini–Yekutieli's control of the false
-        discovery rate.
+        discovery rate, or none.
     family : str or sequence of str, default ()
         What splits the tests into separately corrected families: ``()``
         one family of every (model, pair) test, ``"model"`` one per model,
@@ -378,7 +378,7 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
     """
     score = _check_cube(cube)
     check_choice("method", method, MCNEMAR_METHODS)
-    check_choice("correction", correction, ADJUST_METHODS)
+    check_choice("p_adjust", p_adjust, ADJUST_METHODS)
     _family_labels(family)
     texts = cube["template_text"].transpose("task", "template")
     grid = texts.values
@@ -441,10 +441,10 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
         attrs["test"] = ("none: the per-sample scores are not binary (0/1), so McNemar's test "
                          "does not apply")
     else:
-        out, family_name = _tested(out, score, pick, pick_b, method, correction, family,
+        out, family_name = _tested(out, score, pick, pick_b, method, p_adjust, family,
                                    task_index)
-        attrs.update({"test": f"McNemar ({method}), {correction}-corrected", "method": method,
-                      "correction": correction, "family": family_name})
+        attrs.update({"test": f"McNemar ({method}), {p_adjust}-corrected", "method": method,
+                      "p_adjust": p_adjust, "family": family_name})
     out.attrs = attrs
     return out
 

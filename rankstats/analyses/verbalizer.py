@@ -32,17 +32,15 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from .._kernels import verbalizer as _kv
-from .._xr import is_labelled
 from ..cube import template_scores
 from ..errors import CubeError, DimensionError, ScoreValueError
-from ..results import _Result
+from ..results import BinomialTestResult
+from ..statistics.binomial import binomial_test
 from ..statistics.multitest import adjust_pvalues
 from ..statistics.significance import mcnemar
 
@@ -65,78 +63,6 @@ GROUPS = ("natural", "neutral", "unnatural")
 SHAPES = _kv.SHAPES
 CONDITIONS = ("natural golden, direct", "flipped golden, direct", "flipped golden, CoT")
 _REQUIRED = ("verbalizer_group", "verbalizer")
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class BinomialTestResult(_Result):
-    """The exact binomial test (see :func:`binomial_test`)."""
-
-    pvalue: np.ndarray
-    k: np.ndarray
-    n: np.ndarray
-    proportion: np.ndarray
-
-
-def binomial_test(k, n, p=0.5, *, alternative: str = "two-sided"):
-    """Exact binomial test of k successes in n trials against success probability p, vectorised.
-
-    Parameters
-    ----------
-    k, n : array_like or xarray.DataArray
-        Successes and trials, broadcast together.
-    p : float, array_like or xarray.DataArray, default 0.5
-        The success probability under the null hypothesis (for random
-        guessing among L labels, 1/L).
-    alternative : {"two-sided", "greater", "less"}
-        ``greater``: the true probability exceeds p.
-
-    Returns
-    -------
-    BinomialTestResult or xarray.Dataset
-        ``pvalue``, ``k``, ``n`` and the observed ``proportion`` k/n; NaN
-        where n is 0.
-
-    Notes
-    -----
-    Under H0, K ~ Binomial(n, p). One-sided p-values are P[K ≥ k] and
-    P[K ≤ k]. The two-sided p-value sums P[K = i] over every i with
-    P[K = i] ≤ P[K = k] (1 + 10⁻⁷), the "minimum likelihood" rule of
-    :func:`scipy.stats.binomtest`, whose values it reproduces; the counts on
-    the far side of the mode are found by bisection on whole arrays, so
-    every test of a cube runs at once.
-
-    References
-    ----------
-    .. [1] Clopper, C. J., & Pearson, E. S. (1934). The use of confidence or
-       fiducial limits illustrated in the case of the binomial. Biometrika,
-       26(4), 404-413.
-
-    See Also
-    --------
-    scipy.stats.binomtest : the same test, one count at a time.
-
-    Examples
-    --------
-    >>> from rankstats.analyses.verbalizer import binomial_test
-    >>> result = binomial_test([7, 50], [20, 100], 0.5)
-    >>> result.pvalue.round(4).tolist()
-    [0.2632, 1.0]
-    >>> float(binomial_test(3, 10, 0.5, alternative="less").pvalue)
-    0.171875
-    """
-    if is_labelled(k) or is_labelled(n) or is_labelled(p):
-        k, n, p = xr.broadcast(*(v if is_labelled(v) else xr.DataArray(v) for v in (k, n, p)))
-        values = _kv.binomial_test(k.values, n.values, p.values, alternative)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            proportion = k / n.where(n > 0)
-        return xr.Dataset({"pvalue": k.copy(data=values), "k": k, "n": n,
-                           "proportion": proportion},
-                          attrs={"statistic": "binomial_test", "alternative": alternative})
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        proportion = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
-    return BinomialTestResult(_kv.binomial_test(k, n, p, alternative)[()], k[()], n[()],
-                              proportion[()])
 
 
 def _check_cube(cube) -> xr.Dataset:
@@ -303,7 +229,7 @@ def _chance_levels(cube, chance) -> xr.DataArray:
 
 
 def chance_test(cube: xr.Dataset, *, chance: float | None = None,
-                alternative: str = "two-sided", correction: str = "holm",
+                alternative: str = "two-sided", p_adjust: str = "holm",
                 alpha: float = 0.05) -> xr.Dataset:
     """Each model against random guessing, per verbalizer group (and per task).
 
@@ -318,7 +244,7 @@ def chance_test(cube: xr.Dataset, *, chance: float | None = None,
         ``n_labels``, else 0.5.
     alternative : {"two-sided", "greater", "less"}
         Of the exact binomial test (:func:`binomial_test`).
-    correction : {"holm", "bonferroni", "bh", "by"}
+    p_adjust : {"holm", "bh", "by", "bonferroni", "none"}
         Multiplicity adjustment over all models and groups
         (:func:`rankstats.adjust_pvalues`).
     alpha : float, default 0.05
@@ -381,15 +307,15 @@ def chance_test(cube: xr.Dataset, *, chance: float | None = None,
     correct, n = correct_t.sum("task"), n_t.sum("task")
     overall = binomial_test(correct, n, low.fillna(0.5), alternative=alternative)
     by_task = binomial_test(correct_t, n_t, levels, alternative=alternative)
-    adjusted = adjust_pvalues(overall["pvalue"], method=correction)
-    accuracy = overall["proportion"]
+    adjusted = adjust_pvalues(overall["pvalue"], p_adjust=p_adjust)
+    accuracy = overall["statistic"]
     verdict = xr.where(adjusted < alpha, xr.where(accuracy > low, "above chance",
                                                   "below chance"), "not distinguishable")
     verdict = verdict.where(n > 0, "")
     out = {
         "correct": correct, "n": n, "accuracy": accuracy, "chance": low,
         "pvalue": overall["pvalue"], "pvalue_adjusted": adjusted, "verdict": verdict,
-        "correct_by_task": correct_t, "n_by_task": n_t, "accuracy_by_task": by_task["proportion"],
+        "correct_by_task": correct_t, "n_by_task": n_t, "accuracy_by_task": by_task["statistic"],
         "pvalue_by_task": by_task["pvalue"],
     }
     if "unparseable" in cube:
@@ -402,7 +328,7 @@ def chance_test(cube: xr.Dataset, *, chance: float | None = None,
             "unparseable_share_by_task": bad_t / n_t.where(n_t > 0),
         })
     return xr.Dataset(out, attrs={"statistic": "chance_test", "alternative": alternative,
-                                  "correction": correction, "alpha": alpha})
+                                  "p_adjust": p_adjust, "alpha": alpha})
 
 
 def _condition_members(cube, natural: str, flipped: str) -> xr.DataArray:
@@ -587,7 +513,7 @@ def curve_shapes(values: xr.DataArray, cube: xr.Dataset, *, family: str = "famil
 
 def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
                         tolerance: float = 0.02, alpha: float = 0.05,
-                        correction: str = "holm", family: str = "family",
+                        p_adjust: str = "holm", family: str = "family",
                         size: str = "parameters", natural: str = "golden",
                         flipped: str = "flipped golden") -> xr.Dataset:
     """Every verbalizer analysis of a cube, as one Dataset (the report's verbalizer section).
@@ -599,7 +525,7 @@ def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
         ``verbalizer`` (and ``prompting``; an ``unparseable`` variable, the
         model coordinates ``family`` and ``parameters`` and the task
         coordinate ``n_labels`` enable the parts that need them).
-    chance, alpha, correction
+    chance, alpha, p_adjust
         See :func:`chance_test`.
     tolerance, family, size
         See :func:`curve_shapes`.
@@ -651,7 +577,7 @@ def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
             groups_by_task.sel(group="natural", drop=True)
             - groups_by_task.sel(group="unnatural", drop=True))
     if "sample" in cube["score"].dims:
-        test = chance_test(cube, chance=chance, correction=correction, alpha=alpha)
+        test = chance_test(cube, chance=chance, p_adjust=p_adjust, alpha=alpha)
         out.update({f"chance_{name}" if name != "chance" else "chance_level": value
                     for name, value in test.data_vars.items()})
     has_cot = "prompting" in cube.coords and bool((cube["prompting"] == "cot").any())
@@ -672,7 +598,7 @@ def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
         out["shape_tolerance"] = xr.DataArray(float(tolerance))
     analysis = xr.Dataset({name: _plain(value) for name, value in out.items()})
     analysis.attrs = {"statistic": "verbalizer_analysis", "tolerance": tolerance,
-                      "alpha": alpha, "correction": correction, "natural": natural,
+                      "alpha": alpha, "p_adjust": p_adjust, "natural": natural,
                       "flipped": flipped, "family": family if shaped else "",
                       "size": size if shaped else ""}
     return analysis
@@ -722,7 +648,7 @@ def report_tables(analysis: xr.Dataset) -> list[tuple[str, str, str, pd.DataFram
             table[name] = table[name].astype(int)
         out.append(("verbalizer_chance", "Against random guessing",
                     f"Exact binomial test of each model's correct answers in each group against "
-                    f"random guessing, {analysis.attrs.get('correction', 'holm')}-adjusted over "
+                    f"random guessing, {analysis.attrs.get('p_adjust', 'holm')}-adjusted over "
                     "models and groups; unparseable: the share of answers naming no label "
                     "(counted as wrong, never as right).", table))
     out.append(("verbalizer_verbalizers", "Accuracy per verbalizer",

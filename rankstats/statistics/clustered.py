@@ -21,51 +21,30 @@ and the design effect is :math:`\widehat{V}_{\text{CR1}} / \widehat{V}_{\text{na
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from .. import _xr
+from .. import _options as o
 from .._kernels import clustered as _k
-from ..errors import DimensionError
-from ..results import _Result
+from .._statistic import Role, statistic
+from ..results import ClusteredDifferenceResult, ClusteredSEResult
+from .concordance import NAN_POLICY
 
-__all__ = ["ClusteredDifferenceResult", "ClusteredSEResult", "clustered_difference",
-           "clustered_se"]
+__all__ = ["clustered_difference", "clustered_se"]
 
 _MEAN_OUTPUTS = ("mean_score", "se_naive", "se_cluster", "design_effect", "n_cells", "n_clusters")
-_DIFFERENCE_OUTPUTS = ("difference", "se_naive", "se_cluster", "design_effect", "statistic",
-                       "pvalue", "dof", "n_cells", "n_clusters")
+_DIFFERENCE_OUTPUTS = ("statistic", "pvalue", "difference", "se_naive", "se_cluster",
+                       "design_effect", "dof", "n_cells", "n_clusters")
+_TEMPLATE = ("template", -2)
+_SAMPLE = Role("sample", -1, hint="clustered standard errors need per-sample scores (items are "
+               "the clusters)")
+_OPTIONS = {"small_sample": o.boolean, "nan_policy": NAN_POLICY}
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ClusteredSEResult(_Result):
-    """A mean score with its naive and cluster-robust standard errors (see :func:`clustered_se`)."""
-
-    mean_score: np.ndarray
-    se_naive: np.ndarray
-    se_cluster: np.ndarray
-    design_effect: np.ndarray
-    n_cells: np.ndarray
-    n_clusters: np.ndarray
+def _method(small_sample: bool) -> str:
+    return "CR1 (Liang-Zeger) with G/(G-1)" if small_sample else "CR0 (Liang-Zeger)"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ClusteredDifferenceResult(_Result):
-    """Paired model differences with clustered standard errors (:func:`clustered_difference`)."""
-
-    difference: np.ndarray
-    se_naive: np.ndarray
-    se_cluster: np.ndarray
-    design_effect: np.ndarray
-    statistic: np.ndarray
-    pvalue: np.ndarray
-    dof: np.ndarray
-    n_cells: np.ndarray
-    n_clusters: np.ndarray
-
-
-def clustered_se(x, template="template", sample="sample", *, correction=True,
+@statistic(roles={"template": _TEMPLATE, "sample": _SAMPLE}, options=_OPTIONS,
+           result=ClusteredSEResult)
+def clustered_se(x, template="template", sample="sample", *, small_sample=True,
                  nan_policy="propagate"):
     r"""Mean score over templates × samples with naive and sample-clustered standard errors.
 
@@ -75,11 +54,13 @@ def clustered_se(x, template="template", sample="sample", *, correction=True,
         Per-sample scores. NumPy input is ``(..., templates, samples)``
         unless axes are given; a cube needs a ``sample`` dimension.
     template, sample : str or int
-        Dimension names (axis numbers for NumPy input). The samples are the
-        clusters.
-    correction : bool, default True
-        Multiply the cluster-robust variance by G / (G - 1) (CR1).
-    nan_policy : {"propagate", "omit", "raise"}
+        The roles are named after the cube dimensions they always are: the
+        templates (averaged over) and the samples (the clusters). Dimension
+        names, or axis numbers for NumPy input.
+    small_sample : bool, default True
+        Multiply the cluster-robust variance by the small-sample factor
+        G / (G - 1) (CR1); False gives CR0.
+    {nan_policy}
         A cell missing among a model's present templates and samples: NaN
         for that model and task, use the observed cells (statsmodels'
         ``missing="drop"``), or raise.
@@ -99,7 +80,7 @@ def clustered_se(x, template="template", sample="sample", *, correction=True,
     statsmodels' ``OLS(y, ones).fit().bse`` and the clustered one
     ``fit(cov_type="cluster", cov_kwds={"groups": sample_ids})``, whose
     default ``use_correction=True`` factor :math:`G/(G-1) \cdot (N-1)/(N-K)`
-    is :math:`G/(G-1)` for K = 1 parameter; ``correction=False`` matches
+    is :math:`G/(G-1)` for K = 1 parameter; ``small_sample=False`` matches
     ``use_correction=False``. ``df_correction`` changes only the degrees of
     freedom of tests, not the standard error.
 
@@ -135,7 +116,7 @@ def clustered_se(x, template="template", sample="sample", *, correction=True,
     one: the design effect is (TG - 1)/(G - 1) = 2.33 for T = 2, G = 4.
 
     >>> import numpy as np
-    >>> from rankstats.statistics.clustered import clustered_se
+    >>> from rankstats import clustered_se
     >>> scores = np.array([[1.0, 0.0, 1.0, 1.0],
     ...                    [1.0, 0.0, 1.0, 1.0]])
     >>> out = clustered_se(scores)
@@ -143,25 +124,26 @@ def clustered_se(x, template="template", sample="sample", *, correction=True,
     (0.75, 0.1637, 0.25)
     >>> round(float(out.design_effect), 4)
     2.3333
+
+    Compare with statsmodels (an OLS of the cells on a constant, clustered by
+    sample):
+
+    >>> import statsmodels.api as sm
+    >>> y, items = scores.ravel(), np.tile(np.arange(4), 2)
+    >>> fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": items})
+    >>> round(float(fit.bse[0]), 4), round(float(sm.OLS(y, np.ones_like(y)).fit().bse[0]), 4)
+    (0.25, 0.1637)
     """
-    kwargs = {"correction": correction, "nan_policy": nan_policy, "statistic": "clustered_se"}
-    if _xr.is_labelled(x):
-        scores = _labelled("clustered_se", x, {"templates": template, "samples": sample})
-        return _xr.apply_labelled(
-            "clustered_se", _k.cluster_mean, [scores], [[template, sample]],
-            {name: (name, []) for name in _MEAN_OUTPUTS}, kwargs=kwargs,
-            attrs={"template": template, "cluster": sample, "correction": correction,
-                   "nan_policy": nan_policy, "method": "CR1 (Liang-Zeger) with G/(G-1)"
-                   if correction else "CR0 (Liang-Zeger)"},
-        )
-    axes = [_xr.numpy_axis("clustered_se", "templates", template, "template", -2),
-            _xr.numpy_axis("clustered_se", "samples", sample, "sample", -1)]
-    return _xr.apply_numpy(_k.cluster_mean, [x], [axes], {n: n for n in _MEAN_OUTPUTS},
-                           ClusteredSEResult, kwargs=kwargs)
+    return x.apply(_k.cluster_mean, {name: name for name in _MEAN_OUTPUTS},
+                   kwargs={"correction": small_sample, "nan_policy": nan_policy,
+                           "statistic": "clustered_se"},
+                   attrs={"cluster": x.roles["sample"], "method": _method(small_sample)})
 
 
-def clustered_difference(x, model="model", template="template", sample="sample", *,
-                         correction=True, use_t=False, nan_policy="propagate"):
+@statistic(roles={"pairs_over": ("model", -3), "template": _TEMPLATE, "sample": _SAMPLE},
+           options={**_OPTIONS, "use_t": o.boolean}, result=ClusteredDifferenceResult)
+def clustered_difference(x, pairs_over="model", template="template", sample="sample", *,
+                         small_sample=True, use_t=False, nan_policy="propagate"):
     r"""Paired mean difference of every two models on the same items, clustered by item.
 
     Parameters
@@ -169,27 +151,31 @@ def clustered_difference(x, model="model", template="template", sample="sample",
     x : array_like, xarray.DataArray or score cube
         Per-sample scores. NumPy input is ``(..., models, templates,
         samples)`` unless axes are given.
-    model, template, sample : str or int
-        Dimension names (axis numbers for NumPy input).
-    correction : bool, default True
+    pairs_over : str or int, default "model"
+        The dimension whose members are compared pairwise; the result gains
+        ``f"{pairs_over}_b"``.
+    template, sample : str or int
+        As in :func:`clustered_se`.
+    small_sample : bool, default True
         The CR1 factor G / (G - 1), as in :func:`clustered_se`.
     use_t : bool, default False
         Test against Student's t with G - 1 degrees of freedom (statsmodels'
         ``use_t=True`` with its default ``df_correction=True``) instead of
         the normal distribution (statsmodels' default).
-    nan_policy : {"propagate", "omit", "raise"}
+    {nan_policy}
         A cell that one model of a pair has and the other lacks (within the
         templates and samples either has): NaN for the pair, compare on the
-        cells both observe, or raise.
+        cells both observe (pairwise deletion), or raise.
 
     Returns
     -------
     xarray.Dataset or ClusteredDifferenceResult
-        Over ``(..., model, model_b)``, row model minus column model:
-        ``difference``, ``se_naive``, ``se_cluster``, ``design_effect``,
-        the Wald ``statistic`` (difference / se_cluster), its two-sided
-        ``pvalue`` and ``dof`` (G - 1, or inf for the normal), ``n_cells``
-        and ``n_clusters``. The diagonal has difference 0 and NaN tests.
+        Over ``(..., model, model_b)``, row model minus column model: the
+        Wald ``statistic`` (difference / se_cluster), its two-sided
+        ``pvalue``, ``difference``, ``se_naive``, ``se_cluster``,
+        ``design_effect``, ``dof`` (G - 1, or inf for the normal),
+        ``n_cells`` and ``n_clusters``. The diagonal has difference 0 and
+        NaN tests.
 
     Notes
     -----
@@ -202,14 +188,24 @@ def clustered_difference(x, model="model", template="template", sample="sample",
     models × 25 tasks × 20 templates × 1000 samples (a 61 MiB input) it
     takes about 1 s with a peak of about 400 MiB.
 
+    References
+    ----------
+    .. [1] Liang, K.-Y., & Zeger, S. L. (1986). Longitudinal data analysis
+       using generalized linear models. Biometrika, 73(1), 13-22.
+    .. [2] Miller, E. (2024). Adding error bars to evals: A statistical
+       approach to language model evaluations. arXiv:2411.00640 (paired
+       differences clustered by question).
+
     See Also
     --------
-    clustered_se, rankstats.mcnemar : an exact paired test for one template.
+    clustered_se : the same for one model's mean.
+    rankstats.mcnemar : an exact paired test for one template.
+    statsmodels.regression.linear_model.OLS : the oracle (``cov_type="cluster"``).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.statistics.clustered import clustered_difference
+    >>> from rankstats import clustered_difference
     >>> rng = np.random.default_rng(0)
     >>> knows = rng.random((2, 1, 40)) < [[[0.7]], [[0.5]]]  # each model, each item
     >>> flip = rng.random((2, 5, 40)) < 0.1   # a template rarely changes the outcome
@@ -223,39 +219,19 @@ def clustered_difference(x, model="model", template="template", sample="sample",
     (3.03, 0.177)
 
     Treating the 200 cells as independent would call this difference
-    significant (z = 0.1 / 0.043); it rests on 40 items.
+    significant (z = 0.1 / 0.043); it rests on 40 items. Compare with
+    statsmodels:
+
+    >>> import statsmodels.api as sm
+    >>> d = (scores[0] - scores[1]).ravel()
+    >>> items = np.tile(np.arange(40), 5)
+    >>> fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": items})
+    >>> round(float(fit.bse[0]), 3), round(float(fit.pvalues[0]), 3)
+    (0.074, 0.177)
     """
-    kwargs = {"correction": correction, "use_t": use_t, "nan_policy": nan_policy,
-              "statistic": "clustered_difference"}
-    if _xr.is_labelled(x):
-        scores = _labelled("clustered_difference", x,
-                           {"models": model, "templates": template, "samples": sample})
-        pair = f"{model}_b"
-        if pair in scores.dims:
-            raise DimensionError(f"clustered_difference: the input already has a {pair!r} "
-                                 "dimension")
-        return _xr.apply_labelled(
-            "clustered_difference", _k.cluster_difference, [scores],
-            [[model, template, sample]], {name: (name, [model, pair])
-                                          for name in _DIFFERENCE_OUTPUTS},
-            kwargs=kwargs, new_dims={pair: model},
-            attrs={"template": template, "cluster": sample, "correction": correction,
-                   "use_t": use_t, "nan_policy": nan_policy},
-        )
-    axes = [_xr.numpy_axis("clustered_difference", "models", model, "model", -3),
-            _xr.numpy_axis("clustered_difference", "templates", template, "template", -2),
-            _xr.numpy_axis("clustered_difference", "samples", sample, "sample", -1)]
-    return _xr.apply_numpy(_k.cluster_difference, [x], [axes],
-                           {n: n for n in _DIFFERENCE_OUTPUTS}, ClusteredDifferenceResult,
-                           kwargs=kwargs)
-
-
-def _labelled(statistic, x, roles):
-    scores = _xr.scores_of(x, statistic, keep=tuple(roles.values()))
-    if roles["samples"] not in scores.dims:
-        raise DimensionError(
-            f"{statistic}: the input has no {roles['samples']!r} dimension: clustered "
-            "standard errors need per-sample scores (items are the clusters)"
-        )
-    _xr.check_dims(statistic, scores, roles)
-    return scores
+    return x.apply(
+        _k.cluster_difference, {name: name for name in _DIFFERENCE_OUTPUTS}, pairs="pairs_over",
+        output_dims={name: ["pairs_over", "pairs_over_b"] for name in _DIFFERENCE_OUTPUTS},
+        kwargs={"correction": small_sample, "use_t": use_t, "nan_policy": nan_policy,
+                "statistic": "clustered_difference"},
+        attrs={"cluster": x.roles["sample"], "method": _method(small_sample)})

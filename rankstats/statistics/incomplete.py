@@ -8,10 +8,12 @@ any pattern of missing cells.
 
 from __future__ import annotations
 
-from .. import _xr
+from .. import _options as o
 from .._kernels import incomplete as _ki
+from .._statistic import statistic
 from ..results import DurbinResult, SkillingsMackResult
-from ._blocks import block_test
+from . import _blocks
+from .concordance import TIES
 
 __all__ = ["durbin", "skillings_mack"]
 
@@ -20,9 +22,11 @@ _DURBIN = {"slice": ("statistic", "pvalue", "dof", "f", "f_dof1", "f_dof2", "f_p
            "treatment": ("rank_sum",), "pair": ("pairwise_statistic", "pairwise_pvalue")}
 _SKILLINGS_MACK = {"slice": ("statistic", "pvalue", "dof", "n_blocks", "n_treatments",
                              "n_observations"),
-                   "treatment": ("adjusted_rank_sum",), "pair": ()}
+                   "treatment": ("adjusted_rank_sum",)}
 
 
+@statistic(roles=_blocks.ROLES,
+           options={"ties": TIES, "higher_is_better": o.optional_boolean}, result=DurbinResult)
 def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_better=None):
     r"""Durbin's test for incomplete block designs, with Conover's pairwise comparisons.
 
@@ -32,9 +36,12 @@ def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_bett
     Parameters
     ----------
     x : array_like, xarray.DataArray or score cube
-        Scores; NaN marks a cell the design does not observe.
-    blocks, treatments, ties, higher_is_better
-        As for :func:`~rankstats.posthoc.nemenyi`.
+        Scores; NaN marks a cell the design does not observe. NumPy input
+        is ``(..., blocks, treatments)`` unless axes are given.
+    {blocks}
+    {treatments}
+    {ties}
+    {higher_is_better}
 
     Returns
     -------
@@ -89,7 +96,7 @@ def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_bett
     seven varieties (1 = preferred; NaN = not tasted).
 
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import durbin
+    >>> from rankstats import durbin
     >>> n = np.nan
     >>> ranks = np.array([[2, 3, n, 1, n, n, n], [n, 3, 1, n, 2, n, n],
     ...                   [n, n, 2, 1, n, 3, n], [n, n, n, 1, 2, n, 3],
@@ -98,28 +105,44 @@ def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_bett
     >>> result = durbin(ranks, higher_is_better=False)
     >>> float(result.statistic), round(float(result.pvalue), 4), float(result.f)
     (12.0, 0.062, 8.0)
+
+    Compare with scikit-posthocs (its ``test_durbin`` returns the p-value,
+    the statistic and the degrees of freedom; its pandas calls warn on NaN):
+
+    >>> import warnings
+    >>> import scikit_posthocs
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     pvalue, statistic, dof = scikit_posthocs.test_durbin(ranks)
+    >>> float(statistic), round(float(pvalue), 4), dof
+    (12.0, 0.062, 6)
     """
-    best_first = _xr.higher_is_better_of(x, higher_is_better)
-    kwargs = {"ties": ties, "higher_is_better": best_first}
-    return block_test("durbin", _ki.durbin, x, blocks, treatments, kwargs, _DURBIN,
-                       DurbinResult)
+    return _blocks.run(x, _ki.durbin, _DURBIN,
+                       {"ties": ties, "higher_is_better": higher_is_better})
 
 
-def skillings_mack(x, blocks=None, treatments="model", *, ties="average", correction=True,
+@statistic(roles=_blocks.ROLES,
+           options={"ties": TIES, "tie_correction": o.boolean,
+                    "higher_is_better": o.optional_boolean},
+           result=SkillingsMackResult)
+def skillings_mack(x, blocks=None, treatments="model", *, ties="average", tie_correction=True,
                    higher_is_better=None):
     r"""Skillings and Mack's test: Friedman's test for any pattern of missing cells.
 
     Parameters
     ----------
     x : array_like, xarray.DataArray or score cube
-        Scores; NaN marks a cell the design does not observe.
-    blocks, treatments, ties, higher_is_better
-        As for :func:`~rankstats.posthoc.nemenyi`.
-    correction : bool, default True
+        Scores; NaN marks a cell the design does not observe. NumPy input
+        is ``(..., blocks, treatments)`` unless axes are given.
+    {blocks}
+    {treatments}
+    {ties}
+    tie_correction : bool, default True
         Use each block's own (tied) ranks for the null covariance, which
         makes the statistic equal Friedman's tie-corrected one on complete
         data. False gives Skillings and Mack's published statistic, which
         assumes untied ranks; the two agree without ties.
+    {higher_is_better}
 
     Returns
     -------
@@ -139,7 +162,7 @@ def skillings_mack(x, blocks=None, treatments="model", *, ties="average", correc
     :math:`\Sigma^{-}` the Moore–Penrose inverse of the null covariance of A:
     :math:`\Sigma_{jl} = -\lambda_{jl}` (blocks holding both j and l),
     :math:`\Sigma_{jj} = \sum_{l \ne j} \lambda_{jl}`. With
-    ``correction=True`` block i contributes :math:`w_i^2 s_i^2` (its ranks'
+    ``tie_correction=True`` block i contributes :math:`w_i^2 s_i^2` (its ranks'
     variance, :math:`w_i^2 = 12 / (k_i + 1)`) in place of :math:`k_i - 1`
     and :math:`w_i^2 s_i^2 / (k_i - 1)` in place of 1: the same without
     ties. SM is referred to chi-square on rank(Σ) degrees of freedom: t - 1
@@ -161,21 +184,30 @@ def skillings_mack(x, blocks=None, treatments="model", *, ties="average", correc
     --------
     durbin : balanced incomplete block designs, with pairwise comparisons.
     rankstats.friedman : complete blocks.
+    scipy.stats.friedmanchisquare : the same statistic on complete blocks.
 
     Examples
     --------
     Four models on five tasks; model 3 was not run on two tasks:
 
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import skillings_mack
+    >>> from rankstats import skillings_mack
     >>> scores = np.array([[0.9, 0.6, 0.3, 0.5], [0.8, 0.7, 0.2, np.nan],
     ...                    [0.7, 0.5, 0.6, 0.4], [0.9, 0.4, 0.1, np.nan],
     ...                    [0.6, 0.8, 0.2, 0.3]])
     >>> result = skillings_mack(scores)
     >>> round(float(result.statistic), 4), round(float(result.pvalue), 4), float(result.dof)
     (9.0666, 0.0284, 3.0)
+
+    On complete blocks it is Friedman's statistic. Compare with SciPy:
+
+    >>> from scipy import stats
+    >>> complete = scores[[0, 2, 4]]
+    >>> round(float(skillings_mack(complete).statistic), 4)
+    5.4
+    >>> round(float(stats.friedmanchisquare(*complete.T).statistic), 4)
+    5.4
     """
-    best_first = _xr.higher_is_better_of(x, higher_is_better)
-    kwargs = {"ties": ties, "correction": correction, "higher_is_better": best_first}
-    return block_test("skillings_mack", _ki.skillings_mack, x, blocks, treatments, kwargs,
-                       _SKILLINGS_MACK, SkillingsMackResult)
+    return _blocks.run(x, _ki.skillings_mack, _SKILLINGS_MACK,
+                       {"ties": ties, "correction": tie_correction,
+                        "higher_is_better": higher_is_better})

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _xr
+from .. import _options as o
 from .._kernels import multitest as _km
-from ..errors import DimensionError
+from .._statistic import Role, statistic
 from ..results import PairwiseMcNemarResult
-from ._blocks import dims_tuple, numpy_axis
+from .concordance import NAN_POLICY
 
 __all__ = ["adjust_pvalues", "pairwise_mcnemar"]
 
+P_ADJUST = o.one_of(*o.P_ADJUST)
+_PAIRWISE = ("statistic", "pvalue", "pvalue_adjusted", "b", "c", "n_samples")
 
-def adjust_pvalues(p, method="holm", dim=None):
+
+@statistic(roles={"family": Role(None, None, many=True, rest=True)},
+           options={"p_adjust": P_ADJUST}, inputs=("p",), variable="pvalue",
+           per_template=False)
+def adjust_pvalues(p, p_adjust="holm", family=None):
     r"""Adjust p-values for multiple testing, one family per slice.
 
     Parameters
@@ -21,11 +27,8 @@ def adjust_pvalues(p, method="holm", dim=None):
     p : array_like, xarray.DataArray or xarray.Dataset
         P-values in [0, 1]; NaN marks an untested hypothesis and stays out of
         the family. A Dataset gives its ``pvalue`` variable.
-    method : {"holm", "bonferroni", "bh", "by"}
-        Holm's step-down, Bonferroni, Benjamini–Hochberg (false discovery
-        rate, independent or positively dependent tests) or
-        Benjamini–Yekutieli (false discovery rate, any dependence).
-    dim : str, int or sequence of them, optional
+    {p_adjust}
+    family : str, int or sequence of them, optional
         The dimension(s) forming one family (axes for NumPy input); the
         others are slices adjusted separately. Default: all of them, one
         family.
@@ -33,7 +36,15 @@ def adjust_pvalues(p, method="holm", dim=None):
     Returns
     -------
     xarray.DataArray or numpy.ndarray
-        Adjusted p-values shaped like ``p``, NaN where ``p`` is NaN.
+        Adjusted p-values shaped like ``p`` (an array, not a result object:
+        an adjustment transforms p-values one for one, as :func:`rank`
+        transforms scores), NaN where ``p`` is NaN. The DataArray's attrs
+        record ``p_adjust`` and ``family``.
+
+    Raises
+    ------
+    ScoreValueError
+        A p-value outside [0, 1].
 
     Notes
     -----
@@ -44,7 +55,7 @@ def adjust_pvalues(p, method="holm", dim=None):
     by :math:`m \sum_{l=1}^m 1/l`. The values equal
     :func:`statsmodels.stats.multitest.multipletests` (``"holm"``,
     ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"``) on the non-missing
-    values.
+    values; ``"none"`` returns them unchanged.
 
     References
     ----------
@@ -59,77 +70,80 @@ def adjust_pvalues(p, method="holm", dim=None):
     See Also
     --------
     statsmodels.stats.multitest.multipletests : one family at a time.
+    scipy.stats.false_discovery_control : BH and BY.
+    pairwise_mcnemar : McNemar's tests of every pair, adjusted.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import adjust_pvalues
+    >>> from rankstats import adjust_pvalues
     >>> p = np.array([0.01, 0.04, np.nan, 0.03])
     >>> adjust_pvalues(p, "holm")
     array([0.03, 0.06,  nan, 0.06])
     >>> adjust_pvalues(p, "bh")
     array([0.03, 0.04,  nan, 0.04])
+
+    Compare with statsmodels, on the p-values that were tested:
+
+    >>> from statsmodels.stats.multitest import multipletests
+    >>> multipletests([0.01, 0.04, 0.03], method="holm")[1]
+    array([0.03, 0.06, 0.06])
+    >>> multipletests([0.01, 0.04, 0.03], method="fdr_bh")[1]
+    array([0.03, 0.04, 0.04])
     """
-    kwargs = {"method": method}
-    if _xr.is_labelled(p):
-        if hasattr(p, "data_vars"):
-            if "pvalue" not in p.data_vars:
-                raise DimensionError("adjust_pvalues: the Dataset has no 'pvalue' variable")
-            p = p["pvalue"]
-        dims = dims_tuple(dim) or tuple(p.dims)
-        _xr.check_dims("adjust_pvalues", p, {f"family[{i}]": d for i, d in enumerate(dims)})
-        data = _xr.apply_labelled(
-            "adjust_pvalues", _km.adjust, [p], [list(dims)],
-            {"pvalue_adjusted": ("pvalue", list(dims))},
-            kwargs={**kwargs, "family_axes": len(dims)},
-            attrs={"family": ",".join(map(str, dims)), **kwargs},
-        )
-        return data["pvalue_adjusted"].transpose(*p.dims).assign_attrs(data.attrs)
-    p = np.asarray(p, dtype=float)
-    axes = [numpy_axis("adjust_pvalues", "the family", a) for a in dims_tuple(dim)]
-    axes = axes or list(range(p.ndim))
-    out = _xr.apply_numpy(_km.adjust, [p], [axes], {"pvalue": "pvalue"}, None,
-                          kwargs={**kwargs, "family_axes": len(axes)})
-    return np.moveaxis(np.asarray(out), list(range(-len(axes), 0)), axes) if axes else out
+    out = p.apply(_km.adjust, {"pvalue_adjusted": "pvalue"}, output_dims={
+        "pvalue_adjusted": ["family"]},
+        kwargs={"method": p_adjust, "family_axes": p.count("family")})
+    if p.labelled:
+        return out["pvalue_adjusted"].transpose(*p.arrays[0].dims).assign_attrs(out.attrs)
+    axes = p.dims("family")
+    return np.moveaxis(out, list(range(-len(axes), 0)), axes) if axes else out
 
 
-def pairwise_mcnemar(x, pairs="model", dim="sample", *, family=(), method="exact",
-                     correction="holm", nan_policy="propagate"):
-    r"""McNemar's test between every pair of models on the same items, corrected.
+@statistic(roles={"family": Role(None, (), many=True), "pairs_over": ("model", -2),
+                  "dim": ("sample", -1)},
+           options={"method": o.one_of("exact", "midp", "chi2", "chi2_cc"),
+                    "p_adjust": P_ADJUST, "nan_policy": NAN_POLICY},
+           result=PairwiseMcNemarResult)
+def pairwise_mcnemar(x, pairs_over="model", dim="sample", *, family=(), method="exact",
+                     p_adjust="holm", nan_policy="propagate"):
+    r"""McNemar's test between every pair of models on the same items, adjusted.
 
     Parameters
     ----------
     x : array_like, xarray.DataArray or score cube
         Binary scores (0 or 1; NaN for missing). NumPy input is
-        ``(..., pairs, dim)`` unless axes are given.
-    pairs : str or int, default "model"
-        The dimension whose members are compared pairwise.
+        ``(..., pairs_over, dim)`` unless axes are given.
+    pairs_over : str or int, default "model"
+        The dimension whose members are compared pairwise; the result gains
+        ``f"{pairs_over}_b"``.
     dim : str or int, default "sample"
         The paired items.
-    family : str, int or sequence of them, optional
+    family : str, int or sequence of them, default ()
         Further dimensions pooled into one family with the pairs (e.g.
-        ``"task"`` to correct over all tasks' pairs at once). By default each
+        ``"task"`` to adjust over all tasks' pairs at once). By default each
         slice's k (k - 1) / 2 pairs form the family.
-    method : {"exact", "midp", "chi2", "chi2_cc"}
+    method : {"exact", "midp", "chi2", "chi2_cc"}, default "exact"
         The McNemar test, as :func:`rankstats.mcnemar`.
-    correction : {"holm", "bonferroni", "bh", "by"}
-        As :func:`adjust_pvalues`.
-    nan_policy : {"propagate", "omit", "raise"}
-        As :func:`rankstats.mcnemar` (``omit``: pairwise deletion).
+    {p_adjust}
+    {nan_policy}
+        ``omit`` is pairwise deletion, as :func:`rankstats.mcnemar`.
 
     Returns
     -------
     xarray.Dataset or PairwiseMcNemarResult
-        Over ``pairs`` and ``f"{pairs}_b"``: ``statistic``, raw ``pvalue``,
-        ``pvalue_adjusted`` (the upper triangle adjusted as one family and
-        mirrored; NaN on the diagonal and for untested pairs), the discordant
-        counts ``b`` and ``c`` and ``n_samples``.
+        Over ``pairs_over`` and ``f"{pairs_over}_b"``: ``statistic``, raw
+        ``pvalue``, ``pvalue_adjusted`` (the upper triangle adjusted as one
+        family and mirrored; NaN on the diagonal and for untested pairs), the
+        discordant counts ``b`` and ``c`` and ``n_samples``.
 
     Notes
     -----
     Each unordered pair is one hypothesis: the family has k (k - 1) / 2
     members per slice (times the sizes of ``family``), less the pairs whose
-    p-value is NaN (an absent model, or NaN under ``propagate``).
+    p-value is NaN (an absent model, or NaN under ``propagate``). The tests
+    are those of :func:`rankstats.mcnemar` with ``pairs_over``; the
+    adjustment that of :func:`adjust_pvalues`.
 
     References
     ----------
@@ -140,41 +154,37 @@ def pairwise_mcnemar(x, pairs="model", dim="sample", *, family=(), method="exact
 
     See Also
     --------
-    rankstats.mcnemar : the uncorrected tests (``pairs=`` gives all pairs).
-    adjust_pvalues : the correction on its own.
+    rankstats.mcnemar : the unadjusted tests (``pairs_over=`` gives all pairs).
+    adjust_pvalues : the adjustment on its own.
+    statsmodels.stats.contingency_tables.mcnemar : one pair at a time.
 
     Examples
     --------
     Three models answering the same twelve items:
 
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import pairwise_mcnemar
+    >>> from rankstats import pairwise_mcnemar
     >>> right = np.array([[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1],
     ...                   [0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1],
     ...                   [1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1]])
     >>> result = pairwise_mcnemar(right)
     >>> result.pvalue.round(4)[0], result.pvalue_adjusted.round(4)[0]
     (array([1.    , 0.0312, 1.    ]), array([   nan, 0.0938, 1.    ]))
+
+    Compare with statsmodels, pair by pair, then Holm over the three pairs:
+
+    >>> from statsmodels.stats.contingency_tables import mcnemar
+    >>> from statsmodels.stats.multitest import multipletests
+    >>> def table(a, b):
+    ...     return [[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]]
+    >>> seen = right.astype(bool)
+    >>> raw = [mcnemar(table(seen[i], seen[j]), exact=True).pvalue
+    ...        for i, j in [(0, 1), (0, 2), (1, 2)]]
+    >>> multipletests(raw, method="holm")[1].round(4)
+    array([0.0938, 1.    , 0.125 ])
     """
-    kwargs = {"method": method, "correction": correction, "nan_policy": nan_policy}
-    family = dims_tuple(family)
-    names = ("statistic", "pvalue", "pvalue_adjusted", "b", "c", "n_samples")
-    if _xr.is_labelled(x):
-        scores = _xr.scores_of(x, "pairwise_mcnemar", keep=(dim, pairs))
-        roles = {f"family[{i}]": d for i, d in enumerate(family)}
-        _xr.check_dims("pairwise_mcnemar", scores, {**roles, "pairs": pairs, "paired": dim})
-        pair_dim = f"{pairs}_b"
-        return _xr.apply_labelled(
-            "pairwise_mcnemar", _km.pairwise_mcnemar, [scores], [[*family, pairs, dim]],
-            {name: (name, [*family, pairs, pair_dim]) for name in names},
-            kwargs={**kwargs, "family_axes": len(family)},
-            new_dims={pair_dim: pairs},
-            attrs={"paired": dim, "pairs": pairs, "family": ",".join(map(str, family)),
-                   **kwargs},
-        )
-    axes = [*(numpy_axis("pairwise_mcnemar", "family", f) for f in family),
-            _xr.numpy_axis("pairwise_mcnemar", "pairs", pairs, "model", -2),
-            _xr.numpy_axis("pairwise_mcnemar", "paired", dim, "sample", -1)]
-    return _xr.apply_numpy(_km.pairwise_mcnemar, [x], [axes], {n: n for n in names},
-                           PairwiseMcNemarResult,
-                           kwargs={**kwargs, "family_axes": len(family)})
+    return x.apply(
+        _km.pairwise_mcnemar, {name: name for name in _PAIRWISE}, pairs="pairs_over",
+        output_dims={name: ["family", "pairs_over", "pairs_over_b"] for name in _PAIRWISE},
+        kwargs={"method": method, "correction": p_adjust, "nan_policy": nan_policy,
+                "family_axes": x.count("family")})

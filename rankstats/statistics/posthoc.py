@@ -5,13 +5,13 @@ too), :func:`nemenyi` compares every pair by average rank, with Demšar's
 critical difference; :func:`bonferroni_dunn` compares every model with a
 control. :func:`durbin` and :func:`skillings_mack` test designs in which
 some models lack some tasks or templates; :func:`pairwise_mcnemar` compares
-models item by item, with the multiplicity correction of
-:func:`adjust_pvalues`.
+models item by item, with the multiple-testing adjustment of
+:func:`adjust_pvalues` (``p_adjust``).
 
 :func:`durbin` and :func:`skillings_mack` live in
-:mod:`rankstats.incomplete`, :func:`adjust_pvalues` and
-:func:`pairwise_mcnemar` in :mod:`rankstats.multitest`; all are offered
-here too.
+:mod:`rankstats.statistics.incomplete`, :func:`adjust_pvalues` and
+:func:`pairwise_mcnemar` in :mod:`rankstats.statistics.multitest`; all are
+offered here and from :mod:`rankstats` too.
 
 Blocks are the dimensions ranked within (e.g. ``("task",)`` on per-task
 MaxP or AvgP, or ``("task", "template")`` on per-template scores), joined
@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _options as o
 from .. import _xr
 from .._kernels import posthoc as _kp
-from ..errors import DimensionError
+from .._statistic import documented, statistic
+from ..errors import DimensionError, InputTypeError, OptionError
 from ..results import BonferroniDunnResult, NemenyiResult
-from ._blocks import block_test
+from . import _blocks
+from .concordance import NAN_POLICY, TIES
 from .incomplete import durbin, skillings_mack
-from .multitest import adjust_pvalues, pairwise_mcnemar
+from .multitest import P_ADJUST, adjust_pvalues, pairwise_mcnemar
 
 __all__ = [
     "adjust_pvalues",
@@ -46,9 +49,11 @@ _FRIEDMAN = ("friedman_statistic", "friedman_pvalue", "dof", "n_blocks", "n_trea
 _NEMENYI = {"slice": ("critical_difference", "q_alpha", *_FRIEDMAN),
             "treatment": ("average_rank",), "pair": ("statistic", "pvalue")}
 _DUNN = {"slice": ("critical_difference", "q_alpha", *_FRIEDMAN),
-         "treatment": ("statistic", "pvalue", "pvalue_adjusted", "average_rank"), "pair": ()}
+         "treatment": ("statistic", "pvalue", "pvalue_adjusted", "average_rank")}
+_TESTS = o.one_of("nemenyi", "bonferroni_dunn")
 
 
+@documented
 def critical_difference(n_treatments, n_blocks, alpha=0.05, *, test="nemenyi"):
     r"""Demšar's critical difference of average ranks.
 
@@ -58,15 +63,17 @@ def critical_difference(n_treatments, n_blocks, alpha=0.05, *, test="nemenyi"):
     ----------
     n_treatments, n_blocks : int or array_like
         k (models compared) and N (blocks, e.g. tasks); broadcast together.
-    alpha : float, default 0.05
-        Family-wise significance level.
-    test : {"nemenyi", "bonferroni_dunn"}
+    {alpha}
+        The level is family-wise.
+    test : {"nemenyi", "bonferroni_dunn"}, default "nemenyi"
         All pairs (Nemenyi) or every treatment against one control.
 
     Returns
     -------
     float or numpy.ndarray
-        NaN where k < 2 or N < 1.
+        The critical difference, shaped like the broadcast inputs (a number,
+        not a result object: this is a table lookup, not a test); NaN where
+        k < 2 or N < 1.
 
     Notes
     -----
@@ -87,23 +94,38 @@ def critical_difference(n_treatments, n_blocks, alpha=0.05, *, test="nemenyi"):
     See Also
     --------
     nemenyi, bonferroni_dunn : the tests that report it per slice.
+    scipy.stats.studentized_range : the distribution behind Nemenyi's q.
 
     Examples
     --------
     Demšar's example: four classifiers on fourteen data sets.
 
-    >>> from rankstats.statistics.posthoc import critical_difference
+    >>> import numpy as np
+    >>> from rankstats import critical_difference
     >>> round(float(critical_difference(4, 14)), 4)
     1.2536
     >>> round(float(critical_difference(4, 14, test="bonferroni_dunn")), 4)
     1.1681
+
+    Compare with SciPy:
+
+    >>> from scipy import stats
+    >>> q = stats.studentized_range.ppf(0.95, 4, np.inf) / np.sqrt(2)
+    >>> round(float(q * np.sqrt(4 * 5 / (6 * 14))), 4)
+    1.2536
     """
-    return _kp.critical_difference(n_treatments, n_blocks, alpha=alpha,
-                                   test=test)["critical_difference"][()]
+    checked = o.check_options("critical_difference", {"alpha": o.probability, "test": _TESTS},
+                              {"alpha": alpha, "test": test})
+    return _kp.critical_difference(n_treatments, n_blocks, **checked)["critical_difference"][()]
 
 
+
+@statistic(roles=_blocks.ROLES,
+           options={"alpha": o.probability, "ties": TIES, "tie_correction": o.boolean,
+                    "nan_policy": NAN_POLICY, "higher_is_better": o.optional_boolean},
+           result=NemenyiResult)
 def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
-            correction=True, nan_policy="propagate", higher_is_better=None):
+            tie_correction=True, nan_policy="propagate", higher_is_better=None):
     r"""Friedman's test over models with Nemenyi's comparison of every pair.
 
     Parameters
@@ -111,26 +133,19 @@ def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
     x : array_like, xarray.DataArray or score cube
         Scores. NumPy input is ``(..., blocks, treatments)`` unless axes are
         given; a cube with samples is reduced to per-template scores first.
-    blocks : str, int or sequence of them, optional
-        The block dimension(s), joined into one set of blocks (e.g.
-        ``("task", "template")``). Default: every dimension except
-        ``treatments`` (axis -2 for NumPy input).
-    treatments : str or int, default "model"
-        The dimension whose members are compared (axis -1 for NumPy input).
-    alpha : float, default 0.05
-        Level of the critical difference.
-    ties : {"average", "min", "max", "dense", "ordinal"}
-        How treatments tied within a block are ranked.
-    correction : bool, default True
+    {blocks}
+    {treatments}
+    {alpha}
+        The level of the critical difference (family-wise).
+    {ties}
+    tie_correction : bool, default True
         Tie correction of the Friedman statistic, as :func:`rankstats.friedman`.
-    nan_policy : {"propagate", "omit", "raise"}
+    {nan_policy}
         ``omit`` drops blocks missing a treatment (listwise deletion);
         :func:`skillings_mack` and :func:`durbin` use them instead.
         Treatments with no score in a slice and blocks with no score are
         structure and drop out first.
-    higher_is_better : bool, optional
-        Whether the highest score ranks first. Defaults to the cube's
-        ``higher_is_better`` attribute, else True.
+    {higher_is_better}
 
     Returns
     -------
@@ -148,7 +163,7 @@ def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
     With :math:`R_j` the average rank of treatment j over N blocks, the
     p-value of a pair is :math:`P(Q_{k,\infty} > \sqrt 2\, |R_i - R_j| / SE)`,
     :math:`SE = \sqrt{k (k + 1) / (6 N)}`, Q the studentized range: one
-    family-wise test of all pairs, no further correction needed. The pair
+    family-wise test of all pairs, no further adjustment needed. The pair
     differs at level alpha exactly when :math:`|R_i - R_j| > CD`
     (:func:`critical_difference`). The standard error assumes untied ranks;
     ties make the test conservative. The omnibus statistic is Friedman's
@@ -165,14 +180,15 @@ def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
     See Also
     --------
     scikit_posthocs.posthoc_nemenyi_friedman : the same p-values, one slice.
-    rankstats.plot_posthoc.plot_critical_difference : Demšar's diagram.
+    nonsignificant_groups : the groups no pair test tells apart.
+    rankstats.plot.posthoc.plot_critical_difference : Demšar's diagram.
 
     Examples
     --------
     Three models (columns) on five tasks (rows):
 
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import nemenyi
+    >>> from rankstats import nemenyi
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> result = nemenyi(scores)
@@ -180,16 +196,25 @@ def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
     array([1.2, 2. , 2.8])
     >>> round(float(result.critical_difference), 3), round(float(result.pvalue[0, 2]), 4)
     (1.482, 0.0307)
+
+    Compare with scikit-posthocs:
+
+    >>> import scikit_posthocs
+    >>> expected = scikit_posthocs.posthoc_nemenyi_friedman(scores).to_numpy()
+    >>> bool(np.allclose(result.pvalue, expected))
+    True
     """
-    best_first = _xr.higher_is_better_of(x, higher_is_better)
-    kwargs = {"alpha": alpha, "ties": ties, "correction": correction, "nan_policy": nan_policy,
-              "higher_is_better": best_first}
-    return block_test("nemenyi", _kp.nemenyi, x, blocks, treatments, kwargs, _NEMENYI,
-                       NemenyiResult)
+    return _blocks.run(x, _kp.nemenyi, _NEMENYI,
+                       {"alpha": alpha, "ties": ties, "correction": tie_correction,
+                        "nan_policy": nan_policy, "higher_is_better": higher_is_better})
 
 
+@statistic(roles=_blocks.ROLES,
+           options={"alpha": o.probability, "p_adjust": P_ADJUST, "ties": TIES,
+                    "nan_policy": NAN_POLICY, "higher_is_better": o.optional_boolean},
+           positions={"control": "treatments"}, result=BonferroniDunnResult)
 def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
-                    correction="bonferroni", ties="average", nan_policy="propagate",
+                    p_adjust="bonferroni", ties="average", nan_policy="propagate",
                     higher_is_better=None):
     r"""Every model against a control model, by average rank (Bonferroni–Dunn).
 
@@ -200,15 +225,19 @@ def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
     control : label or int
         The control treatment: a label of ``treatments`` (labelled input) or
         a position along it.
-    blocks, treatments, ties, nan_policy, higher_is_better
-        As for :func:`nemenyi`.
-    alpha : float, default 0.05
-        Level of the critical difference.
-    correction : {"bonferroni", "holm"}
-        How ``pvalue_adjusted`` corrects the k - 1 comparisons: Dunn's
-        Bonferroni correction, or Holm's step-down procedure, which Demšar
-        (2006) also describes for comparisons with a control; both
-        two-sided.
+    {blocks}
+    {treatments}
+    {alpha}
+        The level of the critical difference (family-wise, Bonferroni).
+    {p_adjust}
+        ``"bonferroni"`` is Dunn's test; Holm's step-down procedure, which
+        Demšar (2006) also describes for comparisons with a control, is
+        uniformly more powerful. The family is the k - 1 comparisons of a
+        slice.
+    {ties}
+    {nan_policy}
+        ``omit`` drops blocks missing a treatment (listwise deletion).
+    {higher_is_better}
 
     Returns
     -------
@@ -238,12 +267,13 @@ def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
     See Also
     --------
     scikit_posthocs.posthoc_siegel_friedman : the same z-tests, all pairs.
+    statsmodels.stats.multitest.multipletests : the adjustment, one family.
     nemenyi : every pair instead of every model against one.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import bonferroni_dunn
+    >>> from rankstats import bonferroni_dunn
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> result = bonferroni_dunn(scores, control=0)
@@ -251,12 +281,19 @@ def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
     array([   nan, 1.2649, 2.5298])
     >>> result.pvalue_adjusted.round(4)
     array([   nan, 0.4118, 0.0228])
+
+    Compare with scikit-posthocs and statsmodels:
+
+    >>> import scikit_posthocs
+    >>> from statsmodels.stats.multitest import multipletests
+    >>> raw = scikit_posthocs.posthoc_siegel_friedman(scores).to_numpy()[0, 1:]
+    >>> multipletests(raw, method="bonferroni")[1].round(4)
+    array([0.4118, 0.0228])
     """
-    best_first = _xr.higher_is_better_of(x, higher_is_better)
-    kwargs = {"alpha": alpha, "correction": correction, "ties": ties,
-              "nan_policy": nan_policy, "higher_is_better": best_first}
-    return block_test("bonferroni_dunn", _kp.bonferroni_dunn, x, blocks, treatments, kwargs,
-                       _DUNN, BonferroniDunnResult, control=control)
+    return _blocks.run(x, _kp.bonferroni_dunn, _DUNN,
+                       {"alpha": alpha, "correction": p_adjust, "ties": ties,
+                        "nan_policy": nan_policy, "higher_is_better": higher_is_better,
+                        "control": x.positions["control"]})
 
 # --------------------------------------------------------------------------- groups
 
@@ -281,18 +318,37 @@ def nonsignificant_groups(result, *, alpha=None, names=None) -> list[list]:
         Each group (two or more treatments, best first) is a maximal run of
         treatments consecutive in average rank in which no pair differs,
         as the bars of Demšar's critical-difference diagram (and Orange's).
-        For Nemenyi's test these runs are exactly the maximal cliques of the
-        "not different" graph.
+
+    Notes
+    -----
+    For Nemenyi's test these runs are exactly the maximal cliques of the
+    "not different" graph: a pair differs when its average ranks differ by
+    more than the critical difference, which is monotone in rank distance.
+    With ``alpha`` the decision is the p-value's, the same one at the
+    result's own level.
+
+    References
+    ----------
+    .. [1] Demšar, J. (2006). Statistical comparisons of classifiers over
+       multiple data sets. JMLR, 7, 1-30 (the critical-difference diagram).
+
+    See Also
+    --------
+    nemenyi : the test whose result this reads.
+    rankstats.plot.posthoc.plot_critical_difference : the groups as bars.
+    scikit_posthocs.critical_difference_diagram : the diagram from a p-value matrix.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from rankstats.statistics.posthoc import nemenyi, nonsignificant_groups
+    >>> from rankstats import nemenyi, nonsignificant_groups
     >>> scores = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.7, 0.5, 0.6],
     ...                    [0.9, 0.4, 0.1], [0.6, 0.8, 0.2]])
     >>> nonsignificant_groups(nemenyi(scores), names=["a", "b", "c"])
     [['a', 'b'], ['b', 'c']]
     """
+    alpha = o.check_options("nonsignificant_groups", {"alpha": o.optional(o.probability)},
+                            {"alpha": alpha})["alpha"]
     mean, significant, labels = _one_slice(result, alpha, names)
     runs = _kp.clique_runs(mean, significant)
     order, stop = runs["order"], runs["stop"]
@@ -318,7 +374,7 @@ def _one_slice(result, alpha, names):
         cd = float(result["critical_difference"])
     else:
         if not hasattr(result, "average_rank") or np.ndim(getattr(result, "pvalue", 0)) < 2:
-            raise TypeError(f"needs a nemenyi result, not {type(result).__name__}")
+            raise InputTypeError(f"needs a nemenyi result, not {type(result).__name__}")
         mean = np.asarray(result.average_rank, dtype=float)
         if mean.ndim != 1:
             raise DimensionError(f"one slice needed; the result has average ranks of shape "
@@ -326,7 +382,7 @@ def _one_slice(result, alpha, names):
         labels, pvalue, cd = None, np.asarray(result.pvalue), float(result.critical_difference)
     labels = list(names) if names is not None else labels or list(range(mean.size))
     if len(labels) != mean.size:
-        raise ValueError(f"{len(labels)} name(s) given for {mean.size} treatments")
+        raise OptionError(f"names: {len(labels)} name(s) given for {mean.size} treatments")
     if alpha is None:
         significant = np.abs(mean[:, None] - mean[None, :]) > cd
     else:

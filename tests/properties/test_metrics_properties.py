@@ -38,31 +38,31 @@ def score_matrices(elements=unit, max_models=5, max_templates=8, min_templates=1
 @given(x=score_matrices())
 def test_metrics_match_their_definitions(x):
     out = rankstats.prompt_metrics(x)
-    np.testing.assert_array_equal(out["maxp"], x.max(axis=-1))
-    close(out["avgp"], x.mean(axis=-1))
-    close(out["saturation"], 1 - (x.max(axis=-1) - x.mean(axis=-1)))
-    close(out["cps"], out["saturation"] * out["maxp"])
-    np.testing.assert_array_equal(out["n_templates"], x.shape[-1])
+    np.testing.assert_array_equal(out.maxp, x.max(axis=-1))
+    close(out.avgp, x.mean(axis=-1))
+    close(out.saturation, 1 - (x.max(axis=-1) - x.mean(axis=-1)))
+    close(out.cps, out.saturation * out.maxp)
+    np.testing.assert_array_equal(out.n_templates, x.shape[-1])
     for name in METRICS:
-        np.testing.assert_array_equal(getattr(rankstats, name)(x), out[name])
+        np.testing.assert_array_equal(getattr(rankstats, name)(x), getattr(out, name))
 
 
 @given(x=score_matrices())
 def test_avgp_between_worst_and_best_template(x):
     out = rankstats.prompt_metrics(x)
     slack = 1e-12
-    assert np.all(out["avgp"] <= out["maxp"] + slack)
-    assert np.all(out["avgp"] >= x.min(axis=-1) - slack)
+    assert np.all(out.avgp <= out.maxp + slack)
+    assert np.all(out.avgp >= x.min(axis=-1) - slack)
 
 
 @given(x=score_matrices())
 def test_saturation_and_cps_bounds_for_unit_scores(x):
     out = rankstats.prompt_metrics(x)
-    assert np.all((out["saturation"] >= 0) & (out["saturation"] <= 1))
-    assert np.all(out["cps"] <= out["maxp"])
-    assert np.all(out["cps"] >= 0)
+    assert np.all((out.saturation >= 0) & (out.saturation <= 1))
+    assert np.all(out.cps <= out.maxp)
+    assert np.all(out.cps >= 0)
     # the gap to the mean is at most the gap to the worst template
-    assert np.all(out["saturation"] >= 1 - np.ptp(x, axis=-1) - 1e-12)
+    assert np.all(out.saturation >= 1 - np.ptp(x, axis=-1) - 1e-12)
 
 
 @given(x=score_matrices(), seed=st.integers(0, 2**32 - 1))
@@ -70,9 +70,9 @@ def test_metrics_invariant_to_permuting_templates(x, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[-1])
     before = rankstats.prompt_metrics(x)
     after = rankstats.prompt_metrics(x[:, perm])
-    np.testing.assert_array_equal(after["maxp"], before["maxp"])
+    np.testing.assert_array_equal(after.maxp, before.maxp)
     for name in ("avgp", "saturation", "cps"):
-        close(after[name], before[name])
+        close(getattr(after, name), getattr(before, name))
 
 
 @given(x=score_matrices(), seed=st.integers(0, 2**32 - 1))
@@ -81,12 +81,12 @@ def test_metrics_are_per_model(x, seed):
     before = rankstats.prompt_metrics(x)
     after = rankstats.prompt_metrics(x[perm])
     for name in METRICS:
-        np.testing.assert_array_equal(after[name], before[name][perm])
+        np.testing.assert_array_equal(getattr(after, name), getattr(before, name)[perm])
     for i, row in enumerate(x):
         single = rankstats.prompt_metrics(row, model=None)
         for name in METRICS:
-            assert np.ndim(single[name]) == 0
-            assert single[name] == before[name][i]
+            assert np.ndim(getattr(single, name)) == 0
+            assert getattr(single, name) == getattr(before, name)[i]
 
 
 @given(values=hnp.arrays(np.float64, st.integers(1, 5), elements=unit),
@@ -94,20 +94,20 @@ def test_metrics_are_per_model(x, seed):
 def test_agreeing_templates_saturate(values, k):
     x = np.repeat(values[:, None], k, axis=1)
     out = rankstats.prompt_metrics(x)
-    np.testing.assert_array_equal(out["maxp"], values)
-    close(out["avgp"], values, abs_=1e-15)
-    close(out["saturation"], 1.0, abs_=1e-15)
-    close(out["cps"], values, abs_=1e-15)
+    np.testing.assert_array_equal(out.maxp, values)
+    close(out.avgp, values, abs_=1e-15)
+    close(out.saturation, 1.0, abs_=1e-15)
+    close(out.cps, values, abs_=1e-15)
 
 
 @given(x=score_matrices(grid))
 def test_lower_is_better_is_the_negated_problem(x):
     lower = rankstats.prompt_metrics(x, higher_is_better=False)
     negated = rankstats.prompt_metrics(-x)
-    np.testing.assert_array_equal(lower["maxp"], x.min(axis=-1))
-    np.testing.assert_array_equal(lower["maxp"], -negated["maxp"])
-    close(lower["avgp"], -negated["avgp"])
-    close(lower["saturation"], negated["saturation"])
+    np.testing.assert_array_equal(lower.maxp, x.min(axis=-1))
+    np.testing.assert_array_equal(lower.maxp, -negated.maxp)
+    close(lower.avgp, -negated.avgp)
+    close(lower.saturation, negated.saturation)
 
 
 @given(x=score_matrices(grid), a=scales, b=shifts, flip=st.booleans())
@@ -116,10 +116,10 @@ def test_best_and_average_are_affine_equivariant(x, a, b, flip):
     out = rankstats.prompt_metrics(sign * a * x + b)
     base = rankstats.prompt_metrics(x, higher_is_better=not flip)
     # a decreasing map turns the best template into the worst one
-    close(out["maxp"], sign * a * base["maxp"] + b)
-    close(out["avgp"], sign * a * base["avgp"] + b, abs_=1e-10)
+    close(out.maxp, sign * a * base.maxp + b)
+    close(out.avgp, sign * a * base.avgp + b, abs_=1e-10)
     # saturation measures a gap, so it scales with |a| and ignores shifts
-    close(1 - out["saturation"], a * (1 - base["saturation"]), abs_=1e-10)
+    close(1 - out.saturation, a * (1 - base.saturation), abs_=1e-10)
 
 
 @given(x=score_matrices(min_templates=2), data=st.data())
@@ -129,9 +129,9 @@ def test_valid_mask_selects_templates(x, data):
     masked = rankstats.prompt_metrics(x, valid=valid)
     selected = rankstats.prompt_metrics(x[:, valid])
     for name in ("maxp", "n_templates"):
-        np.testing.assert_array_equal(masked[name], selected[name])
+        np.testing.assert_array_equal(getattr(masked, name), getattr(selected, name))
     for name in ("avgp", "saturation", "cps"):
-        close(masked[name], selected[name])
+        close(getattr(masked, name), getattr(selected, name))
 
 
 @given(x=score_matrices(min_templates=2), data=st.data())
@@ -144,13 +144,13 @@ def test_omit_skips_missing_templates_per_model(x, data):
     for i, (row, hole) in enumerate(zip(x, holes, strict=True)):
         kept = row[~hole]
         if kept.size == 0:
-            assert np.isnan(omitted["maxp"][i]) and omitted["n_templates"][i] == 0
+            assert np.isnan(omitted.maxp[i]) and omitted.n_templates[i] == 0
             continue
-        assert omitted["maxp"][i] == kept.max()
-        close(omitted["avgp"][i], kept.mean())
-        assert omitted["n_templates"][i] == kept.size
+        assert omitted.maxp[i] == kept.max()
+        close(omitted.avgp[i], kept.mean())
+        assert omitted.n_templates[i] == kept.size
         # under propagate a model missing a template that others have gets NaN
-        assert np.isnan(propagated["avgp"][i]) == bool((hole & present_templates).any())
+        assert np.isnan(propagated.avgp[i]) == bool((hole & present_templates).any())
 
 
 @given(data=st.data())
@@ -162,8 +162,8 @@ def test_metrics_are_computed_slice_by_slice(data):
     for i, block in enumerate(flat):
         single = rankstats.prompt_metrics(block)
         for name in METRICS:
-            np.testing.assert_array_equal(batched[name].reshape(-1, x.shape[-2])[i],
-                                          single[name])
+            np.testing.assert_array_equal(getattr(batched, name).reshape(-1, x.shape[-2])[i],
+                                          getattr(single, name))
 
 
 # --------------------------------------------------------------------------- divergence
@@ -251,4 +251,4 @@ def test_labelled_prompt_metrics_match_numpy(x):
     expected = rankstats.prompt_metrics(x)
     for name in METRICS:
         assert out[name].dims == ("model",)
-        np.testing.assert_array_equal(out[name].values, expected[name])
+        np.testing.assert_array_equal(out[name].values, getattr(expected, name))

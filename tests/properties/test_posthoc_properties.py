@@ -157,7 +157,7 @@ def test_nemenyi_is_equivariant_under_permuting_treatments(x, seed):
 def test_bonferroni_dunn_adjusted_bound_raw(x, data):
     control = data.draw(st.integers(0, x.shape[1] - 1))
     bonferroni = bonferroni_dunn(x, control=control)
-    holm = bonferroni_dunn(x, control=control, correction="holm")
+    holm = bonferroni_dunn(x, control=control, p_adjust="holm")
     others = np.arange(x.shape[1]) != control
     raw = bonferroni.pvalue[others]
     assert (bonferroni.pvalue_adjusted[others] >= raw).all()
@@ -188,10 +188,10 @@ def test_groups_are_maximal_runs_of_nonsignificant_pairs(x):
 # --------------------------------------------------------------------------- incomplete designs
 
 
-@given(x=complete_blocks(), correction=st.booleans())
-def test_skillings_mack_is_friedman_on_complete_data(x, correction):
-    sm = skillings_mack(x, correction=correction)
-    friedman = rankstats.friedman(x, blocks=0, treatments=1, tie_correction=correction)
+@given(x=complete_blocks(), tie_correction=st.booleans())
+def test_skillings_mack_is_friedman_on_complete_data(x, tie_correction):
+    sm = skillings_mack(x, tie_correction=tie_correction)
+    friedman = rankstats.friedman(x, blocks=0, treatments=1, tie_correction=tie_correction)
     close(sm.statistic, friedman.statistic, abs_=1e-9)
     assert sm.dof == friedman.dof
     close(sm.pvalue, friedman.pvalue, abs_=1e-9)
@@ -256,7 +256,7 @@ def test_durbin_invariant_to_permutations(x, seed):
 @given(x=hnp.arrays(np.float64, (4, 15), elements=st.sampled_from([0.0, 1.0])),
        method=st.sampled_from(METHODS))
 def test_pairwise_mcnemar_adjusted_is_symmetric_and_bounds_raw(x, method):
-    result = pairwise_mcnemar(x, correction=method)
+    result = pairwise_mcnemar(x, p_adjust=method)
     adjusted, raw = result.pvalue_adjusted, result.pvalue
     close(adjusted, adjusted.T, abs_=0)
     off = ~np.eye(4, dtype=bool)
