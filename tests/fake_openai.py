@@ -2,7 +2,9 @@
 
 It serves ``/v1/chat/completions`` and ``/v1/completions`` with usage and
 logprobs in the shapes the official client parses, checks the bearer key,
-and can be told to answer 429 (with ``Retry-After``), 500, or to stall. Every
+and can be told to answer 429 (with ``Retry-After``), 500, to stall, or to
+answer 200 with a malformed body (not JSON, HTML, JSON of the wrong shape,
+or cut short). Every
 request is logged (path, a hash of its body, the status sent) so tests can
 check that no completed request was sent twice. The key is checked, never
 logged.
@@ -71,6 +73,16 @@ class FakeOpenAI:
         with self.lock:
             self.faults.extend([("status", status, retry_after)] * times)
 
+    def corrupt(self, kind: str, times: int = 1) -> None:
+        """Answer the next ``times`` requests 200 with a malformed body.
+
+        ``kind``: ``"json"`` (cut mid-object), ``"html"`` (a text/html page),
+        ``"shape"`` (JSON without choices) or ``"truncated"`` (the connection
+        closes before the announced length).
+        """
+        with self.lock:
+            self.faults.extend([("corrupt", kind, None)] * times)
+
     def stall(self, times: int = 1, seconds: float = 30.0) -> None:
         """Hold the next ``times`` requests for ``seconds`` and close them unanswered."""
         with self.lock:
@@ -121,6 +133,21 @@ class FakeOpenAI:
         handler.wfile.write(data)
         handler.wfile.flush()
 
+    def _corrupt(self, handler, kind: str) -> None:
+        data = {"json": b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess',
+                "html": b"<html><body>502 Bad Gateway</body></html>",
+                "shape": json.dumps({"id": "x", "object": "chat.completion"}).encode(),
+                "truncated": json.dumps({"id": "x", "choices": []}).encode()}[kind]
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html" if kind == "html" else "application/json")
+        extra = 64 if kind == "truncated" else 0
+        handler.send_header("Content-Length", str(len(data) + extra))
+        handler.end_headers()
+        handler.wfile.write(data)
+        handler.wfile.flush()
+        if kind == "truncated":
+            handler.close_connection = True
+
     def _record(self, path: str, body: dict, status: int) -> None:
         with self.lock:
             self.log.append({"path": path, "body": body_hash(body), "status": status,
@@ -140,6 +167,9 @@ class FakeOpenAI:
             done = sum(1 for entry in self.log if entry["status"] == 200)
         if fault is None and self.stall_after is not None and done >= self.stall_after:
             fault = ("stall", 600.0, None)
+        if fault is not None and fault[0] == "corrupt":
+            self._record(path, body, "corrupt")
+            return self._corrupt(handler, fault[1])
         if fault is not None and fault[0] == "stall":
             self._record(path, body, 0)
             self.released.wait(fault[1])

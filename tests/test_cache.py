@@ -107,3 +107,48 @@ def test_killed_writer_loses_at_most_the_record_in_flight(tmp_path):
     cache = ResponseCache(path)
     assert len(cache) == complete > 0
     assert all(cache.get(ResponseCache.key({"i": i}))["i"] == i for i in range(complete))
+
+
+HOLDER = """
+import sys, time
+from collectors.cache import ResponseCache
+cache = ResponseCache(sys.argv[1])
+with cache.locked():
+    cache.put("held", {"by": "the other process"})
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_one_process_writes_a_cache_at_a_time(tmp_path):
+    from collectors.cache import CacheBusyError
+
+    path = tmp_path / "cache.jsonl"
+    mine = ResponseCache(path)
+    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "locked"
+        with pytest.raises(CacheBusyError, match="being written by another process"):
+            mine.put("k", {"response": "x"})
+        with pytest.raises(CacheBusyError, match=r"waited 0\.2 s"):
+            with mine.locked(timeout=0.2):
+                pass
+        assert "k" not in mine and "held" not in mine
+    finally:
+        os.kill(process.pid, signal.SIGKILL)  # a killed holder releases the lock
+        process.wait()
+        process.stdout.close()
+    mine.put("k", {"response": "x"})  # taking the lock reads what the other process wrote
+    assert mine.get("held") == {"by": "the other process"} and len(mine) == 2
+    assert len(ResponseCache(path)) == 2
+
+
+def test_the_same_process_takes_its_own_lock_again(tmp_path):
+    path = tmp_path / "cache.jsonl"
+    first, second = ResponseCache(path), ResponseCache(path)
+    with first.locked():
+        second.put("a", {"n": 1})  # another object on the same file, same process: no wait
+        with first.locked():
+            first.put("b", {"n": 2})
+    assert "a" in first and len(ResponseCache(path)) == 2

@@ -356,3 +356,119 @@ def test_the_collect_command_estimates_on_a_budget(fake, task_files, tmp_path, c
     out = capsys.readouterr().out
     assert "m1 parity: MaxP ≈" in out and "12 calls of 18" in out
     assert len(fake.completed()) == 12 and no_repeats(fake) == []
+
+
+# ---- malformed answers, outputs that cannot be written, a cache shared by two runs ---------
+
+LABEL = "(task 'parity', template '2', sample 's3')"
+
+
+def one_request():
+    return Request("m1", "chat", {"messages": [{"role": "user", "content": "Is 3 even?"}],
+                                  "temperature": 0.0, "max_tokens": 3}, label=LABEL)
+
+
+@pytest.mark.parametrize("kind", ["json", "html", "shape", "truncated"])
+def test_a_malformed_body_is_retried_like_a_server_error(fake, tmp_path, kind):
+    fake.corrupt(kind, times=2)
+    asker = requester(tmp_path / "c.jsonl", fake, concurrency=1)
+    request = one_request()
+    answers = run_requests([request], asker)
+    assert answers[request.key]["text"] in ("yes", "no")
+    assert [entry["status"] for entry in fake.log] == ["corrupt", "corrupt", 200]
+    assert asker.retries == 2
+    assert ResponseCache(tmp_path / "c.jsonl").get(request.key) == answers[request.key]
+
+
+@pytest.mark.parametrize("kind", ["json", "html", "shape"])
+def test_a_body_malformed_every_time_names_the_request_and_status(fake, tmp_path, kind):
+    fake.corrupt(kind, times=3)
+    asker = requester(tmp_path / "c.jsonl", fake, max_attempts=3)
+    with pytest.raises(RequestError) as error:
+        run_requests([one_request()], asker)
+    message = str(error.value)
+    for part in ("m1 chat request", "task 'parity'", "template '2'", "sample 's3'",
+                 "HTTP 200 with a malformed body", "after 3 attempts", "0 of 1 new requests"):
+        assert part in message, part
+    assert KEY not in message
+    assert len(ResponseCache(tmp_path / "c.jsonl")) == 0
+
+
+def _read_only(path: Path) -> Path:
+    path.write_bytes(b"previous cube")
+    path.chmod(0o444)
+    return path
+
+
+@pytest.mark.parametrize("output, error", [
+    (lambda folder: folder / "missing" / "cube.nc", "does not exist"),
+    (lambda folder: folder, "is a folder"),
+    (lambda folder: _read_only(folder / "cube.nc"), "write-protected"),
+])
+def test_an_output_that_cannot_be_written_stops_before_any_request(fake, task_files, tmp_path,
+                                                                   output, error):
+    target = output(tmp_path)
+    cache = tmp_path / "c.jsonl"
+    templates, samples = load_templates(task_files[0]), load_samples(task_files[1])
+    with pytest.raises(rankstats.errors.PathError, match=error):
+        collect(["m1"], templates, samples, cache=cache, output=target,
+                requester=requester(cache, fake))
+    assert fake.log == [] and not cache.exists()
+    if target.is_file():
+        assert target.read_bytes() == b"previous cube"
+
+
+HOLDER = """
+import sys, time
+from collectors.cache import ResponseCache
+cache = ResponseCache(sys.argv[1])
+with cache.locked():
+    print("locked", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def _holding(cache: Path, seconds: float) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(cache), str(seconds)],
+                               stdout=subprocess.PIPE, text=True, env=env)
+    assert process.stdout.readline().strip() == "locked"
+    return process
+
+
+def test_a_cache_written_by_another_run_is_refused_before_sending(fake, tmp_path):
+    from collectors.cache import CacheBusyError
+
+    cache = tmp_path / "c.jsonl"
+    holder = _holding(cache, 30)
+    try:
+        with pytest.raises(CacheBusyError, match="being written by another process"):
+            run_requests([one_request()], requester(cache, fake))
+        assert fake.log == []
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    answers = run_requests([one_request()], requester(cache, fake))
+    assert len(answers) == 1 and len(fake.completed()) == 1
+
+
+def test_a_second_run_waits_for_the_cache_and_sends_only_what_is_missing(fake, tmp_path):
+    cache = tmp_path / "c.jsonl"
+    first, second = one_request(), Request("m1", "chat", {"messages": [
+        {"role": "user", "content": "Is 4 even?"}], "max_tokens": 3}, label=LABEL)
+    waiting = requester(cache, fake, lock_timeout=30)  # opened while the cache is empty
+    holder = _holding(cache, 3)
+    # what the other run answered while this one waited is read, not asked again
+    run_requests([first], requester(ResponseCache(tmp_path / "other.jsonl"), fake))
+    with open(cache, "a", encoding="utf-8") as handle:
+        record = ResponseCache(tmp_path / "other.jsonl").get(first.key)
+        handle.write(json.dumps({"key": first.key, "record": record}) + "\n")
+    sent = len(fake.completed())
+    assert holder.poll() is None  # still holding: the run below has to wait
+    answers = run_requests([first, second], waiting)
+    holder.wait()
+    holder.stdout.close()
+    assert set(answers) == {first.key, second.key}
+    assert len(fake.completed()) == sent + 1
+    assert waiting.ledger.summary().count("from the cache") >= 1

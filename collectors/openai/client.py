@@ -6,14 +6,19 @@ changes the output (model, endpoint, decoding settings, messages or prompt),
 and written there as soon as the answer arrives, so a run killed at any point
 and restarted repeats no completed request. Transient failures (429, 5xx,
 timeouts, dropped connections) are retried with exponential backoff that
-honours ``Retry-After``; any other error stops the run at once, keeping
-everything answered so far. The API key is handed to the client only: it is
+honours ``Retry-After``; so are answers whose body is malformed or cut short
+(not JSON, or not a completion). Any other error stops the run at once,
+keeping everything answered so far; every message names the model, the
+request (task, template, sample) and the status. The cache is locked for the
+whole run, so a second run on the same cache waits or is refused instead of
+sending every request again. The API key is handed to the client only: it is
 in no cache key, record, message or log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import sys
@@ -35,6 +40,10 @@ RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 class RequestError(RankstatsError, RuntimeError):
     """A request failed for good (e.g. 400, 401, 404, or retries exhausted); the run stopped."""
+
+
+class MalformedResponse(Exception):
+    """A 200 answer whose body is not the completion asked for (retried like a 5xx)."""
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:
@@ -101,7 +110,26 @@ class Request:
 
 
 def _record(endpoint: str, response) -> dict:
-    """The parts of a response worth keeping, as plain JSON."""
+    """The parts of a response worth keeping, as plain JSON.
+
+    Raises :class:`MalformedResponse` when the body is not a completion of
+    ``endpoint`` (text instead of JSON, no choices, fields of the wrong type).
+    """
+    try:
+        record = _fields(endpoint, response)
+        json.dumps(record, allow_nan=False)
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
+        shown = repr(response) if isinstance(response, (str, bytes)) else type(response).__name__
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise MalformedResponse(f"the body is not a {endpoint} completion ({shown}: "
+                                f"{type(error).__name__}: {error})") from None
+    if not isinstance(record["text"], str):
+        raise MalformedResponse(f"the body's text is a {type(record['text']).__name__}, "
+                                "not text")
+    return record
+
+
+def _fields(endpoint: str, response) -> dict:
     choice = response.choices[0]
     usage = response.usage.model_dump() if response.usage is not None else None
     record = {"model": response.model, "finish_reason": choice.finish_reason, "usage": usage,
@@ -151,15 +179,20 @@ class Requester:
         Show a progress bar on stderr.
     sleep : callable, optional
         ``async sleep(seconds)``, injected by tests.
+    lock_timeout : float, default 0
+        Seconds to wait for another process writing the same cache before
+        :class:`~collectors.cache.CacheBusyError`; 0 refuses at once.
     """
 
     def __init__(self, cache: ResponseCache, *, base_url: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
                  limiter: RateLimiter | None = None, backoff: Backoff | None = None,
                  max_attempts: int = 6, timeout: float = 60.0, ledger: Ledger | None = None,
-                 progress: bool = False, sleep: Callable | None = None, seed: int | None = None):
+                 progress: bool = False, sleep: Callable | None = None, seed: int | None = None,
+                 lock_timeout: float = 0.0):
         if concurrency < 1 or max_attempts < 1 or not timeout > 0:
             raise ValueError("concurrency and max_attempts must be positive, timeout above 0")
+        self.lock_timeout = lock_timeout
         self.cache = cache
         self.base_url = base_url
         self.api_key_env = api_key_env
@@ -197,23 +230,26 @@ class Requester:
         import openai
 
         estimate = estimate_tokens(request.input_text) + request.max_tokens
+        what = _described(request)
         for attempt in range(self.max_attempts):
             if self.limiter is not None:
                 await self.limiter.acquire(estimate)
             try:
                 response = await self._call(client, request)
+                record = _record(request.endpoint, response)
             except (openai.APITimeoutError, openai.APIConnectionError) as error:
                 problem, wait = f"{type(error).__name__}", None
             except openai.APIStatusError as error:
                 status = error.status_code
                 if status not in RETRYABLE:
                     raise RequestError(redact(
-                        f"{request.model} {request.endpoint} request {request.label or ''} "
-                        f"failed with HTTP {status}: {error.message}", secrets)) from None
+                        f"{what} failed with HTTP {status}: {error.message}", secrets)) from None
                 problem = f"HTTP {status}"
                 wait = retry_after_seconds(error.response.headers)
+            except (ValueError, openai.APIResponseValidationError, MalformedResponse) as error:
+                # a 200 whose body is not JSON (ValueError), or not the completion asked for
+                problem, wait = f"HTTP 200 with a malformed body: {_short(error)}", None
             else:
-                record = _record(request.endpoint, response)
                 if self.limiter is not None and record["usage"]:
                     self.limiter.settle(estimate, record["usage"].get("total_tokens") or 0)
                 self.cache.put(request.key, record)
@@ -221,17 +257,16 @@ class Requester:
                 return record
             if stop is not None and stop.is_set():
                 raise RequestError(redact(
-                    f"{request.model} {request.endpoint} request {request.label or ''} "
-                    f"not retried ({problem}): the run is stopping", secrets))
+                    f"{what} not retried ({problem}): the run is stopping", secrets))
             if attempt + 1 == self.max_attempts:
                 raise RequestError(redact(
-                    f"{request.model} {request.endpoint} request {request.label or ''} "
-                    f"still failing after {self.max_attempts} attempts ({problem})", secrets))
+                    f"{what} still failing after {self.max_attempts} attempts ({problem})",
+                    secrets))
             self.retries += 1
             await self.sleep(self.backoff.delay(attempt, wait, self.random))
             if stop is not None and stop.is_set():
-                raise RequestError(f"{request.label or request.model}: not retried, the run "
-                                   "is stopping")
+                raise RequestError(redact(f"{what}: not retried ({problem}), the run is "
+                                          "stopping", secrets))
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def run(self, requests: Sequence[Request]) -> dict[str, dict]:
@@ -250,6 +285,17 @@ class Requester:
         if not pending:
             return answers
         key = self._key()
+        with self.cache.locked(timeout=self.lock_timeout):
+            # another run may have answered some of them while this one waited for the cache
+            for request_key in [k for k in pending if k in self.cache]:
+                request = pending.pop(request_key)
+                self.ledger.add(request.model, None, cached=True)
+                answers[request_key] = self.cache.get(request_key)
+            if pending:
+                await self._send(pending, answers, key)
+        return answers
+
+    async def _send(self, pending: dict, answers: dict, key: str) -> None:
         secrets = [key]
         client = self._client(key)
         gate = asyncio.Semaphore(self.concurrency)
@@ -281,11 +327,24 @@ class Requester:
         failures = fatal + [o for o in outcomes if isinstance(o, BaseException)]
         if failures:
             finished = sum(1 for k in pending if k in answers)
-            raise RequestError(
-                f"{failures[0]} — stopped; {finished} of {len(pending)} new requests were "
+            first = failures[0]
+            shown = str(first) if isinstance(first, RequestError) else \
+                f"{type(first).__name__}: {first}"
+            raise RequestError(redact(
+                f"{shown} — stopped; {finished} of {len(pending)} new requests were "
                 f"answered and are cached in {str(self.cache.path)!r}; fix the cause and run "
-                "again to resume") from None
-        return answers
+                "again to resume", secrets)) from None
+
+
+def _described(request: Request) -> str:
+    """``model endpoint request (task ..., template ..., sample ...)``, for messages."""
+    label = f" {request.label}" if request.label else ""
+    return f"{request.model} {request.endpoint} request{label}"
+
+
+def _short(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 class _NoBar:

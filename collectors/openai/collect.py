@@ -22,6 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import xarray as xr
 
+from rankstats.io import check_output
+
 from ..cache import ResponseCache
 from ..prompts.formatting import check_fields, render
 from ..records import records_to_cube
@@ -229,7 +231,8 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
             samples: Mapping[str, Sequence[Sample]], *, cache, settings: Settings | None = None,
             scorer: str | Callable = "exact_match", requester: Requester | None = None,
             prices: Mapping[str, tuple[float, float]] | None = None,
-            dry_run: bool = False, **transport) -> Collection:
+            dry_run: bool = False, output=None, force: bool = False,
+            **transport) -> Collection:
     """Run every model over every template × sample and build the cube.
 
     Parameters
@@ -252,6 +255,14 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
         Model → (dollars per 1M input tokens, per 1M output tokens).
     dry_run : bool
         Only plan: count requests and tokens, send nothing (no key needed).
+    output : str or os.PathLike, optional
+        Where the caller will write the cube: checked first
+        (:func:`rankstats.io.check_output`: the folder exists and can be
+        written, the path is not a folder nor, without ``force``, a
+        write-protected file or a link), so a run that could not save its
+        result stops before it sends a paid request.
+    force : bool, default False
+        Allow ``output`` to replace a write-protected file or a link.
 
     Returns
     -------
@@ -263,7 +274,13 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
     ------
     collectors.openai.client.RequestError
         A request failed for good; everything answered so far is cached.
+    rankstats.errors.PathError
+        ``output`` cannot or may not be written (nothing was sent).
+    collectors.cache.CacheBusyError
+        Another process is writing the cache (nothing was sent).
     """
+    if output is not None:
+        check_output(output, force=force)
     settings = settings or Settings()
     cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
     score = get_scorer(scorer)
