@@ -341,7 +341,7 @@ def test_budgeted_search_through_the_collector_bills_each_cell_once(fake, task_f
     assert 0.0 <= best.estimate <= 1.0 and float(exact.max()) >= float(seen.mean()) - 1e-12
     assert no_repeats(fake) == []
     average = rankstats.estimate_avgp(score, [t.id for t in templates],
-                                      [s.id for s in samples], repetitions=4, seed=0)
+                                      [s.id for s in samples], templates_per_sample=4, seed=0)
     assert no_repeats(fake) == [] and average.calls <= 4 * 6
 
 

@@ -321,7 +321,7 @@ def test_html_report_carries_the_verbalizer_figures(cube):
     from rankstats.render import to_html
 
     family = ["Ushape-1", "Ushape-2", "Ushape-3"]
-    report = rankstats.report(cube.sel(model=family), resamples=0)
+    report = rankstats.report(cube.sel(model=family), n_resamples=0)
     pictures = figures(report)
     assert {"verbalizer_groups:Ushape", "verbalizer_cot:Ushape"} <= set(pictures)
     page = to_html(report, pictures)

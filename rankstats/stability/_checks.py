@@ -208,11 +208,12 @@ def checked(*, numpy: Callable | None = None, **checks: o.Check):
     Parameters
     ----------
     numpy : callable, optional
-        ``numpy(function, values, lead, dims) -> result`` runs the body on
-        NumPy input, whose first argument ``values[first]`` the decorator has
-        turned into a labelled cube ``(task, model, template[, sample])``
-        with ``lead`` the shape of the leading axes; :func:`fields_of` makes
-        the usual one. Without it the body gets the input as given.
+        ``numpy(function, bound, lead, dims) -> result`` runs the body on
+        NumPy input: ``bound`` is the call's checked
+        :class:`inspect.BoundArguments`, whose first argument the decorator
+        has turned into a labelled cube ``(task, model, template[, sample])``,
+        and ``lead`` the shape of the input's leading axes; :func:`fields_of`
+        makes the usual one. Without it the body gets the input as given.
     **checks
         Checks of parameters that :data:`CHECKS` lacks, or that mean
         something else here (``n_resamples=o.positive_int``).
