@@ -506,8 +506,7 @@ def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str
 
     References
     ----------
-    Mizrahi et al. (2024), State of What Art? A Call for Multi-Prompt LLM
-    Evaluation, TACL, section 7.
+    {mizrahi2024}
 
     See Also
     --------
@@ -571,8 +570,7 @@ def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str
 
     References
     ----------
-    Mizrahi et al. (2024), State of What Art? A Call for Multi-Prompt LLM
-    Evaluation, TACL, section 7.
+    {mizrahi2024}
 
     See Also
     --------

@@ -138,9 +138,7 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
 
     References
     ----------
-    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
-       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
-       Evaluation. TACL 12, 933-949.
+    {mizrahi2024}
 
     See Also
     --------

@@ -168,6 +168,9 @@ template)`` for ``over="templates"``), each leading position a task.""",
     "probability": """probability : float, default 0.95
     The share of the draws that must reach ``target`` (a target
     probability, between 0 and 1).""",
+    "mizrahi2024": """.. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
+   Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
+   Evaluation. TACL 12, 933-949.""",
     "subset_confidence_level": """{confidence_level}
     Here: the central share of the draws each model's rank interval
     covers.""",

@@ -186,9 +186,7 @@ def templates_needed(
 
     References
     ----------
-    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
-       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
-       Evaluation. TACL 12, 933-949.
+    {mizrahi2024}
 
     See Also
     --------
@@ -281,9 +279,7 @@ def samples_needed(
 
     References
     ----------
-    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
-       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
-       Evaluation. TACL 12, 933-949 (the question for templates).
+    {mizrahi2024}
 
     See Also
     --------
@@ -352,9 +348,7 @@ def smallest_k(result, target=0.9, probability=0.95):
 
     References
     ----------
-    .. [1] Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., &
-       Stanovsky, G. (2024). State of What Art? A Call for Multi-Prompt LLM
-       Evaluation. TACL 12, 933-949.
+    {mizrahi2024}
 
     See Also
     --------
