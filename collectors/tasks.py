@@ -1,12 +1,12 @@
 r"""Task samples and prompt templates: the JSONL files, and the paper's released layout.
 
-Two JSON Lines formats, each described by a JSON Schema in ``schemas/``:
+Two JSON Lines formats, each described by a JSON Schema in ``rankstats/schemas/``:
 
-- templates (``schemas/templates.schema.json``): one template per line with
+- templates (``rankstats/schemas/templates.schema.json``): one template per line with
   ``task``, ``id`` and ``text`` (named placeholders such as ``{question}``);
   every other key is an attribute of the template (``is_original``,
   ``method``, ...), which becomes a ``template_*`` coordinate of the cube;
-- samples (``schemas/samples.schema.json``): one sample per line with
+- samples (``rankstats/schemas/samples.schema.json``): one sample per line with
   ``task``, ``id``, ``gold`` (the answer, or a list of acceptable answers)
   and optionally ``options`` (the choices of a multiple-choice task); every
   other key is a field the templates can name.
@@ -125,7 +125,7 @@ def _check_unique(path, number: int, seen: set, task: str, kind: str, ident: str
 
 
 def load_templates(path) -> dict[str, list[Template]]:
-    r"""Read a templates file (JSON Lines; ``schemas/templates.schema.json``).
+    r"""Read a templates file (JSON Lines; ``rankstats/schemas/templates.schema.json``).
 
     Parameters
     ----------
@@ -209,7 +209,7 @@ def _options(path, number: int, row: dict) -> list[str] | None:
 
 
 def load_samples(path) -> dict[str, list[Sample]]:
-    r"""Read a samples file (JSON Lines; ``schemas/samples.schema.json``).
+    r"""Read a samples file (JSON Lines; ``rankstats/schemas/samples.schema.json``).
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 Tasks have different templates and samples, so ``template`` and ``sample``
 are positions within a task, padded with missing values; the identity of each
 position lives in 2-D coordinates (``template_id(task, template)``,
-``sample_id(task, sample)``). See ``schemas/cube.schema.json``.
+``sample_id(task, sample)``). See ``rankstats/schemas/cube.schema.json``.
 """
 
 from __future__ import annotations

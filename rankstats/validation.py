@@ -1,4 +1,4 @@
-"""Check a Dataset against the cube's conventions (``schemas/cube.schema.json``)."""
+"""Check a Dataset against the cube's conventions (``rankstats/schemas/cube.schema.json``)."""
 
 from __future__ import annotations
 

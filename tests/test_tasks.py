@@ -15,6 +15,7 @@ from collectors.tasks import (
     mizrahi2024_samples,
     mizrahi2024_templates,
 )
+from rankstats import schemas
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -25,7 +26,7 @@ RELEASE_SAMPLES = DATA / "mizrahi2024"
 
 
 def schema(name):
-    return json.loads((ROOT / "schemas" / f"{name}.schema.json").read_text())
+    return schemas.load(name)
 
 
 def test_load_templates_and_samples():

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -7,10 +6,10 @@ import pytest
 import xarray as xr
 
 import rankstats
-from rankstats import validation
+from rankstats import schemas, validation
 from rankstats.errors import CubeError, ScoreValueError
 
-SCHEMA = json.loads((Path(__file__).parents[1] / "schemas" / "cube.schema.json").read_text())
+SCHEMA = schemas.load("cube")
 
 
 def small_cube():
