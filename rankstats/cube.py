@@ -314,7 +314,15 @@ def _as_frame(records) -> pd.DataFrame:
     if bad is not None:
         raise InputTypeError(f"from_records: record {bad} is a {type(rows[bad]).__name__}, "
                              "not a dict")
-    return pd.DataFrame.from_records(rows)
+    try:
+        return pd.DataFrame.from_records(rows)
+    except UnicodeEncodeError:
+        for i, row in enumerate(rows):  # half a surrogate pair: text no file can hold
+            for key, value in row.items():
+                if isinstance(value, str) and label_problem(value):
+                    raise CubeError(f"records: row {i}: the {key} {value!r} is not valid "
+                                    "Unicode text") from None
+        raise
 
 
 def text_labels(values) -> np.ndarray:
@@ -349,7 +357,7 @@ def _labels(frame: pd.DataFrame, key: str):
     else:
         texts = np.empty(len(uniques), dtype=object)
         for i, value in enumerate(uniques):
-            texts[i] = _label_text(value)
+            texts[i] = label_text(value)
             if texts[i] is None:
                 row = int(np.flatnonzero(codes == i)[0])
                 raise CubeError(f"records: row {row}: the {key} {value!r} is a "
@@ -367,8 +375,15 @@ def _labels(frame: pd.DataFrame, key: str):
     return np.asarray(distinct, dtype=object)[codes]
 
 
-def _label_text(value) -> str | None:
-    """A label's text: text as it is, numbers as their shortest text; None for anything else."""
+def label_text(value) -> str | None:
+    """A label's text: text as it is, numbers as their shortest text; None for anything else.
+
+    Examples
+    --------
+    >>> from rankstats.cube import label_text
+    >>> label_text(0), label_text(1.0), label_text(0.25), label_text("a"), label_text([1])
+    ('0', '1', '0.25', 'a', None)
+    """
     if isinstance(value, str):
         return str(value)
     if isinstance(value, (bool, np.bool_)):

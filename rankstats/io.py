@@ -112,12 +112,15 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
 
 
 def _same_path(one: Path, other: Path) -> bool:
+    """Whether two paths name one file (hard or symbolic links included); never raises."""
     try:
-        if one.exists() and other.exists():
-            return os.path.samefile(one, other)
-    except OSError:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError):
         pass
-    return one.absolute().resolve() == other.absolute().resolve()
+    try:
+        return one.absolute().resolve() == other.absolute().resolve()
+    except (OSError, RuntimeError, ValueError):  # a symbolic link loop
+        return os.path.abspath(one) == os.path.abspath(other)
 
 
 def _writable(path: Path) -> bool:

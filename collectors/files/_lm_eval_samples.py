@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rankstats.validation import label_problem
+
 from ._lm_eval_read import count_records, line_error, records
 from ._scored_rows import NOT_FINITE
 
@@ -105,6 +107,10 @@ def read_log(source, *, metric: str | None, filter_: str | None,
             if not isinstance(doc_hash, str):
                 raise line_error(file, "missing, or not a string, while the first record has "
                                        "one", line=number, field="doc_hash")
+            problem = label_problem(doc_hash)
+            if problem:
+                raise line_error(file, f"the label {doc_hash!r} {problem}", line=number,
+                                 field="doc_hash")
             hash_bytes += doc_hash.encode()
             hash_ends.append(len(hash_bytes))
         doc_ids.append(doc_id)

@@ -13,15 +13,15 @@ import pandas as pd
 
 import rankstats
 from rankstats import _text
-from rankstats.cube import infer_score_kind
-from rankstats.validation import SCORE_KINDS
+from rankstats.cube import infer_score_kind, label_text
+from rankstats.validation import SCORE_KINDS, label_problem
 
 from . import file_error
 from ._paths import as_paths, files_in
 from ._summary import ImportSummary
 
 __all__ = ["KEYS", "NON_FINITE", "SCORE_OPTIONS", "as_paths", "check_range", "drop_repeats",
-           "files_in", "kind_of", "number", "to_cube"]
+           "files_in", "kind_of", "label", "number", "to_cube"]
 
 KEYS = ["model", "task", "template", "sample"]
 NON_FINITE = ("error", "missing")
@@ -64,6 +64,23 @@ def number(value, file: str, *, row=None, column=None, what: str = "score",
                                "non_finite=missing to read such scores as missing)",
                          row=row, column=column)
     return result
+
+
+def label(value, file, *, row=None, column=None) -> str:
+    """``value`` as a label (text; numbers as their text), or an error naming where it was read.
+
+    Empty labels, control characters and lone surrogates (which JSON escapes
+    can hold but no file of text can store) are refused here, where the file
+    and row are known.
+    """
+    text = label_text(value)
+    if text is None:
+        raise file_error(file, f"{value!r} is a {type(value).__name__}, not text or a number",
+                         row=row, column=column)
+    problem = label_problem(text)
+    if problem:
+        raise file_error(file, f"the label {text!r} {problem}", row=row, column=column)
+    return text
 
 
 def kind_of(scores, summary: ImportSummary, given: str | None, *, aggregated: bool = False,

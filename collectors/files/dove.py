@@ -274,7 +274,9 @@ def _scores(frame: pd.DataFrame, file: str, summary, non_finite: str) -> pd.Data
     elif bad.any():
         at = int(np.flatnonzero(bad)[0])
         hint = " (pass non_finite=missing to read such scores as missing)" if numbers[at] else ""
-        raise file_error(file, f"the score {raw.iloc[at]!r} is not a finite number{hint}",
+        value = raw.iloc[at]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise file_error(file, f"the score {value!r} is not a finite number{hint}",
                          row=int(frame["row"].iloc[at]), column=_FIELDS["score"])
     for key in ("model", "task", "split", "index"):
         absent = frame[_FIELDS[key]].isna().to_numpy()

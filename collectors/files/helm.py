@@ -37,7 +37,7 @@ from ._helm_runs import (
     task_and_variant,
 )
 from ._paths import lexists, readable_file
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, as_paths, number, to_cube
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, as_paths, label, number, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REFERENCE", "SOURCES", "load"]
@@ -161,7 +161,8 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         frame, skipped = _read(run, kind, metric, split, seen, non_finite)
         for reason, count in skipped.items():
             summary.skip(reason, count)
-        frame["model"] = model or run.model
+        frame["model"] = model or label(run.model, run.file("run_spec.json"),
+                                        column="adapter_spec.model")
         frame["task"] = task
         frame["template_variant"] = variant
         frame["written"] = run.file(_FILES[kind]).stat().st_mtime_ns
@@ -217,7 +218,7 @@ def _read(run: Run, kind: str, metric: str, split: str, seen: set,
         if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
             raise file_error(path, f"the train trial {trial!r} is not a whole number >= 0",
                              row=row, column="train_trial_index")
-        rows["sample"].append(str(entry["instance_id"]))
+        rows["sample"].append(label(entry["instance_id"], path, row=row, column="instance_id"))
         rows["perturbation"].append(perturbation_label(entry.get("perturbation"), path, row))
         rows["trial"].append(trial)
         rows["score"].append(value)

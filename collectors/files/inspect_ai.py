@@ -20,7 +20,16 @@ from rankstats import _text
 
 from . import file_error
 from ._inspect_logs import Log, log_files, read
-from ._scored_rows import KEYS, NOT_FINITE, SCORE_OPTIONS, as_paths, drop_repeats, number, to_cube
+from ._scored_rows import (
+    KEYS,
+    NOT_FINITE,
+    SCORE_OPTIONS,
+    as_paths,
+    drop_repeats,
+    label,
+    number,
+    to_cube,
+)
 from ._summary import ImportSummary
 
 __all__ = ["LETTERS", "OPTIONS", "load"]
@@ -139,8 +148,8 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
         chosen.update(rows.pop("scorer"))
         numeric |= rows.pop("numeric")
         frame = pd.DataFrame(rows)
-        frame["model"] = model or log.eval["model"]
-        frame["task"] = log.eval["task"]
+        frame["model"] = model or label(log.eval["model"], log.name, column="eval.model")
+        frame["task"] = label(log.eval["task"], log.name, column="eval.task")
         frame["template"] = _template(log, template_args)
         frame["created"] = _created(log)
         frames.append(frame)
@@ -215,7 +224,7 @@ def _rows(log: Log, samples, scorer, value_key, grades, summary, non_finite) -> 
             raise file_error(where, f"the epoch {epoch!r} is not a whole number >= 1",
                              row=row, column="epoch")
         rows["scorer"].add(name)
-        rows["sample_base"].append(str(sample["id"]))
+        rows["sample_base"].append(label(sample["id"], where, row=row, column="id"))
         rows["sample_epoch"].append(epoch)
         rows["score"].append(value)
         rows["file"].append(where)

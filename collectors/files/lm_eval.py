@@ -25,7 +25,7 @@ from rankstats import _text
 from ._lm_eval_files import Results, SamplesFile, expand, folder_model, sibling_results
 from ._lm_eval_read import count_records, line_error, records
 from ._lm_eval_samples import Log, metrics_of, read_log
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REPEATS", "TEMPLATE_PATTERN", "describe", "load"]
@@ -255,6 +255,8 @@ def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, m
             raise line_error(source.file, "no model: the log has no results file of the same "
                                           "date beside it and its folder is not named "
                                           "<org>__<model>; pass model=NAME")
+        name = label(name, source.file, column="model")
+        label(source.task, source.file, column="task (from the file name)")
         log = read_log(source, metric=metric, filter_=filter_, non_finite=non_finite)
         for reason, count in log.skipped.items():
             summary.skip(reason, count)
@@ -329,6 +331,8 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
                 continue
             if not isinstance(values, dict):
                 raise line_error(run.file, "not an object", field=f"results.{lm_task}")
+            name = label(name, run.file, column="model")
+            label(lm_task, run.file, column=f"results.{lm_task}")
             key = _aggregate_key(values, metric, filter_, run.file, lm_task)
             if key is None:
                 summary.skip(f"task {lm_task!r} reports no {metric!r} under the filter "

@@ -21,6 +21,7 @@ import xarray as xr
 import collectors
 import rankstats
 from rankstats import _text
+from rankstats.cube import label_text
 from rankstats.validation import label_problem
 
 from . import ImporterError, file_error
@@ -232,10 +233,23 @@ class _Reader:
         for number, (_, record) in enumerate(records(self.path, self.file), start=1):
             rows.append(record)
             if len(rows) == size:
-                yield start, pd.DataFrame.from_records(rows)
+                yield start, self._frame(rows, start)
                 rows, start = [], number + 1
         if rows:
-            yield start, pd.DataFrame.from_records(rows)
+            yield start, self._frame(rows, start)
+
+    def _frame(self, rows: list[dict], start: int) -> pd.DataFrame:
+        try:
+            return pd.DataFrame.from_records(rows)
+        except UnicodeEncodeError:
+            # a JSON escape of half a surrogate pair: text no file (and no column) can hold
+            for offset, record in enumerate(rows):
+                for key, value in record.items():
+                    if isinstance(value, str) and label_problem(value):
+                        raise file_error(self.file, f"{value!r} is not valid Unicode text "
+                                                    "(a lone surrogate)", row=start + offset,
+                                         column=key) from None
+            raise
 
     def _parquet_blocks(self, columns):
         pq = collectors.require("pyarrow.parquet", "io")
@@ -317,9 +331,10 @@ def _read(reader: _Reader, plan: dict, summary, non_finite: str) -> list[pd.Data
                                                    reader.format)
             if infinite.any() and non_finite == "error":
                 at = int(np.flatnonzero(infinite)[0])
-                raise file_error(reader.file, f"the score {block[column].iloc[at]!r} is not a "
-                                              "finite number (pass non_finite=missing to read "
-                                              "such scores as missing)",
+                shown = _plain(block[column].iloc[at])
+                raise file_error(reader.file, f"the score {shown!r} is not a finite number "
+                                              "(pass non_finite=missing to read such scores "
+                                              "as missing)",
                                  row=int(rows[at]), column=column)
             summary.skip("an empty score", int(empty.sum()))
             summary.skip(_NAN, int(nan.sum()))
@@ -340,17 +355,31 @@ def _read(reader: _Reader, plan: dict, summary, non_finite: str) -> list[pd.Data
 
 
 def _key_values(column: pd.Series, file: str, rows: np.ndarray, name: str) -> np.ndarray:
-    text = column.astype(str)
-    empty = pd.isna(column).to_numpy() | (text.str.strip() == "").to_numpy()
-    if empty.any():
-        at = int(np.flatnonzero(empty)[0])
-        raise file_error(file, "empty: every row needs a value here", row=int(rows[at]),
-                         column=name)
-    values = text.to_numpy(dtype=object)
+    """The labels of a key column as text (numbers as their text, as from_records has them)."""
+    raw = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(raw, skipna=False) == "string":  # every cell text: CSV, TSV
+        values = raw
+        empty = (pd.Series(raw, dtype=object).str.strip() == "").to_numpy()
+        if empty.any():
+            at = int(np.flatnonzero(empty)[0])
+            raise file_error(file, "empty: every row needs a value here", row=int(rows[at]),
+                             column=name)
+    else:
+        values = np.empty(len(raw), dtype=object)
+        for at, value in enumerate(raw):
+            if value is None or (isinstance(value, float) and np.isnan(value)) or \
+                    (isinstance(value, str) and not value.strip()):
+                raise file_error(file, "empty: every row needs a value here",
+                                 row=int(rows[at]), column=name)
+            values[at] = label_text(value)
+            if values[at] is None:
+                raise file_error(file, f"{value!r} is a {type(value).__name__}, not text or "
+                                       "a number", row=int(rows[at]), column=name)
     for label in pd.unique(values):
         problem = label_problem(label)
         if problem:
-            at = int(np.flatnonzero(values == label)[0])
+            # found by Python's ==: NumPy's would drop a trailing NUL from the label
+            at = next(i for i, value in enumerate(values) if value == label)
             raise file_error(file, f"the label {label!r} {problem}", row=int(rows[at]),
                              column=name)
     return values
@@ -384,6 +413,10 @@ def _scores(column: pd.Series, file: str, rows: np.ndarray, name: str, format_: 
                          column=name)
     nan = np.isnan(values) & ~empty
     return values, empty, nan, np.isinf(values)
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
