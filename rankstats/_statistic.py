@@ -49,7 +49,7 @@ from . import _options as o
 from . import _xr
 from .errors import CubeError, DimensionError, InputTypeError
 
-__all__ = ["SHARED_DOCS", "Inputs", "Mask", "Role", "documented", "statistic"]
+__all__ = ["SHARED_DOCS", "Inputs", "Mask", "Role", "bind_checked", "documented", "statistic"]
 
 #: Parameter descriptions shared by every statistic, filled into ``{name}`` lines of
 #: docstrings; ``{default}`` becomes the function's own default.
@@ -290,6 +290,23 @@ def _recorded(value):
     return ",".join(map(str, value)) if isinstance(value, tuple) else value
 
 
+def bind_checked(name: str, signature: inspect.Signature, checks: Mapping[str, o.Check],
+                 args: tuple, kwargs: dict) -> tuple[inspect.BoundArguments, dict]:
+    """Bind a call to ``signature`` and check the options named in ``checks``.
+
+    Returns the bound arguments (defaults applied) and the checked values; a
+    call that does not bind is an :class:`~rankstats.errors.InputTypeError`, a
+    bad option an :class:`~rankstats.errors.OptionError`, both naming ``name``.
+    """
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise InputTypeError(f"{name}: {error}") from None
+    bound.apply_defaults()
+    values = bound.arguments
+    return bound, o.check_options(name, checks, {k: values[k] for k in checks})
+
+
 def statistic(
     *,
     roles: Mapping[str, tuple[str, int] | Role],
@@ -354,13 +371,8 @@ def statistic(
 
         @functools.wraps(function)
         def public(*args, **kwargs):
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as error:
-                raise InputTypeError(f"{name}: {error}") from None
-            bound.apply_defaults()
+            bound, checked = bind_checked(name, signature, options, args, kwargs)
             values = bound.arguments
-            checked = o.check_options(name, options, {k: values[k] for k in options})
             given = [values[i] for i in inputs if values[i] is not None]
             if "higher_is_better" in checked and checked["higher_is_better"] is None:
                 checked["higher_is_better"] = _xr.higher_is_better_of(given[0], None)

@@ -329,7 +329,7 @@ def test_html_report_carries_the_verbalizer_figures(cube):
 
 
 def test_imports_stay_light():
-    code = ("import json, sys; import rankstats.analyses.verbalizer, rankstats.plot_verbalizer; "
+    code = ("import json, sys; import rankstats.analyses.verbalizer, rankstats.plot.verbalizer; "
             "print(json.dumps([m for m in ('matplotlib', 'scipy.stats') if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []

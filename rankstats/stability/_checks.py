@@ -36,7 +36,7 @@ from .. import _options as o
 from .. import _xr
 from .._kernels import intervals as _ki
 from .._kernels import resample as _kr
-from .._statistic import _fill_docs
+from .._statistic import _fill_docs, bind_checked
 from ..errors import DimensionError, InputTypeError, OptionError
 
 REPLICATE = "replicate"
@@ -233,13 +233,9 @@ def checked(*, numpy: Callable | None = None, **checks: o.Check):
 
         @functools.wraps(function)
         def public(*args, **kwargs):
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as error:
-                raise InputTypeError(f"{name}: {error}") from None
-            bound.apply_defaults()
+            bound, checked_values = bind_checked(name, signature, table, args, kwargs)
             values = bound.arguments
-            values.update(o.check_options(name, table, {k: values[k] for k in table}))
+            values.update(checked_values)
             _check_together(name, values)
             if numpy is None or _xr.is_labelled(values[first]):
                 return function(*bound.args, **bound.kwargs)
