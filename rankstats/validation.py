@@ -10,7 +10,7 @@ import xarray as xr
 
 from .errors import CubeError, ScoreValueError
 
-__all__ = ["label_problem", "validate"]
+__all__ = ["higher_is_better_of", "label_problem", "score_kind_of", "validate"]
 
 SCHEMA_VERSION = "1.0"
 SCORE_KINDS = ("binary", "proportion", "continuous")
@@ -238,6 +238,9 @@ def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str], *,
 def _check_range(cube: xr.Dataset) -> None:
     kind = cube.attrs.get("score_kind")
     score = cube["score"]
+    infinite = np.isinf(score) if score.dtype.kind == "f" else None
+    if infinite is not None and bool(infinite.any()):
+        _refuse_scores(cube, infinite, "infinite (a missing score is NaN)")
     if kind == "binary":
         bad = score.notnull() & (score != 0) & (score != 1)
         what = "not 0 or 1 in a 'binary' cube"
@@ -246,10 +249,62 @@ def _check_range(cube: xr.Dataset) -> None:
         what = "outside [0, 1] for a 'proportion' cube"
     else:
         return
+    if bool(bad.any()):
+        _refuse_scores(cube, bad, what)
+
+
+def _refuse_scores(cube: xr.Dataset, bad: xr.DataArray, what: str):
     count = int(bad.sum())
-    if count:
-        shown = [_locate(cube, tuple(where)) for where in np.argwhere(bad.values)[:5]]
-        raise ScoreValueError(f"invalid cube: {count} score(s) {what}: " + "; ".join(shown))
+    shown = [_locate(cube, tuple(where)) for where in np.argwhere(bad.values)[:5]]
+    raise ScoreValueError(f"invalid cube: {count} score(s) {what}: " + "; ".join(shown))
+
+
+def score_kind_of(cube: xr.Dataset) -> str:
+    """The cube's ``score_kind`` attribute, checked: one of the kinds, else :class:`CubeError`.
+
+    For code that reads the attribute of a cube it did not validate (an
+    array or a misspelt kind there is an error naming it, not an exception
+    from NumPy's truth value).
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.validation import score_kind_of
+    >>> cube = rankstats.from_records([{"model": "m", "task": "t", "template": "a", "score": 1}])
+    >>> score_kind_of(cube)
+    'continuous'
+    """
+    attrs = getattr(cube, "attrs", {})
+    kind = attrs.get("score_kind")
+    if isinstance(kind, str) and kind in SCORE_KINDS:
+        return kind
+    if "score_kind" not in attrs:
+        raise CubeError("invalid cube: missing attribute(s) 'score_kind'")
+    raise CubeError(f"invalid cube: attribute score_kind={_short(kind)} is not one of "
+                    f"{', '.join(map(repr, SCORE_KINDS))}")
+
+
+def higher_is_better_of(cube: xr.Dataset | xr.DataArray, default: bool = True) -> bool:
+    """The ``higher_is_better`` attribute as a bool (0/1 or True/False), else :class:`CubeError`.
+
+    ``bool(attrs["higher_is_better"])`` reads the text ``"false"`` (or ``"0"``)
+    as True; this refuses anything but 0, 1, True and False.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.validation import higher_is_better_of
+    >>> cube = rankstats.from_records([{"model": "m", "task": "t", "template": "a", "score": 1}],
+    ...                               higher_is_better="no")
+    >>> higher_is_better_of(cube)
+    False
+    """
+    value = getattr(cube, "attrs", {}).get("higher_is_better")
+    if value is None:
+        return default
+    if isinstance(value, (bool, np.bool_, int, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise CubeError(f"invalid cube: attribute higher_is_better={_short(value)} is not 0 or 1")
 
 
 def _locate(cube: xr.Dataset, where: tuple) -> str:

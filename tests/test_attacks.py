@@ -887,3 +887,27 @@ def test_scores_are_finite_or_refused_and_the_kind_follows_the_values(scores):
     assert (kind == "binary") == (seen == {0.0, 1.0})
     if kind == "proportion":
         assert all(0 <= v <= 1 for v in seen)
+
+
+def test_infinite_scores_are_refused_by_validation_too(tmp_path):
+    cube = rankstats.from_records([{"model": "m", "task": "t", "template": "a", "score": 2.0}])
+    cube["score"][:] = np.inf
+    with pytest.raises(ScoreValueError, match=r"1 score\(s\) infinite .*model='m'"):
+        rankstats.validate(cube)
+    with pytest.raises(ScoreValueError, match="infinite"):
+        save(cube, tmp_path / "cube.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_attribute_readers_refuse_what_validation_refuses():
+    from rankstats.validation import higher_is_better_of, score_kind_of
+
+    cube = rankstats.from_records([{"model": "m", "task": "t", "template": "a", "score": 1.0}],
+                                  higher_is_better="false")
+    assert higher_is_better_of(cube) is False and score_kind_of(cube) == "continuous"
+    for name, value in (("higher_is_better", "false"), ("score_kind", np.array(["binary"]))):
+        broken = cube.copy()
+        broken.attrs[name] = value
+        reader = higher_is_better_of if name == "higher_is_better" else score_kind_of
+        with pytest.raises(CubeError, match=f"attribute {name}="):
+            reader(broken)
