@@ -88,7 +88,7 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
         raise OutputError(f"{shown}: the folder {str(folder)!r} cannot be written "
                           "(permission denied)")
     for given in inputs:
-        if _same_path(path, Path(given)):
+        if isinstance(given, (str, os.PathLike)) and _same_path(path, Path(given)):
             raise OutputError(f"{shown} is also an input ({str(given)!r}); writing it would "
                               "replace what is read: choose another output")
     if path.is_symlink():
@@ -167,7 +167,7 @@ def import_files(load: Callable, paths, output, *, options: Iterable[str] | Mapp
         The output may not be written, an option is unknown or not allowed,
         or the inputs are not what the importer reads.
     """
-    many = not isinstance(paths, (str, os.PathLike))
+    many = not isinstance(paths, (str, os.PathLike)) and isinstance(paths, Iterable)
     listed = list(paths) if many else [paths]
     check_output(output, inputs=listed, force=force, format=format)
     who = f"importer {importer!r}" if importer else "importer"

@@ -911,3 +911,13 @@ def test_attribute_readers_refuse_what_validation_refuses():
         reader = higher_is_better_of if name == "higher_is_better" else score_kind_of
         with pytest.raises(CubeError, match=f"attribute {name}="):
             reader(broken)
+
+
+@pytest.mark.parametrize("name", sorted(IMPORTERS))
+@pytest.mark.parametrize("paths", [None, 5, [b"bytes.csv"], [{"path": "x"}]],
+                         ids=["None", "a number", "bytes", "a dict"])
+def test_paths_of_the_wrong_type_are_refused(tmp_path, output, previous_bytes, name, paths):
+    with pytest.raises(rankstats.errors.InputTypeError, match=r"a path is text or an "
+                                                              r"os\.PathLike"):
+        import_files(IMPORTERS[name], paths, output, importer=name)
+    assert_untouched(output, previous_bytes)

@@ -15,6 +15,8 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from rankstats.errors import InputTypeError
+
 from . import file_error
 
 __all__ = ["as_paths", "files_in", "found_in", "lexists", "readable_file"]
@@ -24,6 +26,11 @@ def as_paths(paths) -> list[Path]:
     """``paths`` (one path or a sequence of them) as a list of :class:`~pathlib.Path`."""
     if isinstance(paths, (str, os.PathLike)) or not isinstance(paths, Iterable):
         paths = [paths]
+    paths = list(paths)
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputTypeError(f"a path is text or an os.PathLike, not {type(path).__name__} "
+                                 f"({path!r})")
     return [Path(path) for path in paths]
 
 
