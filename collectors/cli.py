@@ -185,6 +185,8 @@ def add_collector_arguments(parser, *, output_required: bool = True) -> dict:
     out.add_argument("--cache", metavar="PATH",
                      help="the response cache, which makes a rerun resume "
                           "(default OUTPUT.cache.jsonl)")
+    out.add_argument("--force", action="store_true",
+                     help="replace a write-protected output file or a symbolic link")
     out.add_argument("--no-progress", action="store_true", help="no progress bar")
     return {"what": what, "how": how, "output": out}
 

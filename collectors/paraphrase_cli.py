@@ -70,6 +70,8 @@ def add_paraphrase(commands) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("-o", "--output", required=True, metavar="JSONL",
                         help="where to write the kept templates")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a write-protected output file or a symbolic link")
     parser.set_defaults(run=run)
 
 
@@ -82,7 +84,8 @@ def run(arguments) -> int:
     from .prompts.paraphrase import generate_paraphrases
     from .tasks import load_samples, load_templates
 
-    check_outputs(arguments, output=arguments.output, cache=arguments.cache)
+    check_outputs(arguments, inputs=[arguments.templates, arguments.samples],
+                  output=arguments.output, cache=arguments.cache)
     check_inputs({"--templates": arguments.templates, "--samples": arguments.samples})
     seeds = load_templates(arguments.templates)
     samples = load_samples(arguments.samples) if arguments.samples else {}
@@ -103,7 +106,8 @@ def run(arguments) -> int:
         for template in result.templates:
             lines.append(json.dumps({"task": task, "id": template.id, "text": template.text,
                                      **template.attributes}, ensure_ascii=False))
-    write_atomically(arguments.output, ("\n".join(lines) + "\n").encode("utf-8"))
+    write_atomically(arguments.output, ("\n".join(lines) + "\n").encode("utf-8"),
+                     force=arguments.force)
     print(f"wrote {len(lines)} templates to {arguments.output}")
     print(requester.ledger.summary())
     return 0

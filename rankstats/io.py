@@ -107,7 +107,8 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
     elif not path.is_file():
         raise OutputError(f"{shown} is not a regular file")
     if not force and not _writable(path):
-        raise OutputError(f"{shown} is write-protected; pass force to replace it")
+        raise OutputError(f"{shown} is write-protected; pass force=True (--force on the "
+                          "command line) to replace it")
     return path
 
 

@@ -16,7 +16,6 @@ import collectors
 import collectors.files
 import rankstats
 from rankstats import cli
-from rankstats.cli import importing
 
 
 def small_cube():
@@ -353,11 +352,58 @@ def test_seed_is_drawn_printed_and_repeats_the_run(capsys, cube_file):
     assert json.loads(again.out) == json.loads(first.out) and "give --seed" not in again.err
 
 
-def test_importer_options():
-    assert importing.parse_options(["metric=acc", "n=3", "keep=[1, 2]", "strict=true",
-                                    "pattern=a_(\\d+)", "sample-id=doc_hash"]) == {
-        "metric": "acc", "n": 3, "keep": [1, 2], "strict": True, "pattern": "a_(\\d+)",
-        "sample_id": "doc_hash"}
+def _scores_csv(tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text("model,task,template,sample,score\n"
+                    "a,t,p1,s,3.0\na,t,p2,s,2.0\nb,t,p1,s,1.0\nb,t,p2,s,4.0\n")
+    return path
+
+
+@pytest.mark.parametrize(("text", "stored"), [("no", 0), ("False", 0), ("0", 0), ("YES", 1)])
+def test_import_parses_boolean_options_as_text(tmp_path, capsys, text, stored):
+    scores, output = _scores_csv(tmp_path), tmp_path / "cube.nc"
+    assert cli.main(["import", "table", str(scores), "-o", str(output),
+                     "-O", f"higher_is_better={text}"]) == 0
+    assert rankstats.open_cube(output).attrs["higher_is_better"] == stored
+
+
+@pytest.mark.parametrize(("option", "named"), [
+    ("higher_is_better=maybe", "higher_is_better"),
+    ("higher_is_better=off", "higher_is_better"),
+    ("layout=diagonal", "layout"),
+    ("no_such_option=1", "no_such_option"),
+])
+def test_import_refuses_a_bad_option_before_reading_and_keeps_the_output(tmp_path, capsys,
+                                                                         option, named):
+    scores, output = _scores_csv(tmp_path), tmp_path / "cube.nc"
+    output.write_bytes(b"previous output")
+    assert cli.main(["import", "table", str(scores), "-o", str(output), "-O", option]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert output.read_bytes() == b"previous output"
+
+
+def test_import_refuses_to_write_over_its_input(tmp_path, capsys):
+    scores = _scores_csv(tmp_path)
+    before = scores.read_bytes()
+    assert cli.main(["import", "table", str(scores), "-o", str(scores)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert scores.read_bytes() == before
+
+
+def test_import_replaces_a_write_protected_output_only_with_force(tmp_path, capsys):
+    scores, output = _scores_csv(tmp_path), tmp_path / "cube.nc"
+    output.write_bytes(b"protected")
+    output.chmod(0o444)
+    assert cli.main(["import", "table", str(scores), "-o", str(output)]) == 2
+    assert output.read_bytes() == b"protected"
+    assert cli.main(["import", "table", str(scores), "-o", str(output), "--force"]) == 0
+    assert rankstats.open_cube(output).sizes["model"] == 2
+
+
+def test_report_refuses_a_json_output_that_is_a_folder(tmp_path, capsys, cube_file):
+    assert cli.main(["report", cube_file, "--json", str(tmp_path)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_progress_bars_can_be_turned_off():

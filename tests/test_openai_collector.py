@@ -323,6 +323,21 @@ def test_the_collect_command_writes_a_cube_and_a_cost_summary(fake, task_files, 
     assert files_mentioning_key(tmp_path) == []
 
 
+@pytest.mark.parametrize("target", ["samples", "folder", "missing"])
+def test_the_collect_command_refuses_a_bad_output_before_any_request(fake, task_files, tmp_path,
+                                                                     capsys, target):
+    samples = task_files[1]
+    before = samples.read_bytes()
+    output = {"samples": samples, "folder": tmp_path,
+              "missing": tmp_path / "missing" / "cube.nc"}[target]
+    assert main(["collect", "openai", "--model", "m1", "--templates", str(task_files[0]),
+                 "--samples", str(samples), "-o", str(output), "--base-url", fake.url,
+                 "--api-key-env", ENV, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert fake.log == [] and samples.read_bytes() == before
+
+
 def test_budgeted_search_through_the_collector_bills_each_cell_once(fake, task_files, tmp_path):
     from collectors.openai.chat import cell_scorer
 

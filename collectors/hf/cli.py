@@ -116,7 +116,8 @@ def run(arguments) -> int:
 
     from .run import collect
 
-    check_outputs(arguments, output=arguments.output)
+    check_outputs(arguments, inputs=[arguments.samples, arguments.templates],
+                  output=arguments.output)
     check_inputs({"--samples": arguments.samples, "--templates": arguments.templates})
     templates, samples = _tasks_and_templates(arguments)
     output = Path(arguments.output)
@@ -135,7 +136,7 @@ def run(arguments) -> int:
         revision=arguments.revision,
         cache=arguments.cache or default_cache(output),
         progress=not arguments.no_progress)
-    rankstats.save(cube, output)
+    rankstats.save(cube, output, force=arguments.force)
     sizes = " × ".join(f"{cube.sizes[d]} {d}s" for d in cube["score"].dims)
     print(cube.attrs["collect_summary"])
     mean = float(cube["score"].mean())

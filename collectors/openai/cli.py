@@ -107,7 +107,8 @@ def run(arguments) -> int:
         raise UsageError("give -o/--output CUBE (or --dry-run, or --estimate)")
     if not arguments.cache and not arguments.output:
         raise UsageError("give --cache (or -o) so the run can tell what is cached")
-    check_outputs(arguments, output=arguments.output, cache=arguments.cache)
+    check_outputs(arguments, inputs=[arguments.samples, arguments.templates],
+                  output=arguments.output, cache=arguments.cache)
     check_inputs({"--samples": arguments.samples, "--templates": arguments.templates})
     settings = Settings(endpoint=arguments.endpoint, temperature=arguments.temperature,
                         max_tokens=arguments.max_new_tokens, system=arguments.system,
@@ -125,7 +126,7 @@ def run(arguments) -> int:
         print("dry run, nothing sent:")
         print(result.plan.summary())
         return 0
-    save(result.cube, arguments.output)
+    save(result.cube, arguments.output, force=arguments.force)
     print(result.ledger.summary())
     if result.retries:
         print(f"{result.retries} retried attempts (rate limits, server errors, timeouts)")

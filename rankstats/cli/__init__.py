@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Sequence
 
 from .._version import __version__
-from ..errors import OptionError, RankstatsError, UnknownNameError
+from ..errors import OptionError, OutputError, RankstatsError, UnknownNameError
 from . import edits, estimate, importing, info, report, reproduce, stability, validate
 from ._shared import (
     EXIT_BROKEN_PIPE,
@@ -74,7 +74,7 @@ BUILTIN = (report, stability, reproduce, estimate, edits, importing, validate, i
 
 #: Errors that mean the command line asked for something that cannot be: exit status 2
 #: (a file that does not exist is a name that names nothing).
-USAGE_ERRORS = (UsageError, OptionError, UnknownNameError, FileNotFoundError)
+USAGE_ERRORS = (UsageError, OptionError, OutputError, UnknownNameError, FileNotFoundError)
 
 
 def build_parser() -> Parser:

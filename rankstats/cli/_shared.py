@@ -22,7 +22,7 @@ import json
 import math
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import RankstatsError
@@ -149,6 +149,8 @@ def add_output_options(parser, *, n_resamples: int | None = None, minimum: int =
     output.add_argument("--csv", metavar="FOLDER",
                         help="write each table as FOLDER/NAME.csv; '-' writes every table "
                              "to standard output, each after a '# NAME' line")
+    output.add_argument("--force", action="store_true",
+                        help="replace a write-protected output file or a symbolic link")
     output.add_argument("--quiet", action="store_true",
                         help="print no markdown (what --json and --csv write still goes out)")
     if n_resamples is None and not confidence_level:
@@ -178,10 +180,18 @@ def resolve_seed(arguments) -> str | None:
     return f"rankstats: seed {arguments.seed} (give --seed {arguments.seed} to repeat this run)"
 
 
-def check_outputs(arguments, **paths) -> None:
+#: Outputs that are folders, or files the run reads as well as writes: only their
+#: parent folder is checked.
+_FOLDER_OR_SHARED = ("csv", "figures", "cache")
+
+
+def check_outputs(arguments, *, inputs: Sequence = (), **paths) -> None:
     """Fail before any work when ``--json``, ``--csv`` or another output cannot be written.
 
-    ``paths`` maps an option (``html="..."``) to the file it names, or None.
+    ``paths`` maps an option (``html="..."``) to the file it names, or None;
+    ``inputs`` are the paths the command reads, which no output may be. A
+    write-protected file or a symbolic link is replaced only with ``--force``
+    (see :func:`rankstats.io.check_output`).
     """
     json_path, csv = getattr(arguments, "json", None), getattr(arguments, "csv", None)
     if json_path == "-" and csv == "-":
@@ -201,6 +211,12 @@ def check_outputs(arguments, **paths) -> None:
         if path and not Path(path).absolute().parent.is_dir():
             raise UsageError(f"--{option.replace('_', '-')} {str(path)!r}: the folder "
                              f"{str(Path(path).absolute().parent)!r} does not exist")
+    from ..io import check_output
+
+    force = bool(getattr(arguments, "force", False))
+    for option, path in paths.items():
+        if path and option not in _FOLDER_OR_SHARED:
+            check_output(path, inputs=[i for i in inputs if i], force=force)
 
 
 def check_inputs(paths: Mapping) -> None:
