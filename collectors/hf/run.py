@@ -158,7 +158,7 @@ def _encode(spec: ModelSpec, prompt: str, chat: bool) -> list[int]:
 def _progress(total: int, enabled: bool, description: str):
     if not enabled:
         return None
-    from tqdm import tqdm  # installed with transformers; only needed here
+    from tqdm import tqdm  # a requirement of the hf extra; only needed here
 
     return tqdm(total=total, desc=description, unit="prompt", dynamic_ncols=True)
 

@@ -358,10 +358,10 @@ class _NoBar:
 def _bar(total: int, show: bool):
     if not show:
         return _NoBar()
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm comes with openai
-        return _NoBar()
+    # A requirement of the extra: when it is missing, say so rather than drop the bar.
+    from .. import require
+
+    tqdm = require("tqdm.auto", "openai").tqdm
     return tqdm(total=total, unit="request", file=sys.stderr, dynamic_ncols=True)
 
 
