@@ -36,6 +36,7 @@ import xarray as xr
 import rankstats
 from rankstats import _text
 from rankstats.errors import RankstatsError
+from rankstats.reproduce._audit import summarize as summarize_audit
 
 from ._mizrahi2024_checks import METHOD_ALIASES, RANK_TIES
 from ._mizrahi2024_checks import cross_check as _cross_check
@@ -69,12 +70,12 @@ _VALID_RULE = ("template_valid is the manual 'correct' flag; 1 is True, 0 is Fal
                "flag written '0?' (logical_deduction_seven_objects, template 65) counts as 0")
 
 
-OPTIONS = {"accuracies": _text.choice(*COPIES)}
+OPTIONS = {"accuracies": _text.choice(*COPIES), "audit": _text.boolean}
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options("mizrahi2024", OPTIONS)
-def load(paths, *, accuracies: str = "csv") -> xr.Dataset:
+def load(paths, *, accuracies: str = "csv", audit: bool = True) -> xr.Dataset:
     """Read the release, as published, into a cube of per-template accuracies.
 
     Parameters
@@ -86,6 +87,11 @@ def load(paths, *, accuracies: str = "csv") -> xr.Dataset:
     accuracies : {"csv", "json"}, default "csv"
         Which copy of the accuracies to read: the per-template accuracy CSVs
         or the aggregated JSONs. The two differ (see :func:`cross_check`).
+    audit : bool, default True
+        Also compare every redundant copy of the release (:func:`cross_check`,
+        a few seconds): ``import_summary`` then counts each kind of
+        contradiction with its first examples, and ``release_audit`` holds
+        every one of them as CSV text.
 
     Returns
     -------
@@ -155,6 +161,12 @@ def load(paths, *, accuracies: str = "csv") -> xr.Dataset:
     )
     cube.attrs.update(accuracies=accuracies, reference=REFERENCE, url=URL, license=LICENSE,
                       template_valid_rule=_VALID_RULE)
+    if audit:
+        found = _cross_check(release)
+        cube.attrs["import_summary"] = (
+            summarize_audit(found) + "\nThe full list is in the cube's attribute "
+            "'release_audit' (CSV text; also `rankstats reproduce mizrahi2024 --audit PATH.csv`).")
+        cube.attrs["release_audit"] = found.to_csv(index=False)
     return cube
 
 
@@ -309,8 +321,8 @@ def build_datasets(source, outdir) -> list[Path]:
     Scores are stored as float64: float32 would not give back the published
     two-decimal accuracies.
     """
-    cubes = {"mizrahi2024.nc": load(source), "mizrahi2024-aggregated.nc": load(source,
-                                                                               accuracies="json")}
+    cubes = {"mizrahi2024.nc": load(source, audit=False),
+             "mizrahi2024-aggregated.nc": load(source, accuracies="json", audit=False)}
     return write_datasets(cubes, load_metric_results(source), Path(outdir))
 
 
