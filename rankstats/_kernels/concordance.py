@@ -11,6 +11,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from . import tau_merge as _tm
 from .ranking import (
     check_choice,
     column_rank_sums,
@@ -23,6 +24,7 @@ from .ranking import (
 
 TAU_VARIANTS = ("a", "b", "c")
 TAU_METHODS = ("auto", "asymptotic", "exact")
+TAU_KERNELS = ("auto", "signs", "merge")
 # Exact null distributions of the discordant-pair count are tabulated up to this n.
 MAX_EXACT_N = 170
 
@@ -229,34 +231,62 @@ def _exact_pvalue(size, con_minus_dis, tot):
     return np.minimum(1.0, 2.0 * np.where(inside, cdf, outside))
 
 
-def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
+def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate", kernel="auto"):
     """Kendall's tau between every pair of rows of ``(..., m, n)``.
 
     Returns a dict of ``(..., m, m)`` arrays: ``tau``, ``pvalue`` and
     ``n_objects`` (the objects both rows observe). P-values are scipy's:
     tie-corrected asymptotic normal, no continuity correction; exact for
     untied samples of at most 33 objects under ``method="auto"``.
+
+    ``kernel`` picks how the concordant and discordant pairs are counted:
+    ``"signs"`` (the pair-sign matrix product, O(m^2 n^2) flops in BLAS),
+    ``"merge"`` (sort and merge, O(m^2 n log n)) or ``"auto"`` (by
+    :func:`use_merge`). Both give the same integers, so the same results.
     """
     check_choice("variant", variant, TAU_VARIANTS)
     check_choice("method", method, TAU_METHODS)
+    check_choice("kernel", kernel, TAU_KERNELS)
     x = np.asarray(x, dtype=float)
     objects_present, judges_present, holes = missing_among_present(x, nan_policy, "kendall_tau")
     x = np.where(objects_present[..., None, :], x, np.nan)
     observed = ~np.isnan(x)
-    con_minus_dis = _concordance_counts(x, observed)
-    if nan_policy == "omit" and holes.any():
+    m, n = x.shape[-2:]
+    merge = kernel == "merge" or (kernel == "auto" and use_merge(n, m))
+    pairwise = nan_policy == "omit" and holes.any()
+    if merge:
+        con_minus_dis, pair_terms, pair_size = _merge_counts_matrix(x, observed, pairwise)
+    else:
+        con_minus_dis = _concordance_counts(x, observed)
+    if pairwise:
         # pairwise deletion: each pair of rows is compared on the objects both observe
-        terms = _tie_terms_pairwise(x, observed)
-        size = observed.astype(float) @ np.swapaxes(observed, -1, -2).astype(float)
+        if merge:
+            terms, size = pair_terms, pair_size
+        else:
+            terms = _tie_terms_pairwise(x, observed)
+            size = observed.astype(float) @ np.swapaxes(observed, -1, -2).astype(float)
         holes = np.zeros_like(holes)
     else:
         terms = _tie_terms_complete(x)
         size = objects_present.sum(-1).astype(float)[..., None, None]
-    x_ties = terms["tie_pairs"]
-    y_ties = np.swapaxes(x_ties, -1, -2)
-    tot = size * (size - 1) / 2
+    y_terms = {key: np.swapaxes(value, -1, -2) for key, value in terms.items()}
     pair_present = judges_present[..., :, None] & judges_present[..., None, :]
     pair_poisoned = holes[..., :, None] | holes[..., None, :]
+    # count each unordered pair of distinct rows once
+    off_structure = pair_present & ~pair_poisoned & (np.arange(m)[:, None] < np.arange(m))
+    tau, pvalue = _tau_from_counts(con_minus_dis, terms, y_terms, size, pair_present,
+                                   pair_poisoned, off_structure, variant, method)
+    return {"tau": tau, "pvalue": pvalue, "n_objects": np.where(pair_present, size, 0.0)}
+
+
+def _tau_from_counts(con_minus_dis, x_terms, y_terms, size, pair_present, pair_poisoned,
+                     off_structure, variant, method):
+    """Tau and its p-value from C - D, each ranking's tie sums and the number of objects.
+
+    Every array broadcasts to the shape of ``con_minus_dis`` (at least 1-d).
+    """
+    x_ties, y_ties = x_terms["tie_pairs"], y_terms["tie_pairs"]
+    tot = size * (size - 1) / 2
     constant = (size >= 2) & ((x_ties == tot) | (y_ties == tot))
     too_small = size < 2
     undefined = ~pair_present | pair_poisoned | constant | too_small
@@ -267,18 +297,19 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
         elif variant == "a":
             tau = con_minus_dis / tot
         else:
-            classes = np.minimum(terms["classes"], np.swapaxes(terms["classes"], -1, -2))
+            classes = np.minimum(x_terms["classes"], y_terms["classes"])
             tau = 2 * con_minus_dis / (size**2 * (classes - 1) / classes)
+        tau = np.broadcast_to(tau, con_minus_dis.shape).copy()
         np.clip(tau, -1.0, 1.0, out=tau)
 
         # the variance of C - D under independence, tie-corrected (Kendall 1970), built in
         # place to keep few (m, m) arrays alive at once
         pairs_count = size * (size - 1)
-        x0, y0 = terms["t0"], np.swapaxes(terms["t0"], -1, -2)
-        x1, y1 = terms["t1"], np.swapaxes(terms["t1"], -1, -2)
-        var = x0 * y0
+        x0, y0 = x_terms["t0"], y_terms["t0"]
+        x1, y1 = x_terms["t1"], y_terms["t1"]
+        var = np.broadcast_to(x0 * y0, con_minus_dis.shape).copy()
         var /= 9 * pairs_count * (size - 2)
-        var[x0 * y0 == 0] = 0.0  # also where size = 2, which makes the ratio 0/0
+        var[np.broadcast_to(x0 * y0 == 0, var.shape)] = 0.0  # also where size = 2 (0/0)
         var += (pairs_count * (2 * size + 5) - x1 - y1) / 18
         var += 2 * x_ties * y_ties / pairs_count
         np.sqrt(var, out=var)
@@ -302,21 +333,114 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate"):
         pvalue[use_exact] = _exact_pvalue(np.broadcast_to(size, shape)[use_exact],
                                           con_minus_dis[use_exact],
                                           np.broadcast_to(tot, shape)[use_exact])
-    m = x.shape[-2]
-    # count each unordered pair of distinct rows once
-    off_structure = pair_present & ~pair_poisoned & (np.arange(m)[:, None] < np.arange(m))
     warn_nan("kendall_tau", constant & off_structure, "a ranking is constant (all ties)",
              among=off_structure)
     warn_nan("kendall_tau", too_small & off_structure, "fewer than two shared objects",
              among=off_structure)
+    undefined = np.broadcast_to(undefined, tau.shape)
     tau[undefined] = np.nan
     pvalue[undefined] = np.nan
-    return {"tau": tau, "pvalue": pvalue, "n_objects": np.where(pair_present, size, 0.0)}
+    return tau, pvalue
 
 
-def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate"):
+#: Working memory of one chunk of row pairs in the merge kernel, in bytes.
+MERGE_BUDGET = 64 * 2**20
+
+
+def _merge_counts_matrix(x, observed, pairwise, budget=MERGE_BUDGET):
+    """C - D between every pair of rows by sorting and merging, in chunks of row pairs.
+
+    Returns ``(con_minus_dis, terms, size)``: ``(..., m, m)`` arrays; ``terms``
+    (row a's tie sums among the objects both a and b observe) and ``size``
+    only when ``pairwise``, else None.
+    """
+    *lead, m, n = x.shape
+    codes = _tm.dense_codes(x, observed)
+    # a row against itself: C - D is its untied pairs, and its tie sums are its own
+    own = _tm.pair_counts(codes, codes, observed, terms=pairwise)
+    con_minus_dis = np.zeros((*lead, m, m))
+    diagonal = np.arange(m)
+    con_minus_dis[..., diagonal, diagonal] = own["con_minus_dis"]
+    names = ("tie_pairs", "t0", "t1", "classes")
+    terms = size = None
+    if pairwise:
+        terms = {name: np.zeros((*lead, m, m)) for name in names}
+        size = np.zeros((*lead, m, m))
+        for name in names:
+            terms[name][..., diagonal, diagonal] = own[f"x_{name}"]
+        size[..., diagonal, diagonal] = own["size"]
+    a, b = np.triu_indices(m, 1)
+    per_pair = max(1, int(np.prod(lead, dtype=np.int64)) * n * 96)
+    step = max(1, budget // per_pair)
+    for start in range(0, a.size, step):
+        ia, ib = a[start:start + step], b[start:start + step]
+        counts = _tm.pair_counts(codes[..., ia, :], codes[..., ib, :],
+                                 observed[..., ia, :] & observed[..., ib, :], terms=pairwise)
+        con_minus_dis[..., ia, ib] = counts["con_minus_dis"]
+        con_minus_dis[..., ib, ia] = counts["con_minus_dis"]
+        if pairwise:
+            for name in names:
+                terms[name][..., ia, ib] = counts[f"x_{name}"]
+                terms[name][..., ib, ia] = counts[f"y_{name}"]
+            size[..., ia, ib] = counts["size"]
+            size[..., ib, ia] = counts["size"]
+    return con_minus_dis, terms, size
+
+
+def use_merge(n: int, m: int = 2) -> bool:
+    """Whether sort-and-merge beats the pair-sign product for m rows of n objects.
+
+    The crossover was measured by ``benchmarks/bench_scaling.py --crossover``
+    (see ``benchmarks/README.md``): the sign product costs about n^2 per pair
+    of rows in BLAS, the merge about n log n at a larger constant.
+    """
+    return n >= (MERGE_FROM_PAIR if m <= 2 else MERGE_FROM_MATRIX)
+
+
+#: Objects from which the merge kernel is used for one pair of rankings (tau_pair).
+MERGE_FROM_PAIR = 64
+#: Objects from which the merge kernel is used for all pairs of m > 2 rows (tau_matrix).
+MERGE_FROM_MATRIX = 512
+
+
+def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel="auto"):
     """Kendall's tau between ``x`` and ``y`` along the last axis (broadcast together)."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-    both = np.stack([x, y], axis=-2)
-    out = tau_matrix(both, variant=variant, method=method, nan_policy=nan_policy)
-    return {key: value[..., 0, 1] for key, value in out.items()}
+    n = x.shape[-1] if x.ndim else 1
+    check_choice("kernel", kernel, TAU_KERNELS)
+    if kernel == "signs" or (kernel == "auto" and not use_merge(n)) or x.ndim == 0:
+        both = np.stack([x, y], axis=-2)
+        out = tau_matrix(both, variant=variant, method=method, nan_policy=nan_policy,
+                         kernel="signs")
+        return {key: value[..., 0, 1] for key, value in out.items()}
+    check_choice("variant", variant, TAU_VARIANTS)
+    check_choice("method", method, TAU_METHODS)
+    lead = x.shape[:-1]
+    both = np.stack([x, y], axis=-2).reshape(-1, 2, n)
+    objects_present, judges_present, holes = missing_among_present(both, nan_policy,
+                                                                   "kendall_tau")
+    both = np.where(objects_present[..., None, :], both, np.nan)
+    observed = ~np.isnan(both)
+    valid = observed[:, 0] & observed[:, 1]
+    codes = _tm.dense_codes(both, observed)
+    counts = _tm.pair_counts(codes[:, 0], codes[:, 1], valid,
+                             terms=nan_policy == "omit" and bool(holes.any()))
+    names = ("tie_pairs", "t0", "t1", "classes")
+    if nan_policy == "omit" and holes.any():
+        size = counts["size"]
+        holes = np.zeros_like(holes)
+        x_terms = {name: counts[f"x_{name}"] for name in names}
+        y_terms = {name: counts[f"y_{name}"] for name in names}
+    else:
+        # the sums the sign path uses, to the last bit
+        size = objects_present.sum(-1).astype(float)
+        terms = _tie_terms_complete(both)
+        x_terms = {name: terms[name][:, 0, 0] for name in names}
+        y_terms = {name: terms[name][:, 1, 0] for name in names}
+    pair_present = judges_present[:, 0] & judges_present[:, 1]
+    pair_poisoned = holes[:, 0] | holes[:, 1]
+    tau, pvalue = _tau_from_counts(counts["con_minus_dis"], x_terms, y_terms, size,
+                                   pair_present, pair_poisoned, pair_present & ~pair_poisoned,
+                                   variant, method)
+    out = {"tau": tau, "pvalue": pvalue, "n_objects": np.where(pair_present, size, 0.0)}
+    return {key: value.reshape(lead) for key, value in out.items()}
