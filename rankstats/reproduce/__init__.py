@@ -13,7 +13,7 @@ from importlib import import_module
 
 from ..errors import UnknownNameError
 
-__all__ = ["available", "legend", "run"]
+__all__ = ["audit", "available", "legend", "run"]
 
 _STUDIES = {"mizrahi2024": "rankstats.reproduce.mizrahi2024"}
 
@@ -38,3 +38,9 @@ def run(name: str):
     """Recompute every table of study ``name``; a list of :class:`Comparison`."""
     _check(name)
     return import_module(_STUDIES[name]).reproduce()
+
+
+def audit(name: str):
+    """Where the release of study ``name`` contradicts itself; one row per contradiction."""
+    _check(name)
+    return import_module(_STUDIES[name]).audit()

@@ -50,9 +50,13 @@ class Comparison:
 
     ``cells`` has one row per published cell: ``printed``, ``reproduced``
     (under the convention that matches most cells), ``verdict`` (``match`` or
-    ``mismatch``), ``explained_by`` (other conventions under which a
-    mismatching cell matches, if any) and ``standard`` (the value under
-    rankstats' default, tie-corrected statistics).
+    ``mismatch``), ``explained_by`` (for a mismatch: the other conventions
+    under which it matches and what else the data show about it, or
+    ``unexplained``; for a match: how a row that defines its own population
+    was computed, if it was), and ``standard`` (the value under rankstats'
+    default, tie-corrected statistics). ``source`` is ``paper`` for cells
+    printed in the paper and ``release`` for values of the release's own
+    files; ``tried`` is the number of conventions searched.
     """
 
     table: str
@@ -61,6 +65,8 @@ class Comparison:
     standard_convention: dict
     cells: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    source: str = "paper"
+    tried: int = 1
 
     @property
     def matched(self) -> int:
@@ -76,7 +82,8 @@ def _label(convention: dict) -> str:
 
 
 def search(table: str, title: str, published: pd.Series, candidates: dict,
-           standard: dict, notes=()) -> Comparison:
+           standard: dict, notes=(), *, how=None, why=None, source: str = "paper",
+           tried: int | None = None) -> Comparison:
     """Find the convention under which the most published cells are reproduced.
 
     Parameters
@@ -88,6 +95,17 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
         recomputed values on the same index}``.
     standard : dict
         The convention of rankstats' default statistics; must be a candidate.
+    how : dict, optional
+        ``{cell: text}``: how a reproduced cell was computed where the row
+        defines its own population or template (shown for matches).
+    why : dict, optional
+        ``{cell: text}``: what the data show about a cell that does not
+        match (shown for mismatches, after the conventions that explain it).
+    source : {"paper", "release"}
+        Where the published values were printed.
+    tried : int, optional
+        Conventions searched, when more than ``len(candidates)`` (row-level
+        searches add their own).
 
     Returns
     -------
@@ -104,15 +122,23 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
     standard_key = tuple(standard.items())
     reproduced = candidates[best].reindex(published.index)
     verdict = np.where(agreement[best], "match", "mismatch")
+    how, why = how or {}, why or {}
     explained = []
-    for position, ok in enumerate(agreement[best]):
+    for position, (cell, ok) in enumerate(zip(published.index, agreement[best], strict=True)):
         if ok:
-            explained.append("")
+            explained.append(how.get(cell, ""))
             continue
         others = [_label(dict(key)) for key, hits in agreement.items()
                   if key != best and hits[position]]
-        explained.append("; ".join(others[:3]) + (f" (+{len(others) - 3} more)"
-                                                   if len(others) > 3 else ""))
+        reasons = []
+        if others:
+            reasons.append("matches under " + "; ".join(others[:3])
+                           + (f" (+{len(others) - 3} more)" if len(others) > 3 else ""))
+        if cell in why:
+            reasons.append(why[cell])
+        if cell in how:
+            reasons.append(how[cell])
+        explained.append(". ".join(reasons) if reasons else "unexplained")
     cells = pd.DataFrame({
         "printed": published.values,
         "reproduced": reproduced.values,
@@ -120,12 +146,14 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
         "explained_by": explained,
         "standard": candidates[standard_key].reindex(published.index).values,
     }, index=published.index)
-    return Comparison(table, title, dict(best), dict(standard), cells, list(notes))
+    return Comparison(table, title, dict(best), dict(standard), cells, list(notes), source,
+                      max(tried or 0, len(candidates)))
 
 
 def _cell_table(cells: pd.DataFrame) -> str:
     frame = cells.reset_index()
-    header = ["row", "column", "published", "reproduced", "verdict", "standard", "explained by"]
+    header = ["row", "column", "published", "reproduced", "verdict", "standard",
+              "explained by / how"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in frame.itertuples(index=False):
         label = row.row if not isinstance(row.row, tuple) else " / ".join(map(str, row.row))
@@ -152,6 +180,7 @@ def cells_frame(comparisons: list[Comparison]) -> pd.DataFrame:
         frame["row"] = [" / ".join(map(str, r)) if isinstance(r, tuple) else str(r)
                         for r in frame["row"]]
         frame.insert(0, "table", comparison.table)
+        frame.insert(1, "source", comparison.source)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
@@ -163,36 +192,72 @@ def standard_matches(comparison: Comparison) -> int:
 
 
 def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int = 40,
-           legend: str = "") -> str:
+           legend: str = "", extra=()) -> str:
     """The comparisons as markdown: per table, the convention, the verdicts, a summary.
 
     Tables of up to ``limit`` cells are shown whole; larger ones show their
     mismatches only, unless ``all_cells``.
     """
     parts = []
-    total = matched = 0
     for comparison in comparisons:
-        total += comparison.total
-        matched += comparison.matched
         parts.append(f"## {comparison.title}")
         convention = _label(comparison.convention)
         standard = _label(comparison.standard_convention)
         parts.append(
-            f"{comparison.matched} of {comparison.total} cells reproduced under: {convention}."
+            f"{comparison.matched} of {comparison.total} cells reproduced under: {convention} "
+            f"(the best of {comparison.tried} conventions tried)."
             + ("" if comparison.convention == comparison.standard_convention else
                f" rankstats' standard statistics ({standard}) reproduce "
                f"{standard_matches(comparison)}."))
         parts += comparison.notes
         cells = comparison.cells
-        shown = cells if all_cells or len(cells) <= limit else cells[cells["verdict"] != "match"]
+        shown = cells if all_cells or len(cells) <= limit else cells[(cells["verdict"] != "match")
+                                                                     | (cells["explained_by"] != "")]
         if len(shown) < len(cells):
             parts.append(f"Mismatches only ({len(shown)}); pass --all to see every cell.")
         if len(shown):
             parts.append(_cell_table(shown))
-    summary = [f"# Reproduction: {matched} of {total} published cells reproduced", "",
-               "| table | reproduced | convention |", "|---|---|---|"]
-    summary += [f"| {c.title} | {c.matched}/{c.total} | {_label(c.convention)} |"
-                for c in comparisons]
+    summary = headline(comparisons) + [""]
+    for source, label in (("paper", "printed in the paper"), ("release", "of the release's files")):
+        mine = [c for c in comparisons if c.source == source]
+        if not mine:
+            continue
+        summary += [f"Cells {label}:", "",
+                    "| table | cells | reproduced | under the paper's convention "
+                    "| under rankstats' standard | conventions tried | unexplained |",
+                    "|---|---|---|---|---|---|---|"]
+        summary += [f"| {c.title} | {c.total} | {c.matched} | {_label(c.convention)} "
+                    f"| {standard_matches(c)} | {c.tried} | {unexplained(c)} |" for c in mine]
+        summary.append("")
     if legend:
-        summary += ["", legend]
+        summary += [legend]
+    if extra:
+        parts += list(extra)
     return "\n".join(summary) + "\n\n" + "\n\n".join(parts) + "\n"
+
+
+def unexplained(comparison: Comparison) -> int:
+    """Mismatching cells that no convention or other finding explains."""
+    return int((comparison.cells["explained_by"] == "unexplained").sum())
+
+
+def headline(comparisons: list[Comparison]) -> list[str]:
+    """The counts, paper first: cells printed in the paper, then values of the release's files."""
+    lines = []
+    paper = [c for c in comparisons if c.source == "paper"]
+    release = [c for c in comparisons if c.source == "release"]
+    if paper:
+        total = sum(c.total for c in paper)
+        matched = sum(c.matched for c in paper)
+        left = sum(unexplained(c) for c in paper)
+        share = f" ({100 * matched / total:.0f}%)" if total else ""
+        lines.append(f"# Reproduction: {matched} of {total} cells printed in the paper "
+                     f"reproduced{share}; {total - matched - left} of the other "
+                     f"{total - matched} explained, {left} unexplained")
+    if release:
+        total = sum(c.total for c in release)
+        matched = sum(c.matched for c in release)
+        lines.append(("" if paper else "# ") + f"Release files (values the release states "
+                     f"beside its accuracies, recomputed from the same release): {matched} of "
+                     f"{total} reproduced.")
+    return lines

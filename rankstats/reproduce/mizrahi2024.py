@@ -14,6 +14,7 @@ import itertools
 import json
 import re
 import warnings
+from difflib import SequenceMatcher
 from functools import cache
 from pathlib import Path
 
@@ -26,9 +27,9 @@ from ..errors import RankstatsWarning
 from ..statistics.concordance import kendall_tau, kendall_w, rank
 from ..statistics.metrics import prompt_metrics
 from ..statistics.significance import friedman
-from ._compare import Comparison, search
+from ._compare import Comparison, agrees, search
 
-__all__ = ["LEGEND", "PUBLISHED", "published", "reproduce"]
+__all__ = ["LEGEND", "PUBLISHED", "audit", "published", "reproduce"]
 
 PUBLISHED = Path(__file__).with_name("mizrahi2024_published.json")
 TIES = ("average", "min", "max", "dense", "ordinal")
@@ -206,8 +207,20 @@ def table_4() -> Comparison:
         printed, _conventions(source=SOURCES, variant=("b", "a", "c"), valid=VALID), means,
         lambda m, bench, column: float(m[columns[column]].sel(group=BENCHMARKS[bench])),
     )
+    standard = {"source": "csv", "variant": "b", "valid": "valid"}
+    first = search("table_4", "", printed, candidates, standard)
+    why = {}
+    for key in printed.index[first.cells["verdict"] != "match"]:
+        bench, column = key
+        values = [row["values"][column]["value"] for row in published()["tables"]["table_14"]
+                  ["rows"] if row["benchmark"] == bench and row["task"] != "ends_with_word"
+                  and row["values"].get(column)]
+        mean = float(np.mean(values))
+        if agrees(printed[key], mean):
+            why[key] = (f"the mean of the paper's own printed Table 14 values ({len(values)} "
+                        f"tasks: {mean:.4f}), which differ from the release's in places")
     return search("table_4", "Table 4: average tau before vs after filtering, per benchmark",
-                  printed, candidates, {"source": "csv", "variant": "b", "valid": "valid"})
+                  printed, candidates, standard, why=why)
 
 
 def _average_ranks(source: str, templates: str, ties: str) -> xr.Dataset:
@@ -257,9 +270,8 @@ def _best_method_shares(source: str, templates: str, best: str, benchmark: str) 
     frame = (counts / counts.sum("method") * 100).where(present).to_pandas()
     totals = counts.sum("model")
     frame.loc["all_models"] = (totals / totals.sum() * 100).to_pandas()
+    # the row defines its own population: every paraphrase, whatever the table's filter
     real = (_cubes()[source]["template_id"] != "") & in_benchmark
-    if templates != "all":
-        real = real & _valid(templates)
     everything = (one_hot & real).sum(("task", "template"))
     frame.loc["all_paraphrases"] = (everything / everything.sum() * 100).to_pandas()
     return frame
@@ -280,10 +292,36 @@ def table_17_18(table: str) -> Comparison:
     number = table.split("_")[1]
     notes = ["The release names two methods 'meta_cot' and 'meta_desc' in its paraphrase CSVs "
              "and 'cot' and 'gradual' in its JSON copy; the CSV labels are read as 'cot' and "
-             "'gradual' (the paper's names)."]
+             "'gradual' (the paper's names).",
+             "The 'all paraphrases' row is over every paraphrase of the benchmark, whatever "
+             "templates the other rows keep: it defines its own population."]
+    how = {(row, column): "over every paraphrase (the row's own population)"
+           for row, column in printed.index if row == "all_paraphrases"}
+    standard = {"source": "json", "templates": "all", "best": "every tie"}
+    first = search(table, "", printed, candidates, standard)
+    counts = _printed_counts("table_7" if table == "table_17" else "table_8")
+    why = {}
+    for key in printed.index[first.cells["verdict"] != "match"]:
+        if key[0] == "all_paraphrases" and counts:
+            share = 100 * counts[key[1]] / counts["all"]
+            if agrees(printed[key], share):
+                why[key] = (f"the share in the paper's own counts of Table "
+                            f"{7 if table == 'table_17' else 8} ({counts[key[1]]:.0f} of "
+                            f"{counts['all']:.0f}: {share:.2f}); the release's counts differ")
     return search(table, f"Table {number}: methods of each model's best templates (%), "
-                         f"{benchmark}", printed, candidates,
-                  {"source": "json", "templates": "all", "best": "every tie"}, notes)
+                         f"{benchmark}", printed, candidates, standard, notes, how=how, why=why)
+
+
+def _printed_counts(table: str) -> dict:
+    """The printed number of paraphrases per method over all tasks, the original ones too."""
+    counts = {}
+    for row in published()["tables"][table]["rows"]:
+        if row.get("aggregate") == "all_tasks" and row["values"].get("n_automatic"):
+            counts[row["method"]] = float(row["values"]["n_automatic"]["value"])
+    if not {"all", "rephrase", "cot", "gradual"} <= set(counts):
+        return {}
+    counts["default"] = counts["all"] - counts["rephrase"] - counts["cot"] - counts["gradual"]
+    return counts
 
 
 def _normalised(text: str) -> str:
@@ -291,39 +329,139 @@ def _normalised(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
+FUZZY = 0.95  # the least similarity at which a printed template text is taken for a release one
+
+
+def _template_candidates(task: str, printed: str) -> tuple[list[int], str]:
+    """Positions of the release's templates of ``task`` whose text is the printed one.
+
+    Every template with exactly the printed text (after normalising quotes,
+    spaces and case); when there is none, the most similar ones at a
+    similarity of at least :data:`FUZZY` (``difflib``'s ratio), with the
+    similarity said in the returned text.
+    """
+    texts = _texts().loc[task]
+    target = _normalised(printed)
+    exact = [int(p) for p in texts.index[texts == target]]
+    if exact:
+        return exact, (f"{len(exact)} templates have the printed text" if len(exact) > 1 else "")
+    similarity = texts.map(lambda t: SequenceMatcher(None, t, target).ratio() if t else 0.0)
+    best = float(similarity.max())
+    if best < FUZZY:
+        return [], f"no template has the printed text (best similarity {best:.3f})"
+    found = [int(p) for p in similarity.index[similarity == best]]
+    braces = " (the same text once placeholder braces are ignored)" if all(
+        texts[p].replace("{", "").replace("}", "") == target.replace("{", "").replace("}", "")
+        for p in found) else ""
+    return found, f"the printed text matches at similarity {best:.3f}{braces}"
+
+
+@cache
+def _texts() -> pd.DataFrame:
+    return _cubes()["csv"]["template_text"].to_pandas().map(lambda t: _normalised(str(t)))
+
+
+def _pair_taus(task: str, source: str, variant: str) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall's tau between every two templates of ``task`` (models that ran it only)."""
+    scores = _scores(source, "all").sel(task=task).reset_coords(drop=True)
+    scores = scores.dropna("model", how="all").dropna("template", how="all")
+    values = scores.transpose("template", "model").values
+    first, second = np.triu_indices(values.shape[1], 1)
+    signs = np.sign(values[:, first] - values[:, second])
+    n = signs.shape[1]
+    untied = (signs != 0).sum(1).astype(float)
+    dot = signs @ signs.T
+    if variant == "b":
+        taus = dot / np.sqrt(np.outer(untied, untied))
+    elif variant == "a":
+        taus = dot / n
+    else:  # "c": Stuart's tau-c, with as many distinct values as models
+        m = values.shape[1]
+        taus = 2 * dot / (m * m * (m - 1) / m)
+    return taus, scores["template"].values
+
+
+def _extreme_pair(task: str, source: str, variant: str) -> str:
+    """The task's lowest and highest tau between two templates, and their templates."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        taus, positions = _pair_taus(task, source, variant)
+    upper = np.triu(np.ones_like(taus, dtype=bool), 1) & np.isfinite(taus)
+    ids = _cubes()["csv"]["template_id"].sel(task=task).values
+    out = {}
+    for name, pick in (("minimum", np.nanargmin), ("maximum", np.nanargmax)):
+        flat = pick(np.where(upper, taus, np.inf if name == "minimum" else -np.inf))
+        i, j = np.unravel_index(flat, taus.shape)
+        out[name] = (float(taus[i, j]), ids[positions[i]], ids[positions[j]], int(upper.sum()))
+    return out
+
+
 def table_9_10(table: str) -> Comparison:
-    """Kendall's tau between the two example templates of each task (tables 9 and 10)."""
+    """Kendall's tau between the two example templates of each task (tables 9 and 10).
+
+    A printed template text can belong to several templates of the release
+    (texts repeat) or to none exactly (the paper's text lost a placeholder's
+    braces); every candidate pair is tried and the one that reproduces the
+    printed tau is named on the row. A printed tau no candidate pair gives is
+    compared with the task's lowest and highest tau over all template pairs.
+    """
     printed = _printed(table, _task_key, ["tau"])
     rows = {row["task"]: row for row in published()["tables"][table]["rows"]}
-    cube = _cubes()["csv"]
-    texts = cube["template_text"].to_pandas().map(lambda t: _normalised(str(t)))
-    positions = {}
+    ids = _cubes()["csv"]["template_id"]
+    found, said = {}, {}
     for task, row in rows.items():
-        found = [texts.columns[texts.loc[task] == _normalised(row[f"template_{k}_plain"])]
-                 for k in (1, 2)]
-        if all(len(f) for f in found):
-            positions[task] = (int(found[0][0]), int(found[1][0]))
-    candidates = {}
-    for convention in _conventions(source=SOURCES, variant=("b", "a", "c")):
+        pairs = [_template_candidates(task, row[f"template_{k}_plain"]) for k in (1, 2)]
+        found[task] = [p for p, _ in pairs]
+        said[task] = [text for _, text in pairs]
+    conventions = _conventions(source=SOURCES, variant=("b", "a", "c"))
+    candidates, how_by, tried = {}, {}, 0
+    for convention in conventions:
         c = dict(convention)
         scores = _scores(c["source"], "all")
-
-        def value(task, _column, scores=scores, c=c):
-            if task not in positions:
-                return np.nan
-            first, second = positions[task]
+        values, how = {}, {}
+        for task in rows:
+            key = (task, "tau")
             one = scores.sel(task=task).reset_coords(drop=True)
-            return float(_quiet(kendall_tau, one.isel(template=first),
-                                one.isel(template=second), "model", variant=c["variant"],
-                                nan_policy="omit").statistic)
-
-        candidates[convention] = _cells(printed, value)
-    missing = sorted(set(rows) - set(positions))
-    notes = [f"Templates not found by their printed text: {', '.join(missing)}."] if missing else []
+            pairs = [(a, b) for a in found[task][0] for b in found[task][1] if a != b]
+            tried += len(pairs)
+            values[key] = np.nan
+            for a, b in pairs:
+                tau = float(_quiet(kendall_tau, one.isel(template=a), one.isel(template=b),
+                                   "model", variant=c["variant"], nan_policy="omit").statistic)
+                if np.isnan(values[key]):
+                    values[key] = tau
+                if agrees(printed[key], tau):
+                    values[key] = tau
+                    notes = [f"templates {ids.sel(task=task).values[a]} and "
+                             f"{ids.sel(task=task).values[b]}"]
+                    notes += [f"template {k}: {text}" for k, text in
+                              zip((1, 2), said[task], strict=True) if text]
+                    if len(pairs) > 1:
+                        notes.append(f"the pair reproducing the printed tau of {len(pairs)} "
+                                     "candidate pairs")
+                    how[key] = "; ".join(notes)
+                    break
+            else:
+                how[key] = "; ".join(f"template {k}: {text}" for k, text in
+                                     zip((1, 2), said[task], strict=True) if text)
+        candidates[convention] = pd.Series(values).reindex(printed.index).astype(float)
+        how_by[convention] = how
+    standard = {"source": "csv", "variant": "b"}
+    result = search(table, "", printed, candidates, standard, tried=tried)
+    best = tuple(result.convention.items())
+    how = {key: text for key, text in how_by[best].items() if text}
+    why = {}
+    for key in printed.index[result.cells["verdict"] != "match"]:
+        extreme = _extreme_pair(key[0], result.convention["source"],
+                                result.convention["variant"])
+        for name, (tau, a, b, n) in extreme.items():
+            if agrees(printed[key], tau):
+                why[key] = (f"the printed tau is the task's {name} over all {n} template pairs "
+                            f"(templates {a} and {b}: {tau:.3f}); the printed texts are of "
+                            f"other templates")
     number = table.split("_")[1]
     benchmark = "LMentry" if table == "table_9" else "BBH"
     return search(table, f"Table {number}: tau between two example templates, {benchmark}",
-                  printed, candidates, {"source": "csv", "variant": "b"}, notes)
+                  printed, candidates, standard, how=how, why=why, tried=tried)
 
 
 def table_7_8(table: str) -> Comparison:
@@ -335,16 +473,26 @@ def table_7_8(table: str) -> Comparison:
     spreads = ("templates, ddof=1", "templates, ddof=0", "models x templates, ddof=1",
                "models x templates, ddof=0")
     candidates = _candidates(
-        printed, _conventions(source=SOURCES, spread=spreads),
-        lambda c: _method_statistics(c["source"], c["spread"], benchmark),
+        printed, _conventions(source=SOURCES, spread=spreads, aggregate=AGGREGATES),
+        lambda c: _method_statistics(c["source"], c["spread"], benchmark, c["aggregate"]),
         lambda stats, key, column: float(stats.get((*key, column), np.nan)),
     )
     number = table.split("_")[1]
+    standard = {"source": "csv", "spread": "templates, ddof=1", "aggregate": "pooled"}
+    first = search(table, "", printed, candidates, standard)
+    why = _count_explanations(table, printed, first)
     return search(table, f"Table {number}: correct paraphrases per method, {benchmark}",
-                  printed, candidates, {"source": "csv", "spread": "templates, ddof=1"})
+                  printed, candidates, standard, why=why,
+                  notes=["aggregate=macro: the 'all tasks' accuracy and sd are the means of "
+                         "the per-task rows; aggregate=pooled: computed over every template "
+                         "of every task at once."])
 
 
-def _method_statistics(source: str, spread: str, benchmark: str) -> dict:
+AGGREGATES = ("pooled", "macro")
+
+
+def _method_statistics(source: str, spread: str, benchmark: str,
+                       aggregate: str = "pooled") -> dict:
     cube = _cubes()[source]
     tasks = cube["task"].values[cube["benchmark"].values == benchmark]
     methods = _methods(source)
@@ -372,7 +520,88 @@ def _method_statistics(source: str, spread: str, benchmark: str) -> dict:
                 scores.values)) if k else np.nan
             out[(task_key, method, "accuracy_std")] = (
                 float(np.std(values, ddof=ddof)) if values.size > ddof else np.nan)
+    if aggregate == "macro":
+        for method in ("all", "rephrase", "cot", "gradual"):
+            for column in ("accuracy_avg", "accuracy_std"):
+                out[("all_tasks", method, column)] = float(np.nanmean(
+                    [out[(task, method, column)] for task in tasks]))
     return out
+
+
+def _count_explanations(table: str, printed: pd.Series, comparison: Comparison) -> dict:
+    """What the paper's own rows say about a count or ratio the release does not give.
+
+    A method's printed count that the printed total of its task contradicts
+    (the methods do not add up to the printed 'all') is a typo when the
+    release's count makes them add up; a count the paper's rows agree on is a
+    difference between the release and the paper's counts; a ratio or a total
+    follows from such counts when the printed numbers give it.
+    """
+    values = published()["tables"][table]["rows"]
+    count = {}
+    for row in values:
+        key = row.get("task") or row.get("aggregate")
+        for column in ("n_automatic", "n_correct"):
+            cell = row["values"].get(column)
+            if cell is not None:
+                count[(key, row["method"], column)] = float(cell["value"])
+    cells = comparison.cells
+    release = {(row, column): value for (row, column), value in cells["reproduced"].items()}
+    why = {}
+    methods = ("rephrase", "cot", "gradual")
+    tasks = sorted({row[0] for row, _ in cells.index} - {"all_tasks"})
+
+    def printed_sum(method, column):
+        parts = [count.get((task, method, column)) for task in tasks]
+        return None if None in parts else sum(parts)
+
+    for (row, column), verdict in cells["verdict"].items():
+        if verdict == "match":
+            continue
+        task, method = row
+        if column not in ("n_automatic", "n_correct"):
+            continue
+        mine = release[(row, column)]
+        paper = count[(task, method, column)]
+        difference = int(round(mine - paper))
+        if task == "all_tasks":
+            total = printed_sum(method, column)
+            differ = [t for t in tasks if (t, method, column) in count and not agrees(
+                f"{count[(t, method, column)]:.0f}", release.get(((t, method), column), np.nan))]
+            why[(row, column)] = (
+                f"the release holds {difference:+d} against the paper's count; the paper's "
+                f"task rows add up to {total:.0f}" + (f" and the release differs in: "
+                                                     f"{', '.join(differ)}" if differ else ""))
+            continue
+        # the 'all' row holds the original template beside the three methods
+        original = release[((task, "all"), column)] - sum(
+            release.get(((task, m), column), 0) for m in methods)
+        parts = [count.get((task, m, column)) for m in methods]
+        total = count.get((task, "all", column))
+        if None in parts or total is None:
+            continue
+        gap = total - sum(parts) - original
+        if gap == 0:
+            what = "templates" if column == "n_automatic" else "templates marked correct"
+            why[(row, column)] = (f"the release holds {difference:+d} {method if method != 'all' else ''} "
+                                  f"{what} against the paper's count; the paper's rows agree "
+                                  f"with each other").replace("  ", " ")
+        elif method != "all" and paper + gap == mine:
+            why[(row, column)] = (f"typo: the paper's own total contradicts it: its 'all' row "
+                                  f"({total:.0f}) less the other methods and the original "
+                                  f"template gives {paper + gap:.0f}, the release's count")
+        elif method == "all" and total - gap == mine:
+            why[(row, column)] = (f"typo: the paper's method rows add up to {total - gap:.0f} "
+                                  f"with the original template, the release's count")
+    for (row, column), verdict in cells["verdict"].items():
+        task, method = row
+        if verdict != "match" and column == "correct_ratio":
+            n = count.get((task, method, "n_automatic"))
+            k = count.get((task, method, "n_correct"))
+            if n and k is not None and agrees(printed[(row, column)], 100 * k / n):
+                why[(row, column)] = (f"follows from the printed counts ({k:.0f}/{n:.0f}); the "
+                                      f"release's counts differ")
+    return why
 
 
 def metric_results(filtering: str) -> Comparison:
@@ -392,7 +621,29 @@ def metric_results(filtering: str) -> Comparison:
     )
     label = "correct paraphrases only" if filtering == "correct" else "no filtering"
     return search(f"metrics_{filtering}", f"Released metric results ({label}), to 6 decimals",
-                  printed, candidates, {"source": "csv", "templates": templates[0]})
+                  printed, candidates, {"source": "csv", "templates": templates[0]},
+                  source="release")
+
+
+def audit() -> pd.DataFrame:
+    """Where the release contradicts itself, as far as the packaged copies show it.
+
+    One row per contradiction (see :mod:`rankstats.reproduce._audit`):
+    accuracies that differ between the release's two copies, methods named
+    differently, the one 'correct' flag written ``0?``, accuracies that are
+    not whole multiples of 1/(stated samples), and released MaxP and AvgP
+    that the accuracy CSVs contradict.
+
+    Examples
+    --------
+    >>> found = audit()
+    >>> found.groupby("check", sort=False).size().to_dict()  # doctest: +NORMALIZE_WHITESPACE
+    {'accuracy': 964, 'method_name': 50, 'valid': 1, 'samples': 4534, 'maxp_none': 4,
+     'avgp_none': 4, 'maxp_correct': 4, 'avgp_correct': 4}
+    """
+    from ._audit import from_cubes
+
+    return from_cubes(_cubes()["csv"], _cubes()["json"], datasets.load("mizrahi2024-metrics"))
 
 
 def reproduce() -> list[Comparison]:
