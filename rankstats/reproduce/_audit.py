@@ -171,7 +171,7 @@ def from_cubes(csv, json, metrics=None) -> pd.DataFrame:
     both["file"] = both["task"].map(csv_file)
     both["other_file"] = both["task"].map(json_file)
     frames.append(both)
-    for source, cube, files in (("csv", csv, csv_file), ("json", json, json_file)):
+    for cube, files in ((csv, csv_file), (json, json_file)):
         scores = cube["score"].to_series().dropna().rename("value").reset_index()
         samples = cube["template_samples"].to_series().rename("other_value").reset_index()
         scores = scores.merge(samples, on=["task", "template"])

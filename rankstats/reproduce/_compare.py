@@ -211,13 +211,13 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
                f"{standard_matches(comparison)}."))
         parts += comparison.notes
         cells = comparison.cells
-        shown = cells if all_cells or len(cells) <= limit else cells[(cells["verdict"] != "match")
-                                                                     | (cells["explained_by"] != "")]
+        noted = (cells["verdict"] != "match") | (cells["explained_by"] != "")
+        shown = cells if all_cells or len(cells) <= limit else cells[noted]
         if len(shown) < len(cells):
             parts.append(f"Mismatches only ({len(shown)}); pass --all to see every cell.")
         if len(shown):
             parts.append(_cell_table(shown))
-    summary = headline(comparisons) + [""]
+    summary = [*headline(comparisons), ""]
     for source, label in (("paper", "printed in the paper"), ("release", "of the release's files")):
         mine = [c for c in comparisons if c.source == source]
         if not mine:

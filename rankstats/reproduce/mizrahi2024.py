@@ -563,7 +563,7 @@ def _count_explanations(table: str, printed: pd.Series, comparison: Comparison) 
             continue
         mine = release[(row, column)]
         paper = count[(task, method, column)]
-        difference = int(round(mine - paper))
+        difference = round(mine - paper)
         if task == "all_tasks":
             total = printed_sum(method, column)
             differ = [t for t in tasks if (t, method, column) in count and not agrees(
@@ -583,9 +583,9 @@ def _count_explanations(table: str, printed: pd.Series, comparison: Comparison) 
         gap = total - sum(parts) - original
         if gap == 0:
             what = "templates" if column == "n_automatic" else "templates marked correct"
-            why[(row, column)] = (f"the release holds {difference:+d} {method if method != 'all' else ''} "
-                                  f"{what} against the paper's count; the paper's rows agree "
-                                  f"with each other").replace("  ", " ")
+            kind = "" if method == "all" else f"{method} "
+            why[(row, column)] = (f"the release holds {difference:+d} {kind}{what} against the "
+                                  f"paper's count; the paper's rows agree with each other")
         elif method != "all" and paper + gap == mine:
             why[(row, column)] = (f"typo: the paper's own total contradicts it: its 'all' row "
                                   f"({total:.0f}) less the other methods and the original "
