@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import tau_merge as _tm
 from .ranking import check_choice, missing_among_present, rank_last, sum_over_tie_groups, warn_nan
 
 #: Working memory per chunk of subset sizes, in bytes (see ``subsample_curves``).
@@ -23,6 +24,9 @@ BUDGET = 64 * 2**20
 #: Means are compared as multiples of the slice's largest absolute score, rounded to this
 #: many decimals: closer means tie, whatever the order they were summed in.
 TIE_DECIMALS = 10
+#: Models from which tau-b is counted by sort and merge rather than by pair signs; measured
+#: by ``benchmarks/bench_scaling.py --crossover`` (see ``benchmarks/README.md``).
+MERGE_FROM = 48
 
 
 def draw_order(pool, keys):
@@ -50,7 +54,7 @@ def _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better):
         term = (n**3 - n - sum_over_tie_groups(size, lambda t: t**3 - t)) / 12.0
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = ranks.sum(-1, keepdims=True) / n
+            mean = ranks.sum(-1, keepdims=True) / n[..., None]
         term = (np.where(present[..., None, :], ranks - mean, 0.0) ** 2).sum(-1)
     ranks = np.where(poisoned_unit[..., None], np.nan, ranks)
     return ranks, np.where(poisoned_unit, np.nan, term)
@@ -59,7 +63,7 @@ def _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better):
 def subsample_curves(
     x, keys, ks, quantiles, *, tau_target=0.9, probability=0.95, level=0.95, ties="average",
     correction=True, higher_is_better=True, nan_policy="propagate", with_w=True,
-    statistic="templates_needed", roles=("units", "objects"), budget=BUDGET,
+    statistic="templates_needed", roles=("units", "objects"), budget=BUDGET, tau_kernel="auto",
 ):
     """Agreement of k-unit subsets with the whole block, for every k in ``ks``.
 
@@ -70,6 +74,8 @@ def subsample_curves(
     ks : (k,) subset sizes (positive integers, increasing).
     quantiles : (q,) probabilities for the summaries of tau and W over draws.
     roles : the words for units and objects in warnings.
+    tau_kernel : ``"signs"``, ``"merge"`` or ``"auto"`` (merge from ``MERGE_FROM`` objects):
+        how tau-b counts pairs; the results are the same.
 
     Returns
     -------
@@ -115,7 +121,8 @@ def subsample_curves(
     order = draw_order(pool, keys)
     del keys
 
-    pairs = _Pairs(reference, scale, present, higher_is_better)
+    check_choice("tau_kernel", tau_kernel, ("auto", "signs", "merge"))
+    pairs = _Pairs(reference, scale, present, higher_is_better, tau_kernel, budget)
     out = _Outputs(len(x), r, ks, m, quantiles, with_w)
     carry = np.zeros((len(x), r, columns.shape[-1]))
     cost = len(x) * r * (columns.shape[-1] * 8 + m * 40 + pairs.count * 6)
@@ -177,25 +184,42 @@ def _w(rank_sums, term_sums, k, present, n_objects):
 
 
 class _Pairs:
-    """The reference ranking as pair signs, and tau-b of many rankings against it.
+    """The reference ranking, and tau-b of many rankings against it.
 
-    Signs come from ranks (doubled, so that average ranks are integers): tau-b
-    depends only on the order of the values, and small integers make the
-    pair expansion cheap.
+    Two ways to count the pairs, with the same integers: the pair signs
+    (``"signs"``: every pair i < j expanded, O(m^2) per ranking, fast for few
+    models) and sort-and-merge (``"merge"``: :mod:`.tau_merge`, O(m log m)).
+    Both start from ranks doubled, so that average ranks are integers: tau-b
+    depends only on the order of the values. The rankings are compared in
+    chunks of at most ``budget`` bytes of working memory.
     """
 
-    def __init__(self, reference, scale, present, higher_is_better):
+    def __init__(self, reference, scale, present, higher_is_better, kernel="auto",
+                 budget=BUDGET):
         self.scale, self.higher_is_better = scale, higher_is_better
         self.present = present
-        self.i, self.j = np.triu_indices(reference.shape[-1], 1)
-        self.count = self.i.size
+        self.budget = budget
+        m = reference.shape[-1]
+        if kernel == "auto":
+            kernel = "merge" if m >= MERGE_FROM else "signs"
+        self.merge = kernel == "merge"
         self.poisoned = np.isnan(reference).any(-1) & present.any(-1)
-        self.valid = present[:, self.i] & present[:, self.j]
-        self.n0 = self.valid.sum(-1)
-        sign, tied = self._signs(self.ranks(np.where(present, reference, 0.0)))
+        n_present = present.sum(-1)
+        self.n0 = n_present * (n_present - 1) // 2
+        reference_ranks = self.ranks(np.where(present, reference, 0.0))
+        if self.merge:
+            self.count = 0
+            self.codes = self._doubled(reference_ranks)
+            tied = _tm.pair_counts(self.codes, self.codes, present, terms=False)["x_tie_pairs"]
+            tied = tied.astype(np.int64)
+        else:
+            self.i, self.j = np.triu_indices(m, 1)
+            self.count = self.i.size
+            self.valid = present[:, self.i] & present[:, self.j]
+            sign, tied = self._signs(reference_ranks, self.valid)
+            self.weighted = sign * self.valid  # (L, P)
         self.constant = (self.n0 > 0) & (tied == self.n0)
         self.undefined = self.constant | (self.n0 == 0) | self.poisoned
-        self.weighted = (sign * self.valid)[:, None, None, :]  # (L, 1, 1, P)
         self.ref_room = self.n0 - tied
 
     def ranks(self, means, ties="average"):
@@ -206,19 +230,46 @@ class _Pairs:
         present = self.present.reshape(self.present.shape[0], *([1] * (means.ndim - 2)), -1)
         return rank_last(np.where(present, key, np.nan), ties, self.higher_is_better)[0]
 
-    def _signs(self, ranks):
-        """Pair signs (int8) and the number of tied valid pairs, per ranking."""
+    @staticmethod
+    def _doubled(ranks):
         kind = np.int16 if 2 * ranks.shape[-1] < np.iinfo(np.int16).max else np.int32
-        doubled = np.where(np.isnan(ranks), 0.0, 2.0 * ranks).astype(kind)
+        return np.where(np.isnan(ranks), 0.0, 2.0 * ranks).astype(kind)
+
+    def _signs(self, ranks, valid):
+        """Pair signs (int8) and the number of tied valid pairs, per ranking."""
+        doubled = self._doubled(ranks)
         difference = doubled[..., self.i] - doubled[..., self.j]
-        valid = self.valid.reshape(len(self.valid), *([1] * (ranks.ndim - 2)), -1)
         tied = ((difference == 0) & valid).sum(-1)
         return np.sign(difference).astype(np.int8), tied
 
+    def _counts(self, ranks, rows):
+        """C - D against the reference and tied pairs of ``(l, n, objects)`` rankings."""
+        if self.merge:
+            counts = _tm.pair_counts(self.codes[rows, None], self._doubled(ranks),
+                                     self.present[rows, None], terms=False)
+            return counts["con_minus_dis"].astype(np.int64), counts["y_tie_pairs"]
+        sign, tied = self._signs(ranks, self.valid[rows, None])
+        numerator = (sign * self.weighted[rows, None]).sum(-1, dtype=np.int64)
+        return numerator, tied
+
     def tau(self, ranks):
         """Tau-b of ``(L, draws, kk, objects)`` rankings against the reference."""
-        sign, tied = self._signs(ranks)
-        numerator = (sign * self.weighted).sum(-1, dtype=np.int64)
+        slices, draws, kk, m = ranks.shape
+        flat = ranks.reshape(slices, draws * kk, m)
+        numerator = np.empty(flat.shape[:-1], dtype=np.int64)
+        tied = np.empty(flat.shape[:-1], dtype=np.int64)
+        per_ranking = m * 120 if self.merge else m * 8 + self.count * 6
+        rows = max(1, self.budget // per_ranking)  # rankings per chunk
+        slice_step = max(1, rows // flat.shape[1])
+        row_step = min(rows, flat.shape[1])
+        for first in range(0, slices, slice_step):
+            chosen = slice(first, first + slice_step)
+            for start in range(0, flat.shape[1], row_step):
+                part = slice(start, start + row_step)
+                numerator[chosen, part], tied[chosen, part] = self._counts(
+                    flat[chosen, part], np.arange(slices)[chosen])
+        numerator = numerator.reshape(slices, draws, kk)
+        tied = tied.reshape(slices, draws, kk)
         room = (self.n0[:, None, None] - tied) * self.ref_room[:, None, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             tau = np.clip(numerator / np.sqrt(room), -1.0, 1.0)
