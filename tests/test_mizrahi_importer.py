@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -425,3 +426,34 @@ def test_metric_results():
     assert float(estimate.sel(metric="maxp", prompts="original")) == 0.64
     assert bool(estimate.sel(metric="cps").isnull().all())
     assert bool(metrics.openai_estimate.sel(task="snarks").isnull().all())
+
+
+def test_import_prints_the_release_audit(tmp_path, capsys, found):
+    from rankstats.cli import main
+
+    output = tmp_path / "x.nc"
+    assert main(["import", "mizrahi2024", str(RELEASE), "-o", str(output)]) == 0
+    out = capsys.readouterr().out
+    assert "Release audit: 5565 contradictions" in out
+    assert "flan-t5-base and flan-t5-small swapped in all_words_from_category (488 cells)" in out
+    assert "flan-t5-base and flan-t5-small swapped in any_words_from_category (476 cells)" in out
+    assert "word_not_containing: 2468 accuracies in steps of 1/26, 100 samples stated" in out
+    assert "logical_deduction_seven_objects, template 65: '0?'" in out
+    assert "meta_cot" in out
+    cube = rankstats.open_cube(output)
+    assert cube.attrs["import_summary"].startswith("Release audit:")
+    # the full list, as written by cross_check, travels with the cube
+    kept = pd.read_csv(io.StringIO(cube.attrs["release_audit"]))
+    assert len(kept) == len(found)
+    assert kept.groupby("check").size().to_dict() == found.groupby("check").size().to_dict()
+
+
+def test_packaged_audit_equals_the_cross_check(found):
+    from rankstats.reproduce import audit
+
+    packaged = audit("mizrahi2024")
+    # every contradiction of the release that the packaged copies can show, the same count
+    counts = found.groupby("check").size().to_dict()
+    assert packaged.groupby("check").size().to_dict() == counts
+    assert set(packaged.loc[packaged.check == "accuracy", "model"]) == {"flan-t5-small",
+                                                                         "flan-t5-base"}

@@ -16,6 +16,12 @@ def verdicts(comparison, verdict="mismatch"):
     return {row for row, _ in cells.index[cells["verdict"] == verdict]}
 
 
+def cell_of(cells, row, column):
+    """The cell at (row, column), where a row may itself be a tuple."""
+    position = list(cells.index).index((row, column))
+    return cells.iloc[position]
+
+
 def test_studies():
     assert available() == ["mizrahi2024"]
     with pytest.raises(KeyError, match="no study named 'x'"):
@@ -68,8 +74,107 @@ def test_average_ranks(comparisons):
 def test_best_template_sources(comparisons):
     lmentry = comparisons["table_17"]
     assert (lmentry.matched, lmentry.total) == (68, 72)
-    # every model row matches; the 'all paraphrases' row counts every template, not the valid
+    # every model row matches; the 'all paraphrases' row is the share of each method in the
+    # paper's own Table 7 counts (30, 461, 1286, 652 of 2429), which the release exceeds
     assert verdicts(lmentry) == {"all_paraphrases"}
+    for column, printed in (("default", "1.24"), ("rephrase", "18.98"), ("cot", "52.94"),
+                            ("gradual", "26.84")):  # Table 17, row "all paraphrases"
+        cell = lmentry.cells.loc[("all_paraphrases", column)]
+        assert cell["printed"] == printed
+        assert "the paper's own counts of Table 7" in cell["explained_by"]
+
+
+def test_all_paraphrases_row_is_over_every_paraphrase(comparisons):
+    # Table 18 keeps valid templates for the model rows, but its last row is over all
+    bbh = comparisons["table_18"]
+    assert bbh.convention["templates"] == "valid"
+    for column, printed in (("default", "0.57"), ("rephrase", "28.07"), ("cot", "29.64"),
+                            ("gradual", "41.72")):  # Table 18, row "all paraphrases"
+        cell = bbh.cells.loc[("all_paraphrases", column)]
+        assert cell["printed"] == printed
+        assert cell["verdict"] == "match"
+        assert "own population" in cell["explained_by"]
+    assert (bbh.matched, bbh.total) == (52, 52)
+
+
+@pytest.mark.parametrize(("table", "task", "printed", "note"), [
+    # Table 9 and 10, column tau: texts the release repeats, and a placeholder without braces
+    ("table_9", "first_alphabetically", "-0.095", "4 templates have the printed text"),
+    ("table_9", "less_letters", "-0.128", "2 templates have the printed text"),
+    ("table_9", "homophones", "0.087", "similarity 0.994"),
+    ("table_10", "logical_deduction_three_objects", "0.056", "2 templates have the printed text"),
+])
+def test_example_template_pairs_found_among_every_candidate(comparisons, table, task, printed,
+                                                              note):
+    cell = comparisons[table].cells.loc[(task, "tau")]
+    assert cell["printed"] == printed
+    assert cell["verdict"] == "match"
+    assert note in cell["explained_by"]
+    assert _compare.agrees(printed, cell["reproduced"])
+
+
+def test_formal_fallacies_tau_is_the_tasks_minimum(comparisons):
+    cell = comparisons["table_10"].cells.loc[("formal_fallacies", "tau")]
+    assert cell["printed"] == "-0.264"  # Table 10, formal fallacies
+    assert cell["verdict"] == "mismatch"
+    assert "the task's minimum over all" in cell["explained_by"]
+    assert (comparisons["table_9"].matched, comparisons["table_10"].matched) == (10, 14)
+    assert comparisons["table_10"].tried > 6  # the candidate pairs count as conventions
+
+
+@pytest.mark.parametrize(("table", "method", "column", "printed"), [
+    # Tables 7 and 8, row "all tasks": the means of the per-task rows
+    ("table_7", "all", "accuracy_avg", ".296"),
+    ("table_7", "all", "accuracy_std", ".070"),
+    ("table_7", "rephrase", "accuracy_std", ".043"),
+    ("table_7", "cot", "accuracy_avg", ".279"),
+    ("table_7", "cot", "accuracy_std", ".048"),
+    ("table_7", "gradual", "accuracy_std", ".074"),
+    ("table_8", "all", "accuracy_avg", ".331"),
+    ("table_8", "cot", "accuracy_avg", ".314"),
+])
+def test_aggregate_rows_are_macro_means(comparisons, table, method, column, printed):
+    tables = comparisons[table]
+    assert tables.convention["aggregate"] == "macro"
+    cell = cell_of(tables.cells, ("all_tasks", method), column)
+    assert cell["printed"] == printed
+    assert cell["verdict"] == "match"
+
+
+def test_count_differences_are_explained(comparisons):
+    cells = comparisons["table_7"].cells
+    # Table 7, any words from category, gradual: 72 printed, but its 'all' row (259) says 73
+    typo = cell_of(cells, ("any_words_from_category", "gradual"), "n_automatic")
+    assert typo["printed"] == "72"
+    assert typo["explained_by"].startswith("typo: the paper's own total contradicts it")
+    # Table 7, all tasks: 2429 paraphrases printed; the release holds two more gradual ones
+    total = cell_of(cells, ("all_tasks", "all"), "n_automatic")
+    assert total["printed"] == "2429"
+    assert total["reproduced"] == 2431
+    assert "first_alphabetically, homophones" in total["explained_by"]
+    extra = cell_of(cells, ("homophones", "gradual"), "n_automatic")
+    assert extra["printed"] == "73"
+    assert "the release holds +1 gradual templates" in extra["explained_by"]
+
+
+def test_table_4_misses_are_means_of_printed_table_14(comparisons):
+    cells = comparisons["table_4"].cells
+    for key, printed in ((("lmentry", "AvgP"), ".978"), (("bbh", "Sat"), ".940"),
+                         (("bbh", "Combined"), ".966")):  # Table 4
+        assert cells.loc[key, "printed"] == printed
+        assert cells.loc[key, "verdict"] == "mismatch"
+        assert "the mean of the paper's own printed Table 14 values" in cells.loc[
+            key, "explained_by"]
+
+
+def test_every_mismatch_is_explained_or_says_unexplained(comparisons):
+    for comparison in comparisons.values():
+        cells = comparison.cells
+        reasons = cells.loc[cells["verdict"] == "mismatch", "explained_by"]
+        assert (reasons != "").all(), comparison.table
+    # Table 3, W of sports_understanding (.873) is not what the data give under any convention
+    assert comparisons["table_3_w"].cells.loc[("sports_understanding", "kendall_w"),
+                                              "explained_by"] == "unexplained"
 
 
 def test_released_metrics(comparisons):
@@ -85,12 +190,24 @@ def test_render_and_cli(comparisons, capsys, tmp_path):
     from rankstats.cli import main
 
     text = _compare.render(list(comparisons.values()))
-    assert text.startswith("# Reproduction: ")
-    assert "| Table 3: Kendall's W per task | 22/25 |" in text
-    assert main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "tables")]) == 0
-    assert "rankstats' standard statistics" in capsys.readouterr().out
+    paper = [c for c in comparisons.values() if c.source == "paper"]
+    total, matched = sum(c.total for c in paper), sum(c.matched for c in paper)
+    # the cells printed in the paper come first; the release's own files after them
+    first, second = text.splitlines()[:2]
+    assert first.startswith(f"# Reproduction: {matched} of {total} cells printed in the paper")
+    assert total == 955
+    assert second.startswith("Release files") and "1950 of 1950" in second
+    assert "| Table 3: Kendall's W per task | 25 | 22 | source=csv, templates=valid" in text
+    audit = tmp_path / "audit.csv"
+    assert main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "tables"),
+                 "--audit", str(audit)]) == 0
+    out = capsys.readouterr().out
+    assert "rankstats' standard statistics" in out
+    assert "## Release audit" in out
+    assert "flan-t5-base and flan-t5-small swapped in all_words_from_category" in out
+    assert len(audit.read_text().splitlines()) == 1 + 5565
     cells = (tmp_path / "tables" / "cells.csv").read_text()
-    assert cells.startswith("table,row,column,printed")
+    assert cells.startswith("table,source,row,column,printed")
     assert "tie_correction" in cells
     assert main(["reproduce", "nothing"]) == 2
 
