@@ -108,7 +108,7 @@ def test_merge_omit_is_pairwise_deletion_like_scipy():
 
 def test_auto_picks_merge_for_many_objects_and_gives_the_same():
     rng = np.random.default_rng(0)
-    x = rng.integers(0, 50, size=(3, k.MERGE_FROM_PAIR + 5)).astype(float)
+    x = rng.integers(0, 50, size=(3, k.MERGE_FROM + 5)).astype(float)
     y = rng.integers(0, 50, size=x.shape).astype(float)
     assert k.use_merge(x.shape[-1])
     _same(k.tau_pair(x, y), k.tau_pair(x, y, kernel="signs"))

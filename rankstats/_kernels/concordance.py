@@ -390,17 +390,17 @@ def _merge_counts_matrix(x, observed, pairwise, budget=MERGE_BUDGET):
 def use_merge(n: int, m: int = 2) -> bool:
     """Whether sort-and-merge beats the pair-sign product for m rows of n objects.
 
-    The crossover was measured by ``benchmarks/bench_scaling.py --crossover``
-    (see ``benchmarks/README.md``): the sign product costs about n^2 per pair
-    of rows in BLAS, the merge about n log n at a larger constant.
+    The sign product costs about n^2 per pair of rows in BLAS plus n^2 per row
+    to build the signs; the merge about n log n per pair of rows at a larger
+    constant, so the more rows share the signs, the later the merge pays.
+    Measured (``benchmarks/bench_scaling.py --crossover``, ``benchmarks/README.md``):
+    from 16 objects for one pair, from about m / 2 objects for m rows.
     """
-    return n >= (MERGE_FROM_PAIR if m <= 2 else MERGE_FROM_MATRIX)
+    return n >= max(MERGE_FROM, m // 2)
 
 
-#: Objects from which the merge kernel is used for one pair of rankings (tau_pair).
-MERGE_FROM_PAIR = 64
-#: Objects from which the merge kernel is used for all pairs of m > 2 rows (tau_matrix).
-MERGE_FROM_MATRIX = 512
+#: The fewest objects for which the merge kernel is used (one pair of rankings).
+MERGE_FROM = 16
 
 
 def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel="auto"):
