@@ -343,7 +343,9 @@ def _stability(cube, scores, n_resamples, seed, nan_policy):
     board = leaderboard(cube, n_resamples=n_resamples,
                         over="both" if has_samples else "templates", seed=seed,
                         nan_policy=nan_policy)
-    needed = templates_needed(scores, n_resamples=100, seed=seed, nan_policy=nan_policy)
+    # at most 100 subsets per size: a smaller n_resamples makes this cheaper too
+    needed = templates_needed(scores, n_resamples=min(n_resamples, 100), seed=seed,
+                              nan_policy=nan_policy)
     return xr.Dataset({
         "n_templates": needed["n_templates"],
         "avgp_low": board["score_low"],
