@@ -212,6 +212,7 @@ class _Pairs:
             self.codes = self._doubled(reference_ranks)
             tied = _tm.pair_counts(self.codes, self.codes, present, terms=False)["x_tie_pairs"]
             tied = tied.astype(np.int64)
+            self.ref_tied = tied
         else:
             self.i, self.j = np.triu_indices(m, 1)
             self.count = self.i.size
@@ -246,7 +247,8 @@ class _Pairs:
         """C - D against the reference and tied pairs of ``(l, n, objects)`` rankings."""
         if self.merge:
             counts = _tm.pair_counts(self.codes[rows, None], self._doubled(ranks),
-                                     self.present[rows, None], terms=False)
+                                     self.present[rows, None], terms=False,
+                                     x_tie_pairs=self.ref_tied[rows, None])
             return counts["con_minus_dis"].astype(np.int64), counts["y_tie_pairs"]
         sign, tied = self._signs(ranks, self.valid[rows, None])
         numerator = (sign * self.weighted[rows, None]).sum(-1, dtype=np.int64)

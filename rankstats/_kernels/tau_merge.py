@@ -109,7 +109,26 @@ def _run_terms(ordered, used):
     }
 
 
-def pair_counts(x_codes, y_codes, valid, *, terms=True):
+def tied_pairs(ordered, used):
+    """Pairs of equal values among the ``used`` entries of sorted rows: sum of t(t-1)/2 over runs.
+
+    ``used`` marks a prefix of each row. Each entry adds its position within
+    its run of equal values; no float arithmetic, so cheaper than
+    :func:`_run_terms` when only this sum is needed.
+    """
+    n = ordered.shape[-1]
+    kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    same = np.zeros(ordered.shape, dtype=kind)
+    np.equal(ordered[:, 1:], ordered[:, :-1], out=same[:, 1:], casting="unsafe")
+    same &= used  # a run never continues past the used prefix
+    within = np.cumsum(same, axis=-1, dtype=kind)
+    starts = np.where(same == 0, within, 0)
+    np.maximum.accumulate(starts, axis=-1, out=starts)
+    within -= starts
+    return within.sum(-1, dtype=np.int64).astype(float)
+
+
+def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
     """Concordant minus discordant pairs of x and y over the valid objects, per slice.
 
     ``x_codes`` and ``y_codes`` are non-negative integer codes (equal codes
@@ -118,32 +137,43 @@ def pair_counts(x_codes, y_codes, valid, *, terms=True):
     ``con_minus_dis``, and with ``terms`` the tie sums of x and of y among
     the valid objects (``x_tie_pairs``, ``x_t0``, ``x_t1``, ``x_classes``,
     and the same for y); without ``terms`` only ``x_tie_pairs`` and
-    ``y_tie_pairs``.
+    ``y_tie_pairs``, the former taken from ``x_tie_pairs`` when given
+    (broadcast over the leading axes).
     """
-    x_codes, y_codes, valid = np.broadcast_arrays(x_codes, y_codes, valid)
-    *lead, n = x_codes.shape
-    x_codes = x_codes.reshape(-1, n).astype(np.int64)
-    y_codes = y_codes.reshape(-1, n).astype(np.int64)
-    valid = valid.reshape(-1, n)
-    span = max(int(y_codes.max(initial=0)) + 1, 1)
-    top = (int(x_codes.max(initial=0)) + 1) * span + span - 1  # invalid: last, largest y
-    key = np.where(valid, x_codes * span + y_codes, top)
+    shape = np.broadcast_shapes(np.shape(x_codes), np.shape(y_codes), np.shape(valid))
+    *lead, n = shape
+    span = max(int(np.max(y_codes, initial=0)) + 1, 1)
+    top = (int(np.max(x_codes, initial=0)) + 1) * span + span - 1  # invalid: last, largest y
+    kind = np.int32 if top < np.iinfo(np.int32).max else np.int64
+    x_codes = np.asarray(x_codes).astype(kind, copy=False)
+    y_codes = np.asarray(y_codes).astype(kind, copy=False)
+    valid = np.broadcast_to(valid, shape)
+    key = np.where(valid, x_codes * kind(span) + y_codes, kind(top)).reshape(-1, n)
     key.sort(axis=-1)
-    size = valid.sum(-1)
+    size = valid.sum(-1).reshape(-1)
     used = np.arange(n) < size[:, None]
-    ys = key % span
+    ys = key % kind(span)
     discordant = inversions(ys)
-    both = _run_terms(key, used)["tie_pairs"]
-    x_terms = _run_terms(key // span, used)
-    y_terms = _run_terms(np.sort(np.where(valid, y_codes, span), axis=-1), used)
+    del ys
+    y_sorted = np.sort(np.where(valid, y_codes, kind(span)).reshape(-1, n), axis=-1)
+    if terms:
+        both = _run_terms(key, used)["tie_pairs"]
+        x_terms = _run_terms(key // kind(span), used)
+        y_terms = _run_terms(y_sorted, used)
+    else:
+        both = tied_pairs(key, used)
+        if x_tie_pairs is None:
+            x_terms = {"tie_pairs": tied_pairs(key // kind(span), used)}
+        else:
+            x_terms = {"tie_pairs": np.broadcast_to(x_tie_pairs, lead).reshape(-1)}
+        y_terms = {"tie_pairs": tied_pairs(y_sorted, used)}
     pairs = size * (size - 1) / 2
     out = {
         "size": size.astype(float),
         "con_minus_dis": pairs - x_terms["tie_pairs"] - y_terms["tie_pairs"] + both
         - 2.0 * discordant,
     }
-    keys = x_terms if terms else ("tie_pairs",)
-    for name in keys:
+    for name in x_terms:
         out[f"x_{name}"] = x_terms[name]
         out[f"y_{name}"] = y_terms[name]
     return {key: value.reshape(lead) for key, value in out.items()}
