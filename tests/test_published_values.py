@@ -2,7 +2,8 @@
 
 ``mizrahi2024_published.json`` holds, as printed in the arXiv version of
 "State of What Art? A Call for Multi-Prompt LLM Evaluation" (arXiv:2401.00595v1),
-the numbers of Tables 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16, 17 and 18. Each cell
+the numbers of Tables 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16, 17, 18 and 21 to 24,
+and the sentences of the text that state a checkable number (``claims``). Each cell
 keeps its printed string and the number it denotes, and each table keeps the
 printed lines it was transcribed from (``raw``).
 
@@ -126,6 +127,10 @@ SHAPES = {
     "table_16": (11, ["average", "maximum", "saturation", "combined"]),
     "table_17": (18, ["default", "rephrase", "cot", "gradual"]),
     "table_18": (13, ["default", "rephrase", "cot", "gradual"]),
+    "table_21": (10, ["davinci", "td002", "td003", "cgpt"]),
+    "table_22": (10, ["davinci", "td002", "td003", "cgpt"]),
+    "table_23": (10, ["davinci", "td002", "td003", "cgpt"]),
+    "table_24": (10, ["davinci", "td002", "td003", "cgpt"]),
 }
 
 NUMBER = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:E-\d+)?")
@@ -315,7 +320,8 @@ def test_labels_occur_in_raw(tables):
 
 def test_row_lines_match_raw(tables):
     """Row-major tables: each row is one printed line, in order."""
-    for name in ("table_4", "table_13", "table_14", "table_15", "table_16"):
+    for name in ("table_4", "table_13", "table_14", "table_15", "table_16", "table_21",
+                 "table_22", "table_23", "table_24"):
         table = tables[name]
         printed = [
             " ".join(
@@ -481,7 +487,57 @@ PINNED = [
     ("table_18", {"model": "minotaur-15b"}, "gradual", "90.91"),
     ("table_18", {"aggregate": "all_models"}, "rephrase", "27.37"),
     ("table_18", {"aggregate": "all_paraphrases"}, "default", "0.57"),
+    ("table_21", {"task": "all_words_from_category"}, "davinci", "0.56"),
+    ("table_21", {"task": "word_not_containing"}, "td003", "0.97"),
+    ("table_21", {"task": "homophones"}, "cgpt", "0.49"),
+    ("table_22", {"task": "rhyming_word"}, "cgpt", "0.76"),
+    ("table_22", {"task": "word_before"}, "davinci", "0.04"),
+    ("table_22", {"task": "less_letters"}, "td002", "0.51"),
+    ("table_23", {"task": "word_not_containing"}, "td003", "1.00"),
+    ("table_23", {"task": "homophones"}, "td002", "0.25"),
+    ("table_23", {"task": "ends_with_word"}, "davinci", "0.15"),
+    ("table_24", {"task": "ends_with_word"}, "davinci", "0.88"),
+    ("table_24", {"task": "word_before"}, "td002", "0.51"),
+    ("table_24", {"task": "any_words_from_category"}, "cgpt", "1.00"),
 ]
+
+# claim id -> (a fragment of its sentence, the number as printed in it)
+CLAIMS = {
+    "friedman_significant": ("significant differences in model accuracies for 21 out of the "
+                             "25 tasks", "21"),
+    "negative_tau_tasks": ("Overall, 15 tasks have instruction template paraphrases with "
+                           "negative Kendall", "15"),
+    "alpaca_13b_divergence": ("Alpaca-13B deviated by more than one standard deviation for 7 "
+                              "out of the 10 LMentry tasks", "7"),
+    "openai_original_above_average": ("In 72.5% of the cases, the average performance of the "
+                                      "original instruction template was higher", "72.5%"),
+    "davinci_original_gain": ("the original prompts added, on average, 21 more accuracy "
+                              "points", "21"),
+    "td002_maxp_above_90": ("above 90% for 8 out of 10 tasks", "8"),
+    "openai_average_agreement": ("Agreement was observed in only 5 out of 10 tasks for the "
+                                 "average metric", "5"),
+    "openai_maximum_agreement": ("and in 4 out of 10 tasks for the maximum metric", "4"),
+    "gpt35_first_in_maxp": ("gpt-3.5-turbo notably ranked first in the maximum metric for 8 "
+                            "out of 10 tasks", "8"),
+}
+
+
+def test_claims_as_printed(doc):
+    claims = {claim["id"]: claim for claim in doc["claims"]}
+    assert set(claims) == set(CLAIMS)
+    for name, (fragment, printed) in CLAIMS.items():
+        claim = claims[name]
+        assert fragment in claim["sentence"]
+        assert claim["printed"] == printed
+        assert claim["value"] == parse_printed(printed)
+        assert claim["section"] in ("4.2", "7")
+
+
+def test_openai_column_names(tables):
+    for number in (21, 22, 23, 24):
+        table = tables[f"table_{number}"]
+        assert table["raw"][0] == "davinci td002 td003 cgpt"
+        assert table["openai_models"]["cgpt"] == "gpt-3.5-turbo"
 
 
 def test_pins_cover_every_table():

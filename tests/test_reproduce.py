@@ -193,10 +193,11 @@ def test_render_and_cli(comparisons, capsys, tmp_path):
     paper = [c for c in comparisons.values() if c.source == "paper"]
     total, matched = sum(c.total for c in paper), sum(c.matched for c in paper)
     # the cells printed in the paper come first; the release's own files after them
-    first, second = text.splitlines()[:2]
+    first, second, third = text.splitlines()[:3]
     assert first.startswith(f"# Reproduction: {matched} of {total} cells printed in the paper")
-    assert total == 955
-    assert second.startswith("Release files") and "1950 of 1950" in second
+    assert total == 955 + 9  # the table cells and the text claims
+    assert second.startswith("Printed in the paper and only stated") and "160 of 160" in second
+    assert third.startswith("Release files") and "1950 of 1950" in third
     assert "| Table 3: Kendall's W per task | 25 | 22 | source=csv, templates=valid" in text
     audit = tmp_path / "audit.csv"
     assert main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "tables"),
@@ -215,3 +216,55 @@ def test_render_and_cli(comparisons, capsys, tmp_path):
 def test_published_values_are_read_from_the_transcription():
     rows = study.published()["tables"]["table_3"]["rows"]
     assert {row["task"] for row in rows} == set(study._cubes()["csv"]["task"].values)
+
+
+def test_openai_tables_equal_the_released_estimates(comparisons):
+    for table in ("table_21", "table_22", "table_23", "table_24"):
+        comparison = comparisons[table]
+        assert comparison.source == "stated"  # nothing to recompute them from
+        assert (comparison.matched, comparison.total) == (40, 40)
+    # Table 22, rhyming word, cgpt: printed 0.76
+    cell = comparisons["table_22"].cells.loc[("rhyming_word", "cgpt")]
+    assert cell["printed"] == "0.76"
+    assert cell["reproduced"] == pytest.approx(0.76, abs=0.005)
+
+
+def claim(comparisons, name):
+    cells = comparisons["text_claims"].cells
+    rows = [row for row, column in cells.index if column == name]
+    assert len(rows) == 1
+    return cells.loc[(rows[0], name)]
+
+
+@pytest.mark.parametrize(("name", "printed"), [
+    ("friedman_significant", "21"),  # §4.2: "... for 21 out of the 25 tasks"
+    ("openai_original_above_average", "72.5%"),  # §7: "In 72.5% of the cases, ..."
+    ("davinci_original_gain", "21"),  # §7: "... added, on average, 21 more accuracy points"
+    ("td002_maxp_above_90", "8"),  # §7: "... above 90% for 8 out of 10 tasks"
+    ("gpt35_first_in_maxp", "8"),  # §7: "gpt-3.5-turbo notably ranked first ... 8 out of 10"
+])
+def test_text_claims_that_hold(comparisons, name, printed):
+    cell = claim(comparisons, name)
+    assert cell["printed"] == printed
+    assert cell["verdict"] == "match"
+    assert cell["explained_by"].startswith("recomputed: ")
+
+
+def test_text_claims_that_do_not(comparisons):
+    # §7: "Agreement was observed in only 5 out of 10 tasks for the average metric, and in 4
+    # out of 10 tasks for the maximum metric": the data give 4 and 5
+    average = claim(comparisons, "openai_average_agreement")
+    maximum = claim(comparisons, "openai_maximum_agreement")
+    assert (average["printed"], maximum["printed"]) == ("5", "4")
+    assert (average["reproduced"], maximum["reproduced"]) == (4, 5)
+    assert "the other way round" in average["explained_by"]
+    # §4.2: "Overall, 15 tasks have ... negative Kendall's tau": 14 of the release's 25 tasks
+    negative = claim(comparisons, "negative_tau_tasks")
+    assert negative["printed"] == "15"
+    assert negative["reproduced"] <= 15
+    assert negative["explained_by"].startswith("a lower bound")
+    # §4.2: "Alpaca-13B deviated by more than one standard deviation for 7 out of the 10"
+    alpaca = claim(comparisons, "alpaca_13b_divergence")
+    assert alpaca["printed"] == "7"
+    assert alpaca["reproduced"] == 8
+    assert alpaca["explained_by"].startswith("unexplained")

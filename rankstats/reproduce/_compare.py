@@ -56,7 +56,8 @@ class Comparison:
     was computed, if it was), and ``standard`` (the value under rankstats'
     default, tie-corrected statistics). ``source`` is ``paper`` for cells
     printed in the paper and ``release`` for values of the release's own
-    files; ``tried`` is the number of conventions searched.
+    files, ``stated`` for printed cells the release only states; ``tried`` is
+    the number of conventions searched.
     """
 
     table: str
@@ -101,8 +102,11 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
     why : dict, optional
         ``{cell: text}``: what the data show about a cell that does not
         match (shown for mismatches, after the conventions that explain it).
-    source : {"paper", "release"}
-        Where the published values were printed.
+    source : {"paper", "stated", "release"}
+        ``paper``: printed in the paper and recomputed; ``stated``: printed
+        in the paper and compared with values the release states without
+        the data to recompute them; ``release``: values of the release's
+        own files, recomputed.
     tried : int, optional
         Conventions searched, when more than ``len(candidates)`` (row-level
         searches add their own).
@@ -136,9 +140,11 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
                            + (f" (+{len(others) - 3} more)" if len(others) > 3 else ""))
         if cell in why:
             reasons.append(why[cell])
+        if not reasons:
+            reasons.append("unexplained")
         if cell in how:
             reasons.append(how[cell])
-        explained.append(". ".join(reasons) if reasons else "unexplained")
+        explained.append(". ".join(reasons))
     cells = pd.DataFrame({
         "printed": published.values,
         "reproduced": reproduced.values,
@@ -218,7 +224,9 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
         if len(shown):
             parts.append(_cell_table(shown))
     summary = [*headline(comparisons), ""]
-    for source, label in (("paper", "printed in the paper"), ("release", "of the release's files")):
+    for source, label in (("paper", "printed in the paper"),
+                          ("stated", "printed in the paper, stated in the release"),
+                          ("release", "of the release's files")):
         mine = [c for c in comparisons if c.source == source]
         if not mine:
             continue
@@ -238,26 +246,41 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
 
 def unexplained(comparison: Comparison) -> int:
     """Mismatching cells that no convention or other finding explains."""
-    return int((comparison.cells["explained_by"] == "unexplained").sum())
+    cells = comparison.cells
+    return int(((cells["verdict"] != "match")
+                & cells["explained_by"].str.startswith("unexplained")).sum())
 
 
 def headline(comparisons: list[Comparison]) -> list[str]:
-    """The counts, paper first: cells printed in the paper, then values of the release's files."""
+    """The counts, the paper's first.
+
+    Cells printed in the paper and recomputed from the release's data;
+    printed cells the release only states (nothing to recompute them from);
+    then values of the release's own files, recomputed from the same release.
+    """
     lines = []
-    paper = [c for c in comparisons if c.source == "paper"]
-    release = [c for c in comparisons if c.source == "release"]
-    if paper:
+    groups = {source: [c for c in comparisons if c.source == source]
+              for source in ("paper", "stated", "release")}
+    if groups["paper"]:
+        paper = groups["paper"]
         total = sum(c.total for c in paper)
         matched = sum(c.matched for c in paper)
         left = sum(unexplained(c) for c in paper)
         share = f" ({100 * matched / total:.0f}%)" if total else ""
         lines.append(f"# Reproduction: {matched} of {total} cells printed in the paper "
-                     f"reproduced{share}; {total - matched - left} of the other "
-                     f"{total - matched} explained, {left} unexplained")
-    if release:
-        total = sum(c.total for c in release)
-        matched = sum(c.matched for c in release)
-        lines.append(("" if paper else "# ") + f"Release files (values the release states "
-                     f"beside its accuracies, recomputed from the same release): {matched} of "
-                     f"{total} reproduced.")
+                     f"reproduced from the release's data{share}; of the other "
+                     f"{total - matched}, {total - matched - left} explained, {left} "
+                     f"unexplained")
+    if groups["stated"]:
+        total = sum(c.total for c in groups["stated"])
+        matched = sum(c.matched for c in groups["stated"])
+        lines.append(f"Printed in the paper and only stated in the release (nothing to "
+                     f"recompute them from): {matched} of {total} equal.")
+    if groups["release"]:
+        total = sum(c.total for c in groups["release"])
+        matched = sum(c.matched for c in groups["release"])
+        lines.append(f"Release files (values the release states beside its accuracies, "
+                     f"recomputed from the same release): {matched} of {total} reproduced.")
+    if lines and not lines[0].startswith("#"):
+        lines[0] = "# " + lines[0]
     return lines

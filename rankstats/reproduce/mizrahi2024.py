@@ -25,7 +25,7 @@ import xarray as xr
 from .. import datasets
 from ..errors import RankstatsWarning
 from ..statistics.concordance import kendall_tau, kendall_w, rank
-from ..statistics.metrics import prompt_metrics
+from ..statistics.metrics import divergence, prompt_metrics
 from ..statistics.significance import friedman
 from ._compare import Comparison, agrees, search
 
@@ -361,9 +361,10 @@ def _texts() -> pd.DataFrame:
     return _cubes()["csv"]["template_text"].to_pandas().map(lambda t: _normalised(str(t)))
 
 
-def _pair_taus(task: str, source: str, variant: str) -> tuple[np.ndarray, np.ndarray]:
+def _pair_taus(task: str, source: str, variant: str,
+               templates: str = "all") -> tuple[np.ndarray, np.ndarray]:
     """Kendall's tau between every two templates of ``task`` (models that ran it only)."""
-    scores = _scores(source, "all").sel(task=task).reset_coords(drop=True)
+    scores = _scores(source, templates).sel(task=task).reset_coords(drop=True)
     scores = scores.dropna("model", how="all").dropna("template", how="all")
     values = scores.transpose("template", "model").values
     first, second = np.triu_indices(values.shape[1], 1)
@@ -381,10 +382,10 @@ def _pair_taus(task: str, source: str, variant: str) -> tuple[np.ndarray, np.nda
     return taus, scores["template"].values
 
 
-def _extreme_pair(task: str, source: str, variant: str) -> str:
+def _extreme_pair(task: str, source: str, variant: str, templates: str = "all") -> dict:
     """The task's lowest and highest tau between two templates, and their templates."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        taus, positions = _pair_taus(task, source, variant)
+        taus, positions = _pair_taus(task, source, variant, templates)
     upper = np.triu(np.ones_like(taus, dtype=bool), 1) & np.isfinite(taus)
     ids = _cubes()["csv"]["template_id"].sel(task=task).values
     out = {}
@@ -493,6 +494,19 @@ AGGREGATES = ("pooled", "macro")
 
 def _method_statistics(source: str, spread: str, benchmark: str,
                        aggregate: str = "pooled") -> dict:
+    """Counts, correct ratio, mean and spread of accuracy per task and method, and over all."""
+    out = dict(_pooled_method_statistics(source, spread, benchmark))
+    if aggregate == "macro":
+        tasks = sorted({key[0] for key in out} - {"all_tasks"})
+        for method in ("all", "rephrase", "cot", "gradual"):
+            for column in ("accuracy_avg", "accuracy_std"):
+                out[("all_tasks", method, column)] = float(np.nanmean(
+                    [out[(task, method, column)] for task in tasks]))
+    return out
+
+
+@cache
+def _pooled_method_statistics(source: str, spread: str, benchmark: str) -> dict:
     cube = _cubes()[source]
     tasks = cube["task"].values[cube["benchmark"].values == benchmark]
     methods = _methods(source)
@@ -520,11 +534,6 @@ def _method_statistics(source: str, spread: str, benchmark: str,
                 scores.values)) if k else np.nan
             out[(task_key, method, "accuracy_std")] = (
                 float(np.std(values, ddof=ddof)) if values.size > ddof else np.nan)
-    if aggregate == "macro":
-        for method in ("all", "rephrase", "cot", "gradual"):
-            for column in ("accuracy_avg", "accuracy_std"):
-                out[("all_tasks", method, column)] = float(np.nanmean(
-                    [out[(task, method, column)] for task in tasks]))
     return out
 
 
@@ -676,6 +685,143 @@ def reproduce() -> list[Comparison]:
         table_7_8("table_8"),
         table_9_10("table_9"),
         table_9_10("table_10"),
+        *(table_21_24(table) for table in OPENAI_TABLES),
+        text_claims(),
         metric_results("none"),
         metric_results("correct"),
     ]
+
+
+OPENAI_TABLES = {  # table: (metric, prompts) of the release's estimates for the OpenAI models
+    "table_21": ("avgp", "original"), "table_22": ("avgp", "all"),
+    "table_23": ("maxp", "original"), "table_24": ("maxp", "all"),
+}
+
+
+def _openai() -> xr.DataArray:
+    return datasets.load("mizrahi2024-metrics")["openai_estimate"]
+
+
+def table_21_24(table: str) -> Comparison:
+    """The OpenAI models' AvgP and MaxP, original prompts vs all (tables 21 to 24).
+
+    The release holds no per-template accuracies of the OpenAI models, only
+    these estimates (``metric results``); the printed values are compared with
+    them, not recomputed.
+    """
+    spec = published()["tables"][table]
+    names = spec["openai_models"]
+    metric, prompts = OPENAI_TABLES[table]
+    printed = _printed(table, _task_key, spec["columns"])
+    estimates = _openai().sel(metric=metric, prompts=prompts)
+    convention = (("source", "metric results"), ("prompts", prompts))
+    candidates = {convention: _cells(printed, lambda task, column: float(
+        estimates.sel(openai_model=names[column], task=task)))}
+    number = table.split("_")[1]
+    label = {"avgp": "AvgP", "maxp": "MaxP"}[metric]
+    what = "original prompts" if prompts == "original" else "estimated over all paraphrases"
+    return search(table, f"Table {number}: OpenAI models' {label}, {what} (the release's "
+                         f"estimates; no per-template accuracies to recompute them from)",
+                  printed, candidates, dict(convention), source="stated")
+
+
+def _ranking_agrees(one: pd.Series, other: pd.Series) -> bool:
+    """Whether two score vectors order the models the same way (ties by min rank)."""
+    return bool((one.rank(method="min", ascending=False)
+                 == other.rank(method="min", ascending=False)).all())
+
+
+def _claim_values() -> dict:
+    """Each checkable sentence's number, recomputed: ``{id: (value, how)}``."""
+    cube = _cubes()["csv"]
+    out = {}
+    p = _quiet(friedman, _scores("csv", "all"), blocks="model", treatments="template",
+               tie_correction=True, nan_policy="omit").pvalue
+    out["friedman_significant"] = (int((p < 0.05).sum()), "tasks with Friedman p < 0.05 "
+                                   "under Table 3's convention")
+    for templates in (*VALID, "all"):
+        negative = sum(_extreme_pair(task, "csv", "b", templates)["minimum"][0] < 0
+                       for task in cube["task"].values)
+        out.setdefault("negative_tau_tasks", []).append((negative, (
+            f"of the release's {cube.sizes['task']} tasks, those with a pair of templates of "
+            f"negative tau-b, {templates} templates")))
+    lmentry = cube["benchmark"] == "LMentry"
+    for templates in ("all", "valid"):
+        scores = _scores("csv", templates).where(lmentry, drop=True)
+        d = divergence(scores.to_dataset(name="score").assign_coords(
+            template_is_original=cube["template_is_original"].where(lmentry, drop=True)),
+            nan_policy="omit").statistic.sel(model="alpaca-13b")
+        out.setdefault("alpaca_13b_divergence", []).append(
+            (int((abs(d) > 1).sum()), f"LMentry tasks where |divergence| > 1, {templates} "
+                                     "templates"))
+    estimates = _openai().dropna("task", how="all")
+    avg_original = estimates.sel(metric="avgp", prompts="original")
+    avg_all = estimates.sel(metric="avgp", prompts="all")
+    above = float((avg_original > avg_all).mean()) * 100
+    out["openai_original_above_average"] = (above, "share of the 40 (model, task) cells of "
+                                            "Tables 21 and 22 with original > all")
+    gain = float((avg_original - avg_all).sel(openai_model="davinci").mean()) * 100
+    out["davinci_original_gain"] = (gain, "davinci's mean of Table 21 less Table 22, in points")
+    max_all = estimates.sel(metric="maxp", prompts="all")
+    max_original = estimates.sel(metric="maxp", prompts="original")
+    out["td002_maxp_above_90"] = (int((max_all.sel(openai_model="td002") > 0.9).sum()),
+                                  "tasks where text-davinci-002's Table 24 MaxP > 0.90")
+    for name, original, metric in (("openai_average_agreement", avg_original, avg_all),
+                                   ("openai_maximum_agreement", max_original, max_all)):
+        agree = sum(_ranking_agrees(original.sel(task=t).to_pandas(),
+                                    metric.sel(task=t).to_pandas())
+                    for t in estimates["task"].values)
+        out[name] = (agree, "tasks where the models' order on the original prompts equals "
+                            "their order on the metric (Tables 21 vs 22, 23 vs 24)")
+    first = (max_all == max_all.max("openai_model")).sel(openai_model="gpt-3.5-turbo")
+    out["gpt35_first_in_maxp"] = (int(first.sum()), "tasks where gpt-3.5-turbo has the "
+                                  "highest Table 24 MaxP (ties count as first)")
+    return out
+
+
+def text_claims() -> Comparison:
+    """The paper's checkable sentences, each a row: the sentence, printed and recomputed.
+
+    A row is the sentence (with its section), its column the claim's id. A
+    claim recomputed under several conventions shows the one that agrees,
+    else the first, and names the others.
+    """
+    claims = published()["claims"]
+    values = _claim_values()
+    rows, recomputed, how = [], [], {}
+    for claim in claims:
+        key = (f"§{claim['section']}: {claim['sentence']}", claim["id"])
+        rows.append(key)
+        found = values[claim["id"]]
+        if isinstance(found, list):  # several conventions: the one that agrees, else the first
+            agreeing = [v for v in found if agrees(claim["printed"], v[0])]
+            value, text = (agreeing or found)[0]
+            others = "; ".join(f"{v} with {t.split(', ')[-1]}" for v, t in found
+                               if (v, t) != (value, text))
+            text = f"{text} (also tried: {others})" if others else text
+        else:
+            value, text = found
+        recomputed.append(float(value))
+        how[key] = f"recomputed: {text}"
+    why = {}
+    for key, claim, value in zip(rows, claims, recomputed, strict=True):
+        if agrees(claim["printed"], value):
+            continue
+        # a sentence with two numbers whose recomputed values are the other way round
+        swapped = [other["id"] for other_key, other, other_value in zip(
+            rows, claims, recomputed, strict=True) if other_key[0] == key[0]
+            and other is not claim and agrees(claim["printed"], other_value)
+            and agrees(other["printed"], value)]
+        if swapped:
+            why[key] = (f"the data give the sentence's two numbers the other way round "
+                        f"(this one {value:g}, {swapped[0]} {claim['value']:g})")
+        if claim["id"] == "negative_tau_tasks" and value <= claim["value"]:
+            why[key] = (f"a lower bound: the paper counts over 39 tasks, 14 of them of "
+                        f"BIG-bench Lite, which the release lacks; the release's 25 give "
+                        f"{value:g}")
+    index = pd.MultiIndex.from_tuples(rows, names=["row", "column"])
+    printed = pd.Series([c["printed"] for c in claims], index=index, dtype=object)
+    convention = (("source", "release"),)
+    return search("text_claims", "Text claims: the paper's checkable sentences", printed,
+                  {convention: pd.Series(recomputed, index=index)}, dict(convention),
+                  how=how, why=why, tried=len(claims))
