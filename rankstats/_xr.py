@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from .errors import CoordinateMismatchError, DimensionError
+from . import _text
+from .errors import CoordinateMismatchError, CubeError, DimensionError, OptionError
 
 SAMPLE = "sample"
 
@@ -45,19 +46,106 @@ def scores_of(x, statistic: str, keep: Sequence[str] = (), *, variable: str = "s
 
 
 def mean_over(x: xr.DataArray, dim: str) -> xr.DataArray:
-    """Mean along ``dim`` skipping NaN; NaN (without a warning) where nothing is observed."""
-    observed = x.notnull()
-    total = x.where(observed, 0.0).sum(dim)
-    count = observed.sum(dim)
-    return (total / count.where(count > 0)).assign_attrs(x.attrs)
+    """Mean along ``dim`` skipping NaN; NaN (without a warning) where nothing is observed.
+
+    An in-memory array is reduced in place: the sum skips NaN through a mask
+    (one byte a cell) rather than a filled float copy, and integer or boolean
+    scores (binary cubes held as int8 or bool) have no missing values to mask,
+    so the peak stays near the input plus the output.
+    """
+    if x.chunks is not None or not isinstance(x.variable._data, np.ndarray):
+        observed = x.notnull()
+        total = x.where(observed, 0.0).sum(dim)
+        count = observed.sum(dim)
+        return (total / count.where(count > 0)).assign_attrs(x.attrs)
+    values = x.values
+    axis = x.get_axis_num(dim)
+    if values.dtype.kind in "biu":
+        mean = values.mean(axis=axis, dtype=float)
+    else:
+        mean = _nanmean_in_blocks(values, axis)
+    coords = {name: coord for name, coord in x.coords.variables.items() if dim not in coord.dims}
+    return xr.DataArray(mean, dims=[d for d in x.dims if d != dim], coords=coords,
+                        name=x.name, attrs=x.attrs)
+
+
+#: Bytes of filled copy one block of :func:`mean_over` may take.
+MEAN_BLOCK = 32 * 2**20
+
+
+def _nanmean_in_blocks(values: np.ndarray, axis: int) -> np.ndarray:
+    """NaN-skipping mean along ``axis``, filling NaN with 0 one block of another axis at a time.
+
+    Each block sums exactly what ``xarray``'s NaN-skipping sum of the whole
+    array sums, in the same order, so the result is the same to the last bit;
+    only the filled copy is smaller. Blocks run along the longest other axis.
+    """
+    others = [a for a in range(values.ndim) if a != axis]
+    shape = list(values.shape)
+    shape.pop(axis)
+    total = np.empty(shape)
+    count = np.empty(shape, dtype=np.int64)
+    if not others or values.size == 0:
+        observed = ~np.isnan(values)
+        total[...] = np.where(observed, values, 0.0).sum(axis)
+        count[...] = observed.sum(axis)
+    else:
+        along = max(others, key=lambda a: values.shape[a])
+        out_axis = along - (along > axis)
+        per_position = values.nbytes // max(values.shape[along], 1) * 9 // 8
+        step = max(1, MEAN_BLOCK // max(per_position, 1))
+        for start in range(0, values.shape[along], step):
+            part = [slice(None)] * values.ndim
+            part[along] = slice(start, start + step)
+            block = values[tuple(part)]
+            observed = ~np.isnan(block)
+            target = [slice(None)] * total.ndim
+            target[out_axis] = slice(start, start + step)
+            total[tuple(target)] = np.where(observed, block, 0.0).sum(axis)
+            count[tuple(target)] = observed.sum(axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.divide(total, np.where(count > 0, count, np.nan))
 
 
 def higher_is_better_of(x, given: bool | None) -> bool:
-    """``given``, else the cube's ``higher_is_better`` attribute, else True."""
+    """``given``, else the cube's ``higher_is_better`` attribute, else True.
+
+    The attribute is read with the strict boolean parser of
+    :mod:`rankstats._text`: a bool, 0 or 1, or the text true/false, yes/no,
+    1/0 (results store ``"True"``/``"False"``, as netCDF keeps no booleans).
+    ``bool("false")`` would be True; anything else is a
+    :class:`~rankstats.errors.CubeError` naming the attribute.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from rankstats._xr import higher_is_better_of
+    >>> higher_is_better_of(xr.DataArray(0.5, attrs={"higher_is_better": "false"}), None)
+    False
+    >>> higher_is_better_of(xr.DataArray(0.5, attrs={"higher_is_better": [1]}), None)
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.CubeError: invalid cube: attribute higher_is_better=[1] is not a \
+boolean (0 or 1, true or false)
+    """
     if given is not None:
         return bool(given)
-    attrs = getattr(x, "attrs", {})
-    return bool(attrs.get("higher_is_better", True))
+    return boolean_attribute(x, "higher_is_better", True)
+
+
+def boolean_attribute(x, name: str, default: bool) -> bool:
+    """The attribute ``name`` of ``x`` as a bool (see :func:`higher_is_better_of`)."""
+    attrs = getattr(x, "attrs", None) or {}
+    if name not in attrs:
+        return default
+    value = attrs[name]
+    try:
+        return _text.boolean("cube", name, value)
+    except OptionError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise CubeError(f"invalid cube: attribute {name}={shown} is not a boolean (0 or 1, "
+                        "true or false)") from None
 
 
 def numpy_axis(statistic: str, role: str, value, default_name: str, default_axis: int) -> int:
