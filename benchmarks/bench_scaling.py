@@ -189,7 +189,7 @@ def check_equal(sizes):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--axes", nargs="+", default=list(GRID), choices=list(GRID))
+    parser.add_argument("--axes", nargs="*", default=list(GRID), choices=list(GRID))
     parser.add_argument("--functions", nargs="+", default=None)
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--report", action="store_true", help="also time rankstats.report")

@@ -179,7 +179,11 @@ def templates_needed(
     :math:`16\,R\,L\,T` bytes (R = ``n_resamples`` draws, L tasks, T
     template positions),
     the chunks over k about 64 MiB, and the outputs :math:`16\,R\,L\,K`
-    bytes for ``tau`` and ``w`` over K sizes. On the Mizrahi et al. (2024)
+    bytes for ``tau`` and ``w`` over K sizes. Tau-b of each draw costs
+    :math:`O(M^2)` by pair signs for fewer than 48 models and
+    :math:`O(M \log M)` by sorting and merging (Knight 1966) from 48 models
+    on, with the same result; the draws are compared in chunks within the
+    same 64 MiB, however many models there are. On the Mizrahi et al. (2024)
     cube (16 models, 25 tasks, 265 positions) with 200 draws the measured
     peak (tracemalloc) is about 125 MiB for 18 sizes and 150 MiB for all
     265, in about 1 s and 5 s on one core.
