@@ -268,3 +268,11 @@ def test_text_claims_that_do_not(comparisons):
     assert alpaca["printed"] == "7"
     assert alpaca["reproduced"] == 8
     assert alpaca["explained_by"].startswith("unexplained")
+
+
+def test_a_dropped_digit_is_only_a_hint(comparisons):
+    # Table 3, all words from category: W printed .522, the data give .5522
+    cell = comparisons["table_3_w"].cells.loc[("all_words_from_category", "kendall_w")]
+    assert cell["printed"] == ".522"
+    assert cell["explained_by"] == "unexplained (possibly a dropped digit: the data give .5522)"
+    assert _compare._dropped_digit("1.24", 1.2341) == ""  # not a doubled digit

@@ -141,7 +141,8 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
         if cell in why:
             reasons.append(why[cell])
         if not reasons:
-            reasons.append("unexplained")
+            hint = _dropped_digit(published.iloc[position], reproduced.iloc[position])
+            reasons.append("unexplained" + (f" ({hint})" if hint else ""))
         if cell in how:
             reasons.append(how[cell])
         explained.append(". ".join(reasons))
@@ -154,6 +155,26 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
     }, index=published.index)
     return Comparison(table, title, dict(best), dict(standard), cells, list(notes), source,
                       max(tried or 0, len(candidates)))
+
+
+def _dropped_digit(printed: str, value) -> str:
+    """A hint when ``printed`` is ``value`` with one of a doubled digit left out.
+
+    ".522" for 0.5522: the commonest slip of copying a number. Only a hint: the
+    cell stays unexplained.
+    """
+    text = printed.strip()
+    if value is None or not isinstance(value, float) or math.isnan(value) or "." not in text \
+            or not re.fullmatch(r"-?\d*\.\d+", text):
+        return ""
+    decimals = len(text.split(".")[1])
+    full = f"{value:.{decimals + 1}f}"
+    full = full[1:] if full.startswith("0.") and text.startswith(".") else full
+    for position in range(len(full)):
+        doubled = full[position] in (full[position - 1:position] + full[position + 1:position + 2])
+        if full[position].isdigit() and doubled and full[:position] + full[position + 1:] == text:
+            return f"possibly a dropped digit: the data give {full}"
+    return ""
 
 
 def _cell_table(cells: pd.DataFrame) -> str:
