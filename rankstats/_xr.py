@@ -136,9 +136,9 @@ boolean (0 or 1, true or false)
 def boolean_attribute(x, name: str, default: bool) -> bool:
     """The attribute ``name`` of ``x`` as a bool (see :func:`higher_is_better_of`)."""
     attrs = getattr(x, "attrs", None) or {}
-    if name not in attrs:
+    value = attrs.get(name)
+    if value is None or (isinstance(value, str) and value == "None"):  # unset, as recorded
         return default
-    value = attrs[name]
     try:
         return _text.boolean("cube", name, value)
     except OptionError:

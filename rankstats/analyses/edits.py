@@ -22,6 +22,7 @@ from .._kernels.ranking import check_choice
 from .._kernels.significance import MCNEMAR_METHODS
 from .._xr import mean_over
 from ..errors import DimensionError
+from ..validation import score_kind_of
 
 __all__ = ["describe_edit", "edit_pairs", "edit_rules", "largest_edits", "minimal_edits"]
 
@@ -283,9 +284,8 @@ def _adjust_by_family(pvalue, families, correction):
 
 
 def _binary(score: xr.DataArray, cube) -> bool:
-    kind = cube.attrs.get("score_kind")
-    if kind is not None:
-        return kind == "binary"
+    if "score_kind" in cube.attrs:
+        return score_kind_of(cube) == "binary"
     values = score.values
     seen = values[~np.isnan(values)]
     return bool(np.isin(seen, (0.0, 1.0)).all())

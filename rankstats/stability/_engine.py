@@ -13,7 +13,14 @@ import xarray as xr
 from .. import _xr
 from .._kernels import resample as _kr
 from ..errors import DimensionError, OptionError
+from ..validation import score_kind_of
 from ._checks import REPLICATE
+
+
+def is_binary(x) -> bool:
+    """Whether ``x`` carries ``score_kind="binary"`` (checked: an array there is a CubeError)."""
+    attrs = getattr(x, "attrs", None) or {}
+    return "score_kind" in attrs and score_kind_of(x) == "binary"
 
 
 def generator(seed):
@@ -169,7 +176,7 @@ def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
     scale = scale.rename({REPLICATE: ROW}).chunk(along_scores)
     rows = _lazily_chunked(weights, along_scores)
     # a binary cube's sums are integers below 2**24: exact in float32, at twice the speed
-    binary = kwargs["binary"] or scores.attrs.get("score_kind") == "binary"
+    binary = kwargs["binary"] or is_binary(scores)
     work = np.float32 if binary and scores.sizes[dims.sample] < 2**24 else np.float64
     sums = xr.apply_ufunc(
         _sums_kernel, scores.chunk({dims.sample: -1}), rows,
@@ -236,7 +243,7 @@ def base_attrs(draws, over, **more):
 def engine_kwargs(x, ties, higher_is_better, nan_policy, jackknife, by="avgp"):
     return {"by": by, "ties": ties, "nan_policy": nan_policy, "jackknife": jackknife,
             "higher_is_better": _xr.higher_is_better_of(x, higher_is_better),
-            "binary": getattr(x, "attrs", {}).get("score_kind") == "binary"}
+            "binary": is_binary(x)}
 
 
 def is_replicates(x) -> bool:

@@ -838,7 +838,7 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     groups = _xr.apply_labelled(
         "leaderboard", _tie_kernel, [estimate, rank["low"], rank["high"]], [[dims.model]] * 3,
         {"tie_group": ("tie_group", [dims.model])})
-    higher = reps.attrs.get("higher_is_better", "True") in ("True", True, 1)
+    higher = _xr.boolean_attribute(reps, "higher_is_better", True)
     arena = _xr.apply_labelled(
         "leaderboard", _arena_kernel, [score["low"], score["high"]], [[dims.model]] * 2,
         {"arena_rank": ("arena_rank", [dims.model])}, kwargs={"higher_is_better": higher})
@@ -926,7 +926,7 @@ def win_probability(x, n_resamples=1000, over="samples", *, seed=None, weights=N
     reps = _replicates_of(x, (by,), n_resamples, over, seed, weights, by, "average", False,
                           higher_is_better, nan_policy, dims)
     pair = f"{dims.model}_b"
-    higher = reps.attrs.get("higher_is_better", "True") in ("True", True, 1)
+    higher = _xr.boolean_attribute(reps, "higher_is_better", True)
     data = _xr.apply_labelled(
         "win_probability", _win_kernel, [reps[by]], [[dims.model, REPLICATE]],
         {name: (name, [dims.model, pair]) for name in ("win", "tie", "n_replicates")},
