@@ -240,8 +240,14 @@ def main(argv=None) -> int:
                 failures.append(f"{name} along {axis}: exponent {fitted:.2f} > {algo:.2f} + "
                                 f"{args.slack}")
         if args.report:
+            fitted = slope(sizes, report_times)
+            model = (n_log_n, square, linear)[costs[axis]]
+            algo = slope(sizes, [model(s) for s in sizes])
             print(f"{'report':<20}" + "".join(f"{t:>13.2f}s" for t in report_times)
-                  + f"{slope(sizes, report_times):>8.2f}")
+                  + f"{fitted:>8.2f}{algo:>7.2f}")
+            if fitted > algo + args.slack:
+                failures.append(f"report along {axis}: exponent {fitted:.2f} > {algo:.2f} + "
+                                f"{args.slack}")
             names = sorted({n for parts in report_parts for n in parts},
                            key=lambda n: -report_parts[-1].get(n, 0.0))
             for section in names:
@@ -249,6 +255,13 @@ def main(argv=None) -> int:
                                                    for parts in report_parts))
             print(f"report: largest over smallest size {report_times[-1] / report_times[0]:.1f}x "
                   f"for {sizes[-1] / sizes[0]:.0f}x the {axis}")
+            if axis == "models" and sizes[-1] // 4 in sizes:
+                ratio = report_times[-1] / report_times[sizes.index(sizes[-1] // 4)]
+                print(f"report at {sizes[-1]} models over {sizes[-1] // 4}: {ratio:.1f}x "
+                      "(target: at most 4x)")
+                if ratio > 4:
+                    failures.append(f"report at {sizes[-1]} models takes {ratio:.1f}x its time "
+                                    f"at {sizes[-1] // 4} (target 4x)")
         del axis_index
     if args.crossover:
         crossover(max(args.repeats, 3))
