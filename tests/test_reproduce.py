@@ -276,3 +276,12 @@ def test_a_dropped_digit_is_only_a_hint(comparisons):
     assert cell["printed"] == ".522"
     assert cell["explained_by"] == "unexplained (possibly a dropped digit: the data give .5522)"
     assert _compare._dropped_digit("1.24", 1.2341) == ""  # not a doubled digit
+
+
+def test_audit_names_the_swap_in_the_released_metrics_too():
+    from rankstats.reproduce import _audit, audit
+
+    text = _audit.summarize(audit("mizrahi2024"))
+    maxp = text.split("- maxp_none (4)")[1].split("\n- ")[0]
+    assert "flan-t5-base and flan-t5-small swapped in all_words_from_category (2 cells)" in maxp
+    assert "(every one of them is a swap)" in maxp

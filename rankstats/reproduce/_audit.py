@@ -43,6 +43,8 @@ def swapped_models(found: pd.DataFrame) -> list[tuple[str, str, str, int]]:
     disagreeing cell of the two.
     """
     rows = found[found["check"] == "accuracy"]
+    # rows about a model as a whole have no template: one key for all of them
+    rows = rows.assign(template=pd.to_numeric(rows["template"], errors="coerce").fillna(-1))
     out = []
     for task, one in rows.groupby("task", sort=False):
         models = list(dict.fromkeys(one["model"]))

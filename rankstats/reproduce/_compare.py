@@ -184,7 +184,7 @@ def _cell_table(cells: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in frame.itertuples(index=False):
         label = row.row if not isinstance(row.row, tuple) else " / ".join(map(str, row.row))
-        lines.append("| " + " | ".join([
+        lines.append("| " + " | ".join(text.replace("|", "\\|") for text in [
             str(label), str(row.column), str(row.printed), _number(row.reproduced),
             row.verdict, _number(row.standard), row.explained_by or "",
         ]) + " |")

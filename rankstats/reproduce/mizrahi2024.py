@@ -752,8 +752,8 @@ def _claim_values() -> dict:
             template_is_original=cube["template_is_original"].where(lmentry, drop=True)),
             nan_policy="omit").statistic.sel(model="alpaca-13b")
         out.setdefault("alpaca_13b_divergence", []).append(
-            (int((abs(d) > 1).sum()), f"LMentry tasks where |divergence| > 1, {templates} "
-                                     "templates"))
+            (int((abs(d) > 1).sum()), f"LMentry tasks where the divergence exceeds 1 in "
+                                     f"absolute value, {templates} templates"))
     estimates = _openai().dropna("task", how="all")
     avg_original = estimates.sel(metric="avgp", prompts="original")
     avg_all = estimates.sel(metric="avgp", prompts="all")
