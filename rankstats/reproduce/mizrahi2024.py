@@ -29,7 +29,7 @@ from ..statistics.metrics import divergence, prompt_metrics
 from ..statistics.significance import friedman
 from ._compare import Comparison, agrees, search
 
-__all__ = ["LEGEND", "PUBLISHED", "audit", "published", "reproduce"]
+__all__ = ["LEGEND", "PUBLISHED", "audit", "paper_conventions", "published", "reproduce"]
 
 PUBLISHED = Path(__file__).with_name("mizrahi2024_published.json")
 TIES = ("average", "min", "max", "dense", "ordinal")
@@ -632,6 +632,36 @@ def metric_results(filtering: str) -> Comparison:
     return search(f"metrics_{filtering}", f"Released metric results ({label}), to 6 decimals",
                   printed, candidates, {"source": "csv", "templates": templates[0]},
                   source="release")
+
+
+@cache
+def paper_conventions() -> dict:
+    """The conventions under which the paper's statistics reproduce, as the search found them.
+
+    Returns
+    -------
+    dict
+        ``kendall_w`` (Table 3: templates, ties, tie correction),
+        ``friedman`` (Table 3's p-values), ``metric_ranks`` (Tables 15 and 16:
+        templates and ties of the average ranks), each with the number of
+        cells it reproduces.
+
+    Examples
+    --------
+    >>> paper_conventions()["kendall_w"]
+    {'templates': 'valid', 'ties': 'min', 'tie_correction': False, 'reproduces': '22 of 25'}
+    """
+    out = {}
+    for name, comparisons in (("kendall_w", [table_3_w()]),
+                              ("friedman", [table_3_friedman()]),
+                              ("metric_ranks", [table_15_16("table_15"),
+                                                table_15_16("table_16")])):
+        first = comparisons[0]
+        convention = {k: v for k, v in first.convention.items() if k != "source"}
+        matched = sum(c.matched for c in comparisons)
+        total = sum(c.total for c in comparisons)
+        out[name] = {**convention, "reproduces": f"{matched} of {total}"}
+    return out
 
 
 def audit() -> pd.DataFrame:
