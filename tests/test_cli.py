@@ -333,12 +333,15 @@ def test_csv_names_a_folder_and_json_a_file(tmp_path, capsys, cube_file):
                      "--quiet"]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert [p.name for p in tables.iterdir()] == ["leaderboard.csv"]
+    assert sorted(p.name for p in tables.iterdir()) == ["leaderboard.csv", "left_out.csv"]
     board = (tables / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("model,task,") and len(board) == 1 + 3 * 2
+    # every model ranked: the table of those left out has its header alone
+    assert (tables / "left_out.csv").read_text().splitlines() == ["task,model,why"]
     document = json.loads((tmp_path / "board.json").read_text())
     assert document["attrs"]["seed"] == 1 and document["attrs"]["n_resamples"] == 50
     assert len(document["tables"]["leaderboard"]) == 3 * 2
+    assert document["tables"]["left_out"] == []
 
 
 def test_seed_is_drawn_printed_and_repeats_the_run(capsys, cube_file):

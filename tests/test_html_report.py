@@ -25,8 +25,8 @@ import pytest
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 TIMEOUT = 120  # seconds, per Chromium run and for writing the report
-SECTIONS = ["agreement", "pairs", "divergence", "metrics", "average_rank", "best_methods",
-            "stability", "templates_needed", "filtering", "edits"]
+SECTIONS = ["conventions", "dropped", "agreement", "pairs", "divergence", "metrics",
+            "average_rank", "best_methods", "stability", "templates_needed", "filtering", "edits"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
 

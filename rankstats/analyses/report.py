@@ -13,12 +13,14 @@ import xarray as xr
 from .. import _options as o
 from .. import _xr
 from ..cube import template_scores
-from ..errors import InputTypeError, OptionError
+from ..errors import CubeError, DimensionError, InputTypeError, OptionError
 from ..stability._checks import checked
 from ..statistics.concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
 from ..statistics.metrics import divergence, prompt_metrics
 from ..statistics.multitest import adjust_pvalues
 from ..statistics.significance import cochran_q, friedman, mcnemar
+from ..validation import score_kind_of
+from ._left_out import EVERY_SECTION, Log, Structure
 
 __all__ = ["METRICS", "report"]
 
@@ -162,61 +164,198 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     >>> analysis.metric_rank.sel(task="t", metric="maxp").values.tolist()
     [1.0, 2.0, 3.0]
     """
+    _check_dims(cube)
+    kind = _score_kind(cube)
     scores = template_scores(cube)
     best_first = _xr.higher_is_better_of(cube, higher_is_better)
+    structure, log = Structure(scores), Log()
+    _structure_drops(log, structure)
     parts = [
-        _agreement(scores, nan_policy),
-        _least_agreeing_pair(scores, best_first, nan_policy),
-        _metrics(scores, best_first, nan_policy, threshold),
+        _agreement(scores, nan_policy, structure, log),
+        _least_agreeing_pair(scores, best_first, nan_policy, structure, log),
+        _metrics(scores, best_first, nan_policy, threshold, structure, log),
     ]
     if "template_is_original" in scores.coords:
-        parts.append(_divergence(scores, nan_policy))
+        parts.append(_divergence(scores, nan_policy, structure, log))
+    else:
+        log.add("divergence", "section", ["divergence"], "left out: the cube has no "
+                "template_is_original coordinate (which templates are the benchmark's own)")
     if "template_valid" in scores.coords:
-        parts.append(_filtering(scores, best_first, nan_policy))
+        parts.append(_filtering(scores, best_first, nan_policy, structure, log))
+    else:
+        log.add("filtering", "section", ["filtering"], "left out: the cube has no "
+                "template_valid coordinate (which templates passed a check)")
+    over = None
     if n_resamples:
-        parts.append(_stability(cube, scores, n_resamples, seed, nan_policy))
-    if (isinstance(cube, xr.Dataset) and cube.attrs.get("score_kind") == "binary"
-            and "sample" in cube["score"].dims):
-        parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first))
-    if (isinstance(cube, xr.Dataset) and "template_text" in cube.coords
-            and set(cube["score"].dims) <= {"model", "task", "template", "sample"}):
+        over = "both" if "sample" in _score_dims(cube) else "templates"
+        parts.append(_stability(cube, scores, n_resamples, over, seed, nan_policy, structure,
+                                log))
+    item_level = _item_level_refusal(cube, kind)
+    if item_level is None:
+        parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first,
+                                       structure, log))
+    else:
+        log.add("template_effect", "section", ["template_effect", "leaders"],
+                f"left out: Cochran's Q and McNemar's test need binary scores per sample; "
+                f"{item_level}")
+    if isinstance(cube, xr.Dataset) and "template_text" in cube.coords:
         parts.append(_minimal_edits(cube))
     if isinstance(cube, xr.Dataset) and "verbalizer_group" in cube.coords:
         from .verbalizer import verbalizer_analysis
 
         parts.append(verbalizer_analysis(cube))
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
-    by_benchmark = _by_benchmark(analysis, scores, best_first)
+    by_benchmark = _by_benchmark(analysis, scores, best_first, structure, log)
     analysis = analysis.drop_vars("benchmark", errors="ignore").merge(by_benchmark)
+    analysis = analysis.merge(log.dataset())
     analysis.attrs = {
         "statistic": "report",
         "threshold": threshold,
         "n_resamples": n_resamples,
         "seed": seed if isinstance(seed, int) else "Generator" if seed is not None else "None",
+        "over": over or "",
         "nan_policy": nan_policy,
+        "templates": "all",
+        "ties": "average",
+        "tie_correction": 1,
         "higher_is_better": int(best_first),
+        "score_kind": kind or "",
         "metric": str(cube.attrs.get("metric", "score")),
         "source": str(cube.attrs.get("source", "")),
     }
     return analysis
 
 
-def _agreement(scores, nan_policy):
+_REPORT_DIMS = ("model", "task", "template", "sample")
+
+
+def _score_dims(cube) -> tuple:
+    if isinstance(cube, xr.Dataset):
+        if "score" not in cube.data_vars:
+            raise CubeError("report: the cube has no 'score' variable (variables: "
+                            f"{', '.join(map(str, cube.data_vars)) or 'none'})")
+        return cube["score"].dims
+    return cube.dims
+
+
+def _check_dims(cube) -> None:
+    """Refuse scores without the cube's dimensions, or with one the report cannot handle."""
+    dims = _score_dims(cube)
+    missing = [d for d in _REPORT_DIMS[:3] if d not in dims]
+    if missing:
+        raise DimensionError(f"report: the scores lack the dimension(s) "
+                             f"{', '.join(map(repr, missing))} (they have "
+                             f"{', '.join(map(repr, dims)) or 'none'})")
+    extra = [d for d in dims if d not in _REPORT_DIMS]
+    if extra:
+        sizes = dict(zip(dims, (cube["score"] if isinstance(cube, xr.Dataset) else cube).shape,
+                         strict=True))
+        shown = ", ".join(f"{d!r} (size {sizes[d]})" for d in extra)
+        first = extra[0]
+        raise DimensionError(
+            f"report: the cube's scores have the extra dimension(s) {shown}; the report "
+            f"analyses one model × task × template cube at a time: select one position "
+            f"(cube.isel({first}=0)) or fold {first!r} into the task dimension, and report "
+            "each")
+
+
+def _score_kind(cube) -> str | None:
+    """The checked ``score_kind`` attribute, or None when the input has none."""
+    attrs = getattr(cube, "attrs", None) or {}
+    return score_kind_of(cube) if "score_kind" in attrs else None
+
+
+def _item_level_refusal(cube, kind) -> str | None:
+    """Why the item-level tests cannot run on ``cube``, or None when they can."""
+    if not isinstance(cube, xr.Dataset):
+        return "the input is a DataArray of scores, not a cube with a score_kind attribute"
+    if kind is None:
+        return "the cube has no score_kind attribute"
+    if kind != "binary":
+        return f"the cube's score_kind is {kind!r}, not 'binary'"
+    if "sample" not in cube["score"].dims:
+        return "the cube has no sample dimension (its scores are already aggregated)"
+    return None
+
+
+def _structure_drops(log: Log, st: Structure) -> None:
+    """Absent models, templates without any score, tasks without any score: every section."""
+    for t in np.flatnonzero(st.n_models == 0):
+        log.task(EVERY_SECTION, st.tasks[t], "no score at all: left out of every section")
+    scored_task = (st.n_models > 0)[:, None]
+    log.models(EVERY_SECTION, st, ~st.present & scored_task,
+               "absent: no score on any template of the task; left out of every per-task "
+               "statistic (structure, not a missing value)")
+    log.templates(EVERY_SECTION, st, st.real & ~st.scored & scored_task,
+                  "no score for any model: left out of every per-task statistic")
+
+
+def _too_few(log: Log, section: str, st: Structure, what: str) -> np.ndarray:
+    """Log the tasks with fewer than two models or two scored templates; return the others."""
+    for t in np.flatnonzero(st.n_models == 1):
+        log.task(section, st.tasks[t], f"fewer than two models on the task: {what}")
+    for t in np.flatnonzero((st.n_models >= 2) & (st.n_templates < 2)):
+        log.task(section, st.tasks[t], f"fewer than two templates with a score: {what}")
+    return (st.n_models >= 2) & (st.n_templates >= 2)
+
+
+def _agreement(scores, nan_policy, st: Structure, log: Log):
     w = kendall_w(scores, nan_policy=nan_policy)
     by_template = friedman(scores, nan_policy=nan_policy)
     by_model = friedman(scores, blocks="template", treatments="model", nan_policy=nan_policy)
+    _agreement_drops(log, st, nan_policy, w, by_template)
     return xr.Dataset({
         "w": w.statistic,
         "w_chi2": w.chi2,
         "w_pvalue": w.pvalue,
+        "w_n_templates": w.n_judges,
+        "w_n_models": w.n_objects,
         "friedman_template_statistic": by_template.statistic,
         "friedman_template_pvalue": by_template.pvalue,
+        "friedman_template_n_models": by_template.n_blocks,
         "friedman_model_statistic": by_model.statistic,
         "friedman_model_pvalue": by_model.pvalue,
     })
 
 
-def _least_agreeing_pair(scores, best_first, nan_policy):
+def _per_task(array: xr.DataArray) -> np.ndarray:
+    return np.asarray(array.transpose("task").values, dtype=float)
+
+
+def _agreement_drops(log: Log, st: Structure, nan_policy: str, w, by_template) -> None:
+    section = "agreement"
+    if nan_policy == "omit":
+        log.templates(section, st, st.incomplete_template,
+                      "lacking a score for some model present on the task: left out of W and "
+                      "Friedman (models) by listwise deletion (nan_policy='omit')")
+        log.models(section, st, st.incomplete_model,
+                   "lacking a score on some template of the task: left out of Friedman "
+                   "(templates) by listwise deletion (nan_policy='omit')")
+    else:
+        log.templates(section, st, st.incomplete_template,
+                      "lacking a score for some model present on the task: W and both "
+                      "Friedman tests are NaN (nan_policy='propagate'; 'omit' would leave "
+                      "these templates out)")
+    enough = _too_few(log, section, st, "W, both Friedman tests and min τ are NaN")
+    poisoned = st.incomplete_template.any(1) & (nan_policy != "omit")
+    w_nan = np.isnan(_per_task(w.statistic))
+    judges = _per_task(w.n_judges)
+    f_nan = np.isnan(_per_task(by_template.statistic))
+    blocks = _per_task(by_template.n_blocks)
+    for t in np.flatnonzero(enough & ~poisoned & (w_nan | f_nan)):
+        reasons = []
+        if w_nan[t]:
+            reasons.append("W and Friedman (models): " + (
+                "fewer than two complete templates remain after listwise deletion"
+                if judges[t] < 2 else "every template ties every model"))
+        if f_nan[t]:
+            reasons.append("Friedman (templates): " + (
+                "fewer than two complete models remain after listwise deletion"
+                if blocks[t] < 2 else "every model scores its templates alike"))
+        log.task(section, st.tasks[t], "; ".join(reasons) + " (NaN)")
+
+
+def _least_agreeing_pair(scores, best_first, nan_policy, st: Structure, log: Log):
     """The pair of templates with the smallest tau-b, per task, and the count of negative ones."""
     tau = kendall_tau_matrix(scores, nan_policy=nan_policy).statistic
     m = scores.sizes["template"]
@@ -245,7 +384,34 @@ def _least_agreeing_pair(scores, best_first, nan_policy):
         "tau_min_score_b": scores.isel(template=second, drop=True),
         "negative_tau_pairs": (pairs < 0).sum(("template", "template_b")),
         "template_pairs": pairs.notnull().sum(("template", "template_b")),
-    })
+    }).pipe(_with_pair_drops, st, log, nan_policy)
+
+
+def _with_pair_drops(pairs: xr.Dataset, st: Structure, log: Log, nan_policy: str):
+    """Log the templates whose tau with every other is undefined, and the tasks without a pair."""
+    section = "pairs"
+    counts = st.observed.sum(1)
+    low = np.where(st.observed, st.values, np.inf).min(1)
+    high = np.where(st.observed, st.values, -np.inf).max(1)
+    several = (st.n_models >= 2)[:, None]
+    undefined = ("τ with any other template is undefined, so they are left out of min τ and "
+                 "the pair counts")
+    log.templates(section, st, st.scored & several & (counts == 1),
+                  f"scored for one model only: {undefined}")
+    log.templates(section, st, st.scored & (counts >= 2) & (low == high),
+                  f"every model scores the same on them: {undefined}")
+    if nan_policy == "omit":
+        log.templates(section, st, st.incomplete_template,
+                      "lacking a score for some model: each τ with them ranks only the models "
+                      "both templates score (pairwise deletion, nan_policy='omit')")
+    else:
+        log.templates(section, st, st.incomplete_template,
+                      f"lacking a score for some model (nan_policy='propagate'): {undefined}")
+    enough = _too_few(log, section, st, "no pair of templates to compare")
+    none = enough & (_per_task(pairs["template_pairs"]) == 0)
+    for t in np.flatnonzero(none):
+        log.task(section, st.tasks[t], "no pair of templates has a defined τ")
+    return pairs
 
 
 def _without_template_coords(array):
@@ -270,11 +436,20 @@ def _metric_values(scores, best_first, nan_policy, valid=None):
     return stacked, ranks
 
 
-def _metrics(scores, best_first, nan_policy, threshold):
+def _metrics(scores, best_first, nan_policy, threshold, st: Structure, log: Log):
     values, ranks = _metric_values(scores, best_first, nan_policy)
     observed = scores.notnull()
     above = ((scores > threshold) & observed).sum("template")
     present = observed.sum("template")
+    for t, m in np.argwhere(st.incomplete_model):
+        missing = st.templates(t, st.hole[t, m])
+        n = int(st.n_templates[t])
+        why = ("no score from this model on them: its MaxP, AvgP, saturation and CPS are over "
+               f"its other {n - len(missing)} of the task's {n} templates"
+               if nan_policy == "omit" else
+               "no score from this model on them: its MaxP, AvgP, saturation and CPS are NaN "
+               "(nan_policy='propagate')")
+        log.add("metrics", "templates", missing, why, task=st.tasks[t], model=st.models[m])
     return xr.Dataset({
         "metric_value": values,
         "metric_rank": ranks,
@@ -282,8 +457,9 @@ def _metrics(scores, best_first, nan_policy, threshold):
     })
 
 
-def _divergence(scores, nan_policy):
+def _divergence(scores, nan_policy, st: Structure, log: Log):
     result = divergence(scores, nan_policy=nan_policy)
+    _divergence_drops(log, st, result, _task_template_mask(scores["template_is_original"]))
     return xr.Dataset({
         "divergence": result.statistic,
         "original_score": result.original,
@@ -292,7 +468,41 @@ def _divergence(scores, nan_policy):
     })
 
 
-def _per_sample_tests(x, metric_value, best_first, alpha=0.05):
+def _task_template_mask(coord: xr.DataArray) -> np.ndarray:
+    """A (task, template) boolean coordinate as a NumPy mask; missing values are False."""
+    values = np.asarray(coord.transpose("task", "template").values, dtype=object)
+    return np.where(pd.isna(values), False, values).astype(bool)
+
+
+def _divergence_drops(log: Log, st: Structure, result, original: np.ndarray) -> None:
+    section = "divergence"
+    original = original & st.scored
+    paraphrases = st.scored & ~original
+    has_scores = st.n_models > 0
+    for t in np.flatnonzero(has_scores & ~original.any(1)):
+        log.task(section, st.tasks[t], "no template with a score is marked original "
+                 "(template_is_original): no divergence")
+    few = has_scores & original.any(1) & (paraphrases.sum(1) < 2)
+    for t in np.flatnonzero(few):
+        log.task(section, st.tasks[t], "fewer than two paraphrases with a score: no standard "
+                 "deviation to measure the original against")
+    usable = has_scores & original.any(1) & ~few
+    values = {name: np.asarray(result[name].transpose("task", "model").values, dtype=float)
+              for name in ("statistic", "n_original", "n_paraphrases", "paraphrase_std")}
+    undefined = usable[:, None] & st.present & np.isnan(values["statistic"])
+    reasons = np.select(
+        [values["n_original"] < 1, values["n_paraphrases"] < 2, values["paraphrase_std"] == 0],
+        ["no score on the original template(s): no divergence",
+         "fewer than two paraphrase scores: no standard deviation",
+         "the same score on every paraphrase (standard deviation 0): no divergence"],
+        "a missing score (nan_policy='propagate'): no divergence")
+    for t in np.flatnonzero(undefined.any(1)):
+        for why in dict.fromkeys(reasons[t][undefined[t]]):
+            log.add(section, "models", st.models_where(undefined[t] & (reasons[t] == why)),
+                    str(why), task=st.tasks[t])
+
+
+def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alpha=0.05):
     """Item-level tests of a binary cube: Cochran's Q and McNemar, Holm-adjusted.
 
     Cochran's Q per model and task asks whether the templates change which
@@ -300,52 +510,89 @@ def _per_sample_tests(x, metric_value, best_first, alpha=0.05):
     McNemar (exact) per task and template compares the two models with the
     best AvgP on the same samples (one Holm family per task, over its
     templates): how many templates tell them apart, and in whose favour.
+    A task with fewer than two models with an AvgP has no leaders to compare.
     """
     q = cochran_q(x, blocks="sample", treatments="template", nan_policy="omit")
+    _cochran_drops(log, st, x)
     avgp = metric_value.sel(metric="avgp", drop=True).transpose("task", "model")
     key = np.where(np.isnan(avgp.values), np.inf, -avgp.values if best_first else avgp.values)
+    ranked = (~np.isnan(avgp.values)).sum(-1)
+    pair = ranked >= 2  # (task,): a leader and a runner-up exist
     order = np.argsort(key, axis=-1, kind="stable")[:, :2]  # (task, 2): leader, runner-up
-    if order.shape[-1] < 2:
+    if order.shape[-1] < 2:  # one model in the cube: nobody to compare it with
         order = np.zeros((avgp.sizes["task"], 2), dtype=int)
     pick = {position: xr.DataArray(order[:, position], dims="task") for position in (0, 1)}
     # model attributes (revisions, sizes) differ between the two: keep only the values
     leader, runner_up = (x.isel(model=pick[p]).reset_coords(drop=True)
                          for p in (0, 1))
     test = mcnemar(leader, runner_up, dim="sample", method="exact", nan_policy="omit")
-    tested = test["pvalue"].where(test["n_samples"] > 0)  # padding templates test nothing
+    # padding templates, and templates one of the two lacks, test nothing
+    tested = test["pvalue"].where((test["n_samples"] > 0) & xr.DataArray(pair, dims="task"))
     adjusted = adjust_pvalues(tested, "holm", family="template")
     apart = adjusted < alpha
     models = np.asarray(x["model"].values).astype(str)
+    for t in np.flatnonzero((st.n_models > 0) & ~pair):
+        log.task("leaders", st.tasks[t], "fewer than two models with an AvgP: no leader and "
+                 "runner-up to compare")
+    untested = st.scored & pair[:, None] & ~np.asarray(
+        (test["n_samples"] > 0).transpose("task", "template").values, dtype=bool)
+    log.templates("leaders", st, untested,
+                  lambda t: f"{models[order[t, 0]]} or {models[order[t, 1]]} (the leader and "
+                            "the runner-up) has no score on them: not tested")
     return xr.Dataset({
         "template_effect_q": q["statistic"],
         "template_effect_pvalue_adjusted": adjust_pvalues(q["pvalue"], "holm"),
-        "leader": ("task", models[order[:, 0]]),
-        "runner_up": ("task", models[order[:, 1]]),
+        "leader": ("task", np.where(ranked >= 1, models[order[:, 0]], "")),
+        "runner_up": ("task", np.where(pair, models[order[:, 1]], "")),
         "leaders_templates_tested": adjusted.notnull().sum("template"),
         "leader_better_templates": (apart & (test["b"] > test["c"])).sum("template"),
         "runner_up_better_templates": (apart & (test["c"] > test["b"])).sum("template"),
     }).reset_coords(drop=True)
 
 
-def _filtering(scores, best_first, nan_policy):
+def _cochran_drops(log: Log, st: Structure, x: xr.DataArray) -> None:
+    """Samples left out of Cochran's Q by listwise deletion, per model and task."""
+    observed = np.asarray(x.notnull().transpose("task", "model", "template", "sample").values)
+    templates = observed.any(-1)  # (task, model, template): the model's scored templates
+    samples = observed.any(-2)  # (task, model, sample)
+    incomplete = samples & (observed.sum(-2) < templates.sum(-1)[..., None])
+    if not incomplete.any():
+        return
+    ids = (np.asarray(x["sample_id"].transpose("task", "sample").values, dtype=object)
+           .astype(str) if "sample_id" in x.coords
+           else np.broadcast_to(np.arange(x.sizes["sample"]).astype(str), incomplete.shape[::2]))
+    for t, m in np.argwhere(incomplete.any(-1)):
+        log.add("template_effect", "samples", ids[t][incomplete[t, m]].tolist(),
+                "no score from this model under some of its templates: left out of Cochran's "
+                "Q by listwise deletion", task=st.tasks[t], model=st.models[m])
+
+
+def _filtering(scores, best_first, nan_policy, st: Structure, log: Log):
     all_values, _ = _metric_values(scores, best_first, nan_policy)
     valid_values, _ = _metric_values(scores, best_first, nan_policy, valid=True)
     tau = kendall_tau(all_values, valid_values, "model", nan_policy="omit")
+    valid = _task_template_mask(scores["template_valid"])
+    log.templates("filtering", st, st.scored & ~valid,
+                  "marked invalid (template_valid is false): left out of the ranking over "
+                  "valid templates that each metric's ranking over all templates is compared "
+                  "with")
+    for t in np.flatnonzero((st.n_models > 0) & ~(st.scored & valid).any(1)):
+        log.task("filtering", st.tasks[t], "no template with a score is marked valid: no "
+                 "ranking over valid templates to compare with (NaN)")
     return xr.Dataset({"filtering_tau": tau.statistic})
 
 
-def _stability(cube, scores, n_resamples, seed, nan_policy):
+def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure, log: Log):
     """Rank intervals and tie groups, and how many templates are enough."""
     from ..stability.bootstrap import leaderboard
     from ..stability.needed import templates_needed
 
-    has_samples = "sample" in (cube["score"].dims if isinstance(cube, xr.Dataset) else cube.dims)
-    board = leaderboard(cube, n_resamples=n_resamples,
-                        over="both" if has_samples else "templates", seed=seed,
+    board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed,
                         nan_policy=nan_policy)
     # at most 100 subsets per size: a smaller n_resamples makes this cheaper too
     needed = templates_needed(scores, n_resamples=min(n_resamples, 100), seed=seed,
                               nan_policy=nan_policy)
+    _stability_drops(log, st, board, needed, nan_policy)
     return xr.Dataset({
         "n_templates": needed["n_templates"],
         "avgp_low": board["score_low"],
@@ -356,6 +603,38 @@ def _stability(cube, scores, n_resamples, seed, nan_policy):
         "arena_rank": board["arena_rank"],
         "templates_needed": needed["k_needed"],
     }).reset_coords(drop=True)
+
+
+def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) -> None:
+    ranked = ~np.isnan(np.asarray(board["rank"].transpose("task", "model").values, dtype=float))
+    propagated = nan_policy != "omit"
+    unranked = st.present & ~ranked
+    for t in np.flatnonzero((st.n_models > 0) & ~ranked.any(1)):
+        log.task("stability", st.tasks[t], "no model is ranked: " + (
+            "every model lacks some score (nan_policy='propagate')"
+            if propagated and st.incomplete_model[t].all() else "no score to rank"))
+    some = ranked.any(1)[:, None]
+    log.models("stability", st, unranked & some & st.incomplete_model & propagated,
+               "lacking a score on some template: no score interval or rank "
+               "(nan_policy='propagate')")
+    log.models("stability", st, unranked & some & ~(st.incomplete_model & propagated),
+               "no score interval or rank")
+    section = "templates_needed"
+    if nan_policy == "omit":
+        log.templates(section, st, st.incomplete_template,
+                      "lacking a score for some model present on the task: left out of the "
+                      "pool of templates drawn from (listwise deletion, nan_policy='omit')")
+    else:
+        log.templates(section, st, st.incomplete_template,
+                      "lacking a score for some model present on the task: every draw that "
+                      "includes them gives NaN (nan_policy='propagate')")
+    enough = _too_few(log, section, st, "no ranking to agree with (NaN)")
+    pool = _per_task(needed["n_templates"])
+    k = _per_task(needed["k_needed"])
+    for t in np.flatnonzero(enough & np.isnan(k)):
+        log.task(section, st.tasks[t], "fewer than two templates in the pool (NaN)"
+                 if pool[t] < 2 else "no number of templates reaches τ-b ≥ 0.9 in 95% of "
+                 "draws; the mean over all of them may tie every model (NaN)")
 
 
 def _minimal_edits(cube, top=20):
@@ -379,12 +658,13 @@ def _minimal_edits(cube, top=20):
     })
 
 
-def _by_benchmark(analysis, scores, best_first):
+def _by_benchmark(analysis, scores, best_first, st: Structure, log: Log):
     """Average ranks and the methods of the best templates, per benchmark."""
     benchmark = (scores["benchmark"] if "benchmark" in scores.coords
                  else xr.DataArray(np.full(scores.sizes["task"], "all"), dims="task"))
     benchmark = benchmark.astype(str).rename("benchmark").drop_vars(
         [c for c in benchmark.coords if c != "task"])
+    _average_rank_drops(log, st, analysis["metric_rank"], benchmark.values)
     ranks = analysis["metric_rank"].drop_vars("benchmark", errors="ignore")
     ranks = ranks.assign_coords(benchmark=benchmark)
     # the per-task benchmark label moves to a variable: "benchmark" becomes a dimension
@@ -394,6 +674,9 @@ def _by_benchmark(analysis, scores, best_first):
         return xr.Dataset(out)
     methods = scores["template_method"].astype(str)
     names = np.array(sorted(set(np.unique(methods.values)) - {""}), dtype=object)
+    unnamed = st.scored & (np.asarray(methods.transpose("task", "template").values) == "")
+    log.templates("best_methods", st, unnamed, "no generation method (template_method is "
+                  "empty): left out of the shares")
     # "generation_method", not "method": that name would shadow .sel(method=...)
     one_hot = methods == xr.DataArray(names, dims="generation_method",
                                       coords={"generation_method": names})
@@ -410,3 +693,20 @@ def _by_benchmark(analysis, scores, best_first):
         "template_method_share": templates / templates.sum("generation_method"),
     })
     return xr.Dataset(out)
+
+
+def _average_rank_drops(log: Log, st: Structure, ranks: xr.DataArray, benchmark) -> None:
+    """Models without a rank on some tasks of a benchmark: their average is over fewer tasks."""
+    ranked = ~np.isnan(np.asarray(ranks.sel(metric="avgp").transpose("task", "model").values,
+                                  dtype=float))
+    for name in dict.fromkeys(benchmark.tolist()):
+        tasks = np.flatnonzero((benchmark == name) & ranked.any(1))
+        for m in np.flatnonzero(~ranked[tasks].all(0)):
+            has = ranked[tasks, m]
+            why = (f"no rank on any task of benchmark {name!r}: no average rank there"
+                   if not has.any() else
+                   f"no rank on them: the model's average rank over benchmark {name!r} is "
+                   f"over its other {int(has.sum())} of {len(tasks)} tasks, not comparable "
+                   "with that of a model ranked on all")
+            log.add("average_rank", "tasks", st.tasks[tasks[~has]].tolist(), why,
+                    model=st.models[m])
