@@ -44,7 +44,8 @@ def test_unknown_name_lists_the_available_ones():
                                                   ("mizrahi2024-aggregated", "json")])
 def test_packaged_cubes_equal_a_fresh_import(name, accuracies):
     packaged = rankstats.datasets.load(name)
-    fresh = mizrahi2024.load(RELEASE, accuracies=accuracies)
+    # the release audit of an import is left out of the packaged cubes (build_datasets)
+    fresh = mizrahi2024.load(RELEASE, accuracies=accuracies, audit=False)
     xr.testing.assert_identical(without_stamps(packaged), without_stamps(fresh))
     # the published accuracies come back exactly (float64 on disk)
     assert packaged.score.equals(fresh.score)
