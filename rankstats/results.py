@@ -54,6 +54,8 @@ class _Result:
 
 
 def _short(value) -> str:
+    if value is None:
+        return "None"
     array = np.asarray(value)
     if array.ndim == 0:
         return f"{float(array):.6g}"
@@ -190,6 +192,7 @@ class LeaderboardResult(_Result):
     rank_high: np.ndarray
     tie_group: np.ndarray
     arena_rank: np.ndarray
+    in_top_k: np.ndarray | None = None
 
 
 class _Partial(_Result):

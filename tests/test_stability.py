@@ -743,7 +743,8 @@ def simulate_ranks(repetitions, truth, n_templates, n_samples, shared, seed=0):
     rng = np.random.default_rng(seed)
     probability = np.broadcast_to(truth[:, None], (repetitions, truth.size, n_templates))
     x = items_from(rng, probability, n_samples, shared)
-    board = stability.leaderboard(cube_of(x), n_resamples=500, over="samples", seed=2)
+    board = stability.leaderboard(cube_of(x), n_resamples=500, over="samples", seed=2,
+                                  rank_sets="bootstrap")
     true_rank = stats.rankdata(-truth)
     hit = (board.rank_low <= true_rank) & (true_rank <= board.rank_high)
     return float(hit.mean()), float(hit.mean("task").min()), float(hit.all("model").mean())
@@ -774,8 +775,9 @@ def test_rank_intervals_cover_separated_models():
 
 
 def test_rank_intervals_under_cover_near_ties_as_documented():
-    # sixteen models 0.003 apart: the best and worst models' intervals, centred on
-    # their observed ranks, miss their true ranks far more often than 5%
+    # sixteen models 0.003 apart: the best and worst models' bootstrap intervals, centred
+    # on their observed ranks, miss their true ranks far more often than 5% (the
+    # simultaneous rank sets that leaderboard gives by default do not: test_ranksets.py)
     truth = 0.6 + 0.003 * np.arange(16)[::-1]
     mean, worst, jointly = simulate_ranks(100, truth, 5, 50, 0.3)
     assert mean < 0.93 and worst < 0.8 and jointly < 0.5, (mean, worst, jointly)

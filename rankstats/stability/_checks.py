@@ -40,6 +40,8 @@ from .._statistic import _fill_docs, bind_checked
 from ..errors import DimensionError, InputTypeError, OptionError
 
 REPLICATE = "replicate"
+#: The rank sets of :func:`rankstats.stability.leaderboard`.
+RANK_SETS = ("simultaneous", "marginal", "bootstrap")
 
 
 class Dims:
@@ -136,6 +138,8 @@ CHECKS: dict[str, o.Check] = {
     "higher_is_better": o.optional_boolean,
     "nan_policy": o.one_of(*o.NAN_POLICIES),
     "jackknife": o.boolean,
+    "rank_sets": o.one_of(*RANK_SETS),
+    "top_k": o.optional(o.positive_int),
     "weights": draws_dataset,
     "dtype": float_dtype,
     "model": dimension_name,

@@ -60,6 +60,7 @@ from ..results import (
     WinProbabilityResult,
 )
 from . import _engine as _b
+from . import ranksets as _rs
 from ._checks import REPLICATE, Dims, checked, fields_of, replicate_dim
 
 __all__ = [
@@ -719,20 +720,12 @@ def intervals(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
 # --------------------------------------------------------------------------- leaderboards
 
 
-def _tie_kernel(rank, low, high):
-    return {"tie_group": _ki.tie_groups(rank, low, high)}
-
-
-def _arena_kernel(low, high, *, higher_is_better):
-    return {"arena_rank": _ki.arena_ranks(low, high, higher_is_better=higher_is_better)}
-
-
 @checked(numpy=fields_of(LeaderboardResult, "model"))
 def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_level=0.95,
-                weights=None, by="avgp", method="percentile", ties="average",
-                higher_is_better=None, nan_policy="propagate", model="model", task="task",
-                template="template", sample="sample"):
-    r"""A leaderboard with score intervals, rank intervals and tie groups, per task.
+                weights=None, by="avgp", method="percentile", rank_sets="simultaneous",
+                top_k=None, ties="average", higher_is_better=None, nan_policy="propagate",
+                model="model", task="task", template="template", sample="sample"):
+    r"""A leaderboard with score intervals, rank confidence sets and tie groups, per task.
 
     Parameters
     ----------
@@ -747,7 +740,18 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     by : {"avgp", "maxp", "saturation", "cps"}, default "avgp"
         The score the leaderboard ranks.
     method : {"percentile", "bca"}, default "percentile"
-        Interval method of the scores; rank intervals are always percentile.
+        Interval method of the scores.
+    rank_sets : {"simultaneous", "marginal", "bootstrap"}, default "simultaneous"
+        What ``rank_low`` and ``rank_high`` are (see Notes): confidence sets
+        that cover every model's true rank at once with probability
+        ``confidence_level`` (``"simultaneous"``), or each model's on its
+        own (``"marginal"``), both from the paired bootstrap of every
+        pairwise score difference (Mogstad et al. 2024); or the percentile
+        intervals of the bootstrap ranks (``"bootstrap"``), a measure of
+        stability that is no confidence set among near ties.
+    top_k : int, optional
+        Also say which models may be among the best ``top_k``
+        (``in_top_k``).
     {ties}
         Applied to the models' ranks.
     {higher_is_better}
@@ -760,56 +764,82 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     xarray.Dataset or LeaderboardResult
         Over ``(model, task)``: ``score``, ``score_low``, ``score_high``;
         ``rank`` (of the point estimates), ``rank_low``, ``rank_high``;
-        ``tie_group`` and ``arena_rank`` (see Notes). Sort a task's board
-        with ``.sortby("rank")``; read the ranks as ``board["rank"]``
+        ``tie_group`` and ``arena_rank``; with ``top_k``, ``in_top_k``
+        (see Notes). The attributes ``rank_sets``, ``rank_method`` and
+        ``tie_groups`` say which rules made them. Sort a task's board with
+        ``.sortby("rank")``; read the ranks as ``board["rank"]``
         (``board.rank`` is the Dataset method).
 
     Notes
     -----
-    **Rank interval**: the outward percentile interval of the model's rank
-    over the replicates (order statistics, so the bounds are ranks).
+    **Rank sets** (``rank_sets="simultaneous"`` or ``"marginal"``): for
+    models j and k, :math:`t_{jk} = (\hat\theta_j - \hat\theta_k) / \hat\sigma_{jk}`,
+    with :math:`\hat\sigma_{jk}` the standard deviation over the replicates
+    of :math:`\theta^*_j - \theta^*_k`. j is *surely better* than k when
+    :math:`t_{jk} > c`, c being the ``confidence_level`` quantile over the
+    replicates of the largest
+    :math:`((\theta^*_j - \theta^*_k) - (\hat\theta_j - \hat\theta_k)) / \hat\sigma_{jk}`
+    over the comparisons in play: every ordered pair (simultaneous), or the
+    pairs of one model (marginal, one c per model). Stepwise (Romano & Wolf
+    2005; the procedure of the csranks R package), the comparisons settled
+    are removed and c recomputed until nothing new is settled. Then
 
-    **Tie groups** (``tie_group``): each model's rank interval is widened to
-    contain its point-estimate rank; two models are linked when their
-    intervals overlap, a shared end counting; the groups are the connected
-    components of this graph, numbered 1, 2, ... from the best. In
-    point-estimate order a group ends at position k exactly when every
-    interval up to k ends before every interval after k begins, so groups
-    are contiguous runs of the leaderboard. Overlap chains: A may share a
-    group with C through B though A's and C's intervals are disjoint.
+    .. math:: \text{rank\_low}_j = 1 + \#\{k \text{ surely better than } j\},\qquad
+              \text{rank\_high}_j = M - \#\{k \text{ surely worse than } j\}
+
+    among the M models present in the task. Unless some comparison is
+    settled the wrong way, which happens with probability at most
+    1 - ``confidence_level`` (asymptotically), the sets hold every model's
+    true rank, whatever the tie rule. Every model, task and extra
+    dimension at once, in blocks of replicates bounded in memory; models
+    absent from a task drop out.
+
+    **Rank intervals** (``rank_sets="bootstrap"``): the outward percentile
+    interval of the model's rank over the replicates (order statistics).
+    Centred on the observed rank, they are too narrow among near ties.
+
+    **Tie groups** (``tie_group``), numbered 1, 2, ... from the best, are
+    contiguous runs of the leaderboard. With simultaneous or marginal rank
+    sets: in point-estimate order a group ends after position p exactly
+    when the simultaneous test separates every model up to p from every
+    model after it, so two models in different groups are always
+    separated by the test, and models with equal true scores are split
+    with probability at most 1 - ``confidence_level``. A group is what no
+    such test orders, not a set of models shown to be equal. With
+    ``"bootstrap"`` rank intervals: each interval is widened to contain
+    its point-estimate rank, two models are linked when their intervals
+    overlap (a shared end counting), and the groups are the connected
+    components; no error control.
+
+    **Top k** (``in_top_k``): the models whose *simultaneous* lower rank
+    bound is at most ``top_k``, whatever ``rank_sets`` is: a set that holds
+    every true top-``top_k`` model with probability ``confidence_level``
+    (the projection set of Mogstad et al. 2024).
 
     **Arena rank** (``arena_rank``, the rule of the Chatbot Arena
     leaderboard): 1 + the number of models whose score interval lies
     entirely above this model's, i.e. whose lower bound is strictly greater
     than this model's upper bound (below, when lower is better).
 
-    **Coverage** (simulations in ``tests/test_stability.py``, over samples,
-    95% intervals; each model's interval against its true rank):
-
-    * five models whose true accuracies are well apart (0.08 between
-      neighbours; 5 templates x 100 items): 100% of intervals cover;
-    * two of four models exactly tied (true average rank 1.5): 97.5%, the
-      tied models 95%;
-    * sixteen models 0.003 apart (5 templates x 50 items): about 88% on
-      average and only about 64% for the worst-served model (the best and
-      the worst: the bootstrap distribution of a rank is centred on the
-      observed rank, not the true one); all sixteen intervals cover at once
-      in about 16% of draws (seeds 0-2, 100-500 repetitions).
-
-    So the rank intervals, and the tie groups built from them, are a
-    measure of stability, valid as confidence intervals only for models
-    that are well separated; they are marginal, never simultaneous, and
-    near ties among many models make them too narrow.
+    **Coverage** (simulations in ``tests/test_ranksets.py`` and
+    ``docs/stability.md``, binary scores from a logit model with model,
+    template, item and interaction effects, 95% sets): among sixteen models
+    0.003 apart the simultaneous sets cover all sixteen true ranks at once
+    in every one of 2000 draws, the marginal ones each model's in at least
+    99.5%, the bootstrap intervals all sixteen in about 16% of draws.
+    Rank sets by MaxP, saturation or CPS inherit the bias of a maximum's
+    bootstrap (see :func:`intervals`).
 
     References
     ----------
-    .. [1] Chiang, W.-L., Zheng, L., Sheng, Y., et al. (2024). Chatbot Arena:
-       An open platform for evaluating LLMs by human preference. ICML.
-    .. [2] Mogstad, M., Romano, J. P., Shaikh, A. M., & Wilhelm, D. (2024).
+    .. [1] Mogstad, M., Romano, J. P., Shaikh, A. M., & Wilhelm, D. (2024).
        Inference for ranks with applications to mobility across
        neighbourhoods and academic achievement across countries. Review of
-       Economic Studies 91(1), 476-518 (why marginal bootstrap rank
-       intervals under-cover, and simultaneous alternatives).
+       Economic Studies 91(1), 476-518.
+    .. [2] Romano, J. P., & Wolf, M. (2005). Exact and approximate stepdown
+       methods for multiple hypothesis testing. JASA 100(469), 94-108.
+    .. [3] Chiang, W.-L., Zheng, L., Sheng, Y., et al. (2024). Chatbot Arena:
+       An open platform for evaluating LLMs by human preference. ICML.
 
     See Also
     --------
@@ -821,40 +851,48 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     >>> import numpy as np
     >>> from rankstats import stability
     >>> rng = np.random.default_rng(1)
-    >>> truth = np.array([0.80, 0.78, 0.60, 0.40])[:, None, None]
-    >>> correct = (rng.random((4, 5, 80)) < truth).astype(float)
-    >>> board = stability.leaderboard(correct, n_resamples=400, seed=0)
+    >>> truth = np.array([0.80, 0.76, 0.62, 0.58, 0.45])[:, None, None]
+    >>> correct = (rng.random((5, 4, 40)) < truth).astype(float)
+    >>> board = stability.leaderboard(correct, n_resamples=400, seed=0, top_k=2)
     >>> board.rank, board.rank_low, board.rank_high
-    (array([1., 2., 3., 4.]), array([1., 1., 3., 4.]), array([2., 2., 3., 4.]))
-    >>> board.tie_group, board.arena_rank
-    (array([1., 1., 2., 3.]), array([1., 1., 3., 4.]))
+    (array([1., 2., 3., 4., 5.]), array([1., 1., 3., 3., 5.]), array([2., 2., 4., 4., 5.]))
+    >>> board.tie_group, board.in_top_k
+    (array([1., 1., 2., 2., 3.]), array([ True,  True, False, False, False]))
     """
     dims = Dims(model, task, template, sample)
     reps = _replicates_of(x, (by, "rank"), n_resamples, over, seed, weights, by, ties,
                           method == "bca", higher_is_better, nan_policy, dims)
     score = _interval(reps, by, method, confidence_level)
-    rank = _interval(reps, "rank", "percentile", confidence_level, "outward")
-    estimate = reps["rank_estimate"]
-    groups = _xr.apply_labelled(
-        "leaderboard", _tie_kernel, [estimate, rank["low"], rank["high"]], [[dims.model]] * 3,
-        {"tie_group": ("tie_group", [dims.model])})
+    rank = (_interval(reps, "rank", "percentile", confidence_level, "outward")
+            if rank_sets == "bootstrap" else None)
     higher = _xr.boolean_attribute(reps, "higher_is_better", True)
+    sets = _rs.rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher,
+                                  dims, rank)
     arena = _xr.apply_labelled(
         "leaderboard", _arena_kernel, [score["low"], score["high"]], [[dims.model]] * 2,
         {"arena_rank": ("arena_rank", [dims.model])}, kwargs={"higher_is_better": higher})
-    data = xr.Dataset({
+    variables = {
         "score": reps[f"{by}_estimate"], "score_low": score["low"], "score_high": score["high"],
-        "rank": estimate, "rank_low": rank["low"], "rank_high": rank["high"],
-        "tie_group": groups["tie_group"], "arena_rank": arena["arena_rank"],
-    })
+        "rank": reps["rank_estimate"], "rank_low": sets["rank_low"],
+        "rank_high": sets["rank_high"], "tie_group": sets["tie_group"],
+        "arena_rank": arena["arena_rank"],
+    }
+    extra = {}
+    if top_k is not None:
+        variables["in_top_k"] = sets["in_top_k"]
+        extra = {"top_k": top_k, "in_top_k": "simultaneous lower rank bound <= top_k"}
+    data = xr.Dataset(variables)
     order = [d for d in reps[f"{by}_estimate"].dims]
     data = data.transpose(*order)
     data.attrs = _b.run_attrs(
-        reps, method, confidence_level, "leaderboard", score=by,
-        rank_method="percentile, outward",
-        tie_groups="connected components of overlapping rank intervals",
-        arena_rank="1 + models whose score interval lies strictly above")
+        reps, method, confidence_level, "leaderboard", score=by, rank_sets=rank_sets,
+        rank_method=_rs.RANK_SET_RULES[rank_sets], tie_groups=_rs.TIE_GROUP_RULES[rank_sets],
+        arena_rank="1 + models whose score interval lies strictly above", **extra)
     return data
+
+
+def _arena_kernel(low, high, *, higher_is_better):
+    return {"arena_rank": _ki.arena_ranks(low, high, higher_is_better=higher_is_better)}
 
 
 def _win_kernel(replicates, *, higher_is_better):

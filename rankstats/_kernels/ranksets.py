@@ -1,0 +1,310 @@
+r"""Confidence sets for ranks from paired bootstrap replicates (Mogstad et al. 2024).
+
+Objects (models) lie along axis -2 of the replicates ``(..., objects, B)``, the
+replicates along the last axis; the estimates are ``(..., objects)``. Every
+leading position is one ranking (a task), computed at once.
+
+For objects j and k with estimates :math:`\hat\theta` and replicates
+:math:`\theta^*`, the standardised difference is
+:math:`t_{jk} = (\hat\theta_j - \hat\theta_k) / \hat\sigma_{jk}`, with
+:math:`\hat\sigma_{jk}` the standard deviation of :math:`\theta^*_j - \theta^*_k`
+over the replicates. The hypothesis :math:`H_{jk}: \theta_j \le \theta_k` is
+rejected (j is *surely better* than k) when :math:`t_{jk} > c`, where c is the
+``confidence_level`` quantile over the replicates of
+
+.. math:: \max_{(j, k) \in I}
+          \frac{(\theta^*_j - \theta^*_k) - (\hat\theta_j - \hat\theta_k)}{\hat\sigma_{jk}},
+
+I being the hypotheses still in play. The *simultaneous* family holds every
+ordered pair (so the first step's c is the max-|t| critical value over all
+pairs); the *marginal* family of object j holds the pairs (j, k) and (k, j)
+only. The stepwise refinement (Romano and Wolf 2005; the ``stepdown=TRUE``
+procedure of the csranks R package) removes the rejected hypotheses from I,
+recomputes c over the rest, and repeats until nothing new is rejected; a
+single step stops after the first. Object j's rank set is then
+
+.. math:: \Bigl[\,1 + \#\{k : H_{kj}\text{ rejected}\},\;
+          M - \#\{k : H_{jk}\text{ rejected}\}\Bigr]
+
+among the M objects present. When no true hypothesis is rejected, which
+happens with probability at least ``confidence_level`` (asymptotically), every
+object's set covers its true rank under any tie rule (between the ``min`` and
+the ``max`` rank), simultaneously for all objects (simultaneous family) or for
+each object on its own (marginal family).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from ..errors import OptionError
+from .ranking import warn_nan
+
+#: Bytes of per-replicate pair arrays ``(objects, objects, replicates)`` held at a time.
+BUDGET = 64 * 2**20
+#: Seed of the standard normal draws of :func:`gaussian_draws`.
+GAUSSIAN_SEED = 20240101
+#: Relative size below which a difference (or its standard deviation) counts as zero.
+TOLERANCE = 1e-10
+
+
+def _check(confidence_level):
+    if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
+        raise OptionError(f"rank sets: confidence_level={confidence_level!r} is not allowed; "
+                          "confidence_level must be a number strictly between 0 and 1")
+
+
+class _Pairs:
+    """The pairwise quantities of a chunk of rankings: t statistics and scaled deviations.
+
+    ``better`` is ``(s, M, B)`` replicates and ``estimate`` ``(s, M)``, oriented so
+    that larger is better, with absent objects already zeroed.
+    """
+
+    def __init__(self, replicates, estimate, present, dof, gaussian):
+        self.dof = dof
+        scale = np.max(np.abs(np.where(present, estimate, 0.0)), axis=-1, initial=0.0)
+        scale = np.where(scale > 0, scale, 1.0)[:, None, None]
+        n = replicates.shape[-1]
+        spread = replicates - replicates.mean(-1, keepdims=True)
+        if gaussian:  # N(0, covariance of the replicates): spread times standard normals
+            self.deviation = gaussian_draws(spread)
+        else:
+            self.deviation = replicates - estimate[..., None]  # centred at the estimate
+        covariance = np.einsum("smb,snb->smn", spread, spread) / (n - 1)
+        variance = np.diagonal(covariance, axis1=-2, axis2=-1)
+        se = np.sqrt(np.maximum(variance[:, :, None] + variance[:, None, :] - 2 * covariance,
+                                0.0))
+        degenerate = se <= TOLERANCE * scale  # the difference never moves
+        self.inverse_se = np.where(degenerate, 0.0, 1.0 / np.where(degenerate, 1.0, se))
+        difference = estimate[:, :, None] - estimate[:, None, :]
+        difference = np.where(np.abs(difference) <= TOLERANCE * scale, 0.0, difference)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(degenerate, np.sign(difference) * np.inf, difference * self.inverse_se)
+        # the bootstrap variance is a plug-in one (divisor n for n units): t as a t test's
+        inflation = np.where(np.isnan(dof), 1.0, np.sqrt((dof + 1.0) / np.fmax(dof, 1e-300)))
+        self.t = np.where(np.isnan(t), 0.0, t) / inflation[:, None, None]
+        pair = present[:, :, None] & present[:, None, :]
+        m = present.shape[-1]
+        self.pairs = pair & ~np.eye(m, dtype=bool)
+
+    def maxima(self, rows, columns, budget):
+        """Per replicate, the largest scaled deviation over the hypotheses in play.
+
+        ``rows[s, j, k]`` holds :math:`H_{jk}` in object j's family (the
+        simultaneous family is ``rows`` alone, reduced over both axes, when
+        ``columns`` is None); ``columns[s, j, k]`` holds :math:`H_{kj}` in
+        object j's family. Returns ``(s, B)`` (simultaneous) or ``(s, M, B)``.
+        """
+        s, m, n = self.deviation.shape
+        step = max(1, budget // max(1, 8 * s * m * m))
+        out = np.empty((s, n) if columns is None else (s, m, n))
+        for start in range(0, n, step):  # blocks of replicates, for memory
+            block = self.deviation[:, :, start:start + step]
+            scaled = (block[:, :, None, :] - block[:, None, :, :]) * self.inverse_se[..., None]
+            if columns is None:
+                out[..., start:start + step] = np.where(rows[..., None], scaled,
+                                                        -np.inf).max(axis=(1, 2))
+            else:  # H_kj's deviation is the negative of H_jk's
+                own = np.where(rows[..., None], scaled, -np.inf).max(axis=2)
+                other = np.where(columns[..., None], -scaled, -np.inf).max(axis=2)
+                out[..., start:start + step] = np.maximum(own, other)
+        return out
+
+
+def gaussian_draws(spread, seed=GAUSSIAN_SEED, block=256):
+    """``(s, M, B)`` draws of N(0, covariance of ``spread``'s rows), one per replicate.
+
+    Draw g is ``spread @ xi_g / sqrt(B - 1)`` with ``xi_g`` standard normal, so
+    its covariance is exactly the replicates' (given them). ``xi`` comes from a
+    fixed seed, so the draws are a function of the replicates: the same in
+    every chunk of rankings and every dask chunk.
+    """
+    n = spread.shape[-1]
+    rng = np.random.default_rng(seed)
+    out = np.empty(spread.shape)
+    for start in range(0, n, block):  # blocks of draws: xi is never n x n at once
+        xi = rng.standard_normal((min(block, n - start), n))
+        out[..., start:start + block] = spread @ xi.T / np.sqrt(n - 1)
+    return out
+
+
+def _critical(maxima, confidence_level, dof):
+    """The ``confidence_level`` quantile over the last axis; +inf where nothing is in play.
+
+    With ``dof`` (``(s,)``, NaN for none), the quantile is moved from the normal to
+    Student's t scale: ``t_dof^-1(Phi(c))``.
+    """
+    finite = np.isfinite(maxima).any(-1)
+    value = np.quantile(np.where(np.isfinite(maxima), maxima, 0.0), confidence_level, axis=-1)
+    dof = dof.reshape(dof.shape + (1,) * (value.ndim - 1))
+    with np.errstate(invalid="ignore"):
+        moved = special.stdtrit(np.where(np.isnan(dof), 1.0, dof), special.ndtr(value))
+    value = np.where(np.isnan(dof), value, moved)
+    return np.where(finite, value, np.inf)
+
+
+def _simultaneous(pairs, confidence_level, stepdown, budget):
+    """Rejections ``(s, M, M)``: ``[j, k]`` when j is surely better than k; and the last c."""
+    active = pairs.pairs.copy()
+    rejected = np.zeros_like(active)
+    critical = np.full(active.shape[0], np.inf)
+    todo = np.arange(active.shape[0])
+    while todo.size:  # steps of the stepdown; every ranking of the chunk at once
+        part = _Subset(pairs, todo)
+        c = _critical(part.maxima(active[todo], None, budget), confidence_level, part.dof)
+        critical[todo] = c
+        new = active[todo] & (part.t > c[:, None, None])
+        rejected[todo] |= new
+        active[todo] &= ~new
+        if not stepdown:
+            break
+        todo = todo[new.any(axis=(1, 2))]
+    return rejected, critical
+
+
+def _marginal(pairs, confidence_level, stepdown, budget):
+    """Per object j: rejections of its family ``[j, k]`` (j better) and ``[k, j]`` (k better)."""
+    rows, columns = pairs.pairs.copy(), pairs.pairs.copy()
+    wins = np.zeros_like(rows)  # wins[s, j, k]: j surely better than k, in j's family
+    losses = np.zeros_like(rows)  # losses[s, j, k]: k surely better than j, in j's family
+    critical = np.full(rows.shape[:2], np.inf)
+    todo = np.arange(rows.shape[0])
+    while todo.size:
+        part = _Subset(pairs, todo)
+        c = _critical(part.maxima(rows[todo], columns[todo], budget), confidence_level,
+                      part.dof)
+        critical[todo] = c
+        won = rows[todo] & (part.t > c[:, :, None])
+        lost = columns[todo] & (-part.t > c[:, :, None])
+        wins[todo] |= won
+        losses[todo] |= lost
+        rows[todo] &= ~won
+        columns[todo] &= ~lost
+        if not stepdown:
+            break
+        todo = todo[(won | lost).any(axis=(1, 2))]
+    return wins, losses, critical
+
+
+class _Subset:
+    """The rankings ``index`` of a :class:`_Pairs`."""
+
+    def __init__(self, pairs, index):
+        self.deviation = pairs.deviation[index]
+        self.inverse_se = pairs.inverse_se[index]
+        self.t = pairs.t[index]
+        self.dof = pairs.dof[index]
+
+    maxima = _Pairs.maxima
+
+
+def groups_from_separation(estimate, separated, present):
+    """Tie groups: the finest contiguous runs of the order that only separated pairs split.
+
+    In the order of the estimates (best first; ``estimate`` is oriented so that
+    larger is better), a group ends after position p exactly when every object
+    up to p is separated from every object after p. Two objects in different
+    groups are therefore always a separated pair. Groups are numbered 1, 2, ...
+    from the best; NaN for absent objects.
+    """
+    s, m = estimate.shape
+    order = np.argsort(np.where(present, -estimate, np.inf), axis=-1, kind="stable")
+    rows = np.arange(s)[:, None, None]
+    together = ~separated[rows, order[:, :, None], order[:, None, :]]  # in sorted order
+    together &= present[rows[..., 0], order][:, :, None]
+    together &= present[rows[..., 0], order][:, None, :]
+    position = np.arange(m)
+    reach = np.where(together & (position[None, None, :] >= position[None, :, None]),
+                     position[None, None, :], position[None, :, None]).max(-1)
+    reach = np.maximum.accumulate(reach, axis=-1)
+    ends = reach[:, :-1] <= position[None, :-1]
+    group_sorted = 1.0 + np.concatenate([np.zeros((s, 1)), np.cumsum(ends, axis=-1)], axis=-1)
+    groups = np.empty_like(group_sorted)
+    np.put_along_axis(groups, order, group_sorted, axis=-1)
+    return np.where(present, groups, np.nan)
+
+
+def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_is_better=True,
+              marginal=False, stepdown=True, gaussian=False, budget=BUDGET,
+              statistic="rank sets"):
+    r"""Simultaneous or marginal confidence sets for ranks, tie groups and top-k bounds.
+
+    Parameters
+    ----------
+    replicates : (..., objects, B) bootstrap replicates of the scores (paired:
+        every object's replicate b comes from the same resample).
+    estimate : (..., objects) the scores of the original data; NaN marks an
+        absent object, which drops out (ranks are among the objects present).
+    dof : (...) degrees of freedom of a small-sample correction, optional:
+        each critical value c becomes :math:`t_{dof}^{-1}(\Phi(c))`, the
+        same tail probability on Student's t scale, and the standard errors
+        of the t statistics are multiplied by :math:`\sqrt{(dof + 1) / dof}`
+        (NaN or None: neither). The replicates are standardised by a fixed
+        standard error, while the t statistics divide by an estimated one,
+        and the bootstrap's variance of a mean of n units divides by n, not
+        n - 1; with dof = n - 1 this is what a t test of a mean does.
+    confidence_level : the coverage sought.
+    higher_is_better : whether rank 1 goes to the largest score.
+    marginal : each object's own family (its rank set covers its rank with
+        the stated probability) instead of the simultaneous family (all sets
+        cover at once).
+    stepdown : the stepwise refinement; False stops after one step.
+    gaussian : take the critical values from normal draws with the
+        replicates' covariance (:func:`gaussian_draws`, the parametric
+        bootstrap of the csranks R package) instead of the replicates
+        themselves. A bootstrap over few units (templates) takes few distinct
+        values, and its maxima are bounded; normal draws are not.
+
+    Returns
+    -------
+    dict of arrays over the leading axes and objects: ``low`` and ``high``,
+    the rank sets asked for; ``simultaneous_low`` and ``simultaneous_high``
+    (the simultaneous sets, from which top-k sets are read);
+    ``tie_group`` (from the simultaneous rejections, see
+    :func:`groups_from_separation`); ``critical_value`` (the last step's c
+    of the object's family). A ranking in which a present object has a NaN
+    replicate gives NaN throughout, with a warning.
+    """
+    _check(confidence_level)
+    replicates = np.asarray(replicates, dtype=float)
+    *lead, m, n = replicates.shape
+    estimate = np.broadcast_to(np.asarray(estimate, dtype=float), (*lead, m)).reshape(-1, m)
+    replicates = replicates.reshape(-1, m, n)
+    dof = np.broadcast_to(np.asarray(np.nan if dof is None else dof, dtype=float),
+                          tuple(lead)).reshape(-1)
+    sign = 1.0 if higher_is_better else -1.0
+    present = ~np.isnan(estimate)
+    incomplete = (present[..., None] & np.isnan(replicates)).any(axis=(1, 2))
+    usable = present & ~incomplete[:, None]
+    better = np.where(usable[..., None], sign * replicates, 0.0)
+    oriented = np.where(usable, sign * estimate, 0.0)
+    keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group",
+            "critical_value")
+    out = {key: np.full((len(estimate), m), np.nan) for key in keys}
+    per = max(1, budget // max(1, 8 * m * (3 * n + 8 * m)))
+    for start in range(0, len(estimate), per):  # chunks of rankings, for memory
+        part = slice(start, start + per)
+        pairs = _Pairs(better[part], oriented[part], usable[part], dof[part], gaussian)
+        count = usable[part].sum(-1, keepdims=True).astype(float)
+        rejected, critical = _simultaneous(pairs, confidence_level, stepdown, budget)
+        low = 1.0 + rejected.sum(1)  # [k, j]: k surely better than j
+        high = count - rejected.sum(2)
+        out["simultaneous_low"][part], out["simultaneous_high"][part] = low, high
+        out["tie_group"][part] = groups_from_separation(
+            oriented[part], rejected | np.swapaxes(rejected, 1, 2), usable[part])
+        if marginal:
+            wins, losses, critical = _marginal(pairs, confidence_level, stepdown, budget)
+            low, high = 1.0 + losses.sum(2), count - wins.sum(2)
+            out["critical_value"][part] = critical
+        else:
+            out["critical_value"][part] = critical[:, None]
+        out["low"][part], out["high"][part] = low, high
+    known = present.any(-1)
+    warn_nan(statistic, incomplete & known, "some replicates of a present model are "
+             "undefined (NaN)", among=known)
+    for key in keys:
+        out[key] = np.where(usable, out[key], np.nan).reshape(*lead, m)
+    return out
+
