@@ -15,6 +15,9 @@ import xarray as xr
 
 __all__ = ["Section", "sections", "to_csv", "to_html", "to_json", "to_markdown"]
 
+#: The section of the drop log's rows that apply to every per-task section.
+EVERY_SECTION = "all"
+
 _METRIC_NAMES = {"maxp": "MaxP", "avgp": "AvgP", "saturation": "Sat", "cps": "CPS"}
 
 
@@ -95,8 +98,121 @@ def _model_task(array: xr.DataArray) -> pd.DataFrame:
     return array.transpose("model", "task").to_pandas()
 
 
+_NAN_POLICY = {
+    "omit": "nan_policy='omit': W, Friedman (models) and the templates-needed curves leave out "
+            "templates lacking a score for some present model, Friedman (templates) models "
+            "lacking a score on some template (listwise deletion); τ and McNemar use what both "
+            "sides have (pairwise deletion); MaxP, AvgP, saturation, CPS and divergence use "
+            "each model's own scored templates; Cochran's Q leaves out samples a model lacks "
+            "under some template",
+    "propagate": "nan_policy='propagate': a missing score makes every statistic it enters NaN",
+    "raise": "nan_policy='raise': a missing score is an error",
+}
+
+
+def _conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
+    attrs = analysis.attrs
+    policy = str(attrs.get("nan_policy", "omit"))
+    n = attrs.get("n_resamples", 0)
+    resampling = (f"{n} bootstrap replicates over {attrs.get('over') or 'templates'}, seed "
+                  f"{attrs.get('seed')}" if n else "none (n_resamples=0: no stability section)")
+    kind = attrs.get("score_kind") or "score kind not recorded"
+    rows = {
+        "metric": f"{attrs.get('metric', 'score')} ({kind})",
+        "templates": f"{attrs.get('templates', 'all')} templates of each task (the filtering "
+                     "section compares with those marked valid)",
+        "ties": f"{attrs.get('ties', 'average')} (tied models share the mean of their ranks)"
+                if attrs.get("ties", "average") == "average" else str(attrs.get("ties")),
+        "tie correction": ("on" if int(attrs.get("tie_correction", 1)) else "off")
+                          + " (W, both Friedman tests)",
+        "missing values": _NAN_POLICY.get(policy, f"nan_policy={policy!r}"),
+        "structure": "templates without any score (padding) and models without any score on a "
+                     "task (absent) drop out of that task before nan_policy applies",
+        "direction": "higher scores are better" if int(attrs.get("higher_is_better", 1))
+                     else "lower scores are better",
+        "threshold": f"a model works on a template when its score exceeds "
+                     f"{attrs.get('threshold', 0.05)}",
+        "resampling": resampling,
+    }
+    return pd.DataFrame({"value": rows}).rename_axis("setting")
+
+
+_DROP_COLUMNS = {"section": "section", "task": "task", "model": "model", "what": "left out",
+                 "count": "count", "which": "which", "why": "why"}
+
+
+def _dropped_frame(analysis: xr.Dataset) -> pd.DataFrame:
+    frame = pd.DataFrame({label: np.asarray(analysis[f"drop_{name}"].values)
+                          for name, label in _DROP_COLUMNS.items()})
+    frame["count"] = frame["count"].astype(int)
+    return frame.set_index("section")
+
+
+def _short_list(labels: list, most: int = 8) -> str:
+    shown = ", ".join(map(str, labels[:most]))
+    return shown if len(labels) <= most else f"{shown}, … ({len(labels) - most} more)"
+
+
+def _left_out(analysis: xr.Dataset, keys, most: int = 6, lead: str = "Left out") -> str:
+    """What the drop log says about the sections ``keys``, as sentences ("" when nothing).
+
+    Rows that differ only in their task make one sentence; after ``most``
+    sentences the rest is counted, and left to the ``dropped`` section.
+    """
+    if "drop_section" not in analysis:
+        return ""
+    rows = _dropped_frame(analysis).reset_index()
+    rows = rows[rows["section"].isin(list(keys)) & (rows["left out"] != "section")]
+    sentences = []
+    for (what, why), group in rows.groupby(["left out", "why"], sort=False):
+        if what == "task":
+            tasks = group["task"].tolist()
+            sentences.append(f"{'Task' if len(tasks) == 1 else 'Tasks'} "
+                             f"{_short_list(tasks)}: {why}.")
+            continue
+        places: dict = {}  # (tasks, count, which) -> the models it holds for
+        for (model, count, which), tasks in group.groupby(["model", "count", "which"],
+                                                          sort=False)["task"]:
+            key = (tuple(t for t in tasks if t), count, which)
+            places.setdefault(key, []).append(model)
+        items = []
+        for (tasks, count, which), models in places.items():
+            models = [m for m in models if m]
+            where = ([] if not tasks else [f"task {tasks[0]}"] if len(tasks) == 1
+                     else [f"each of {len(tasks)} tasks ({_short_list(list(tasks))})"])
+            where += ([] if not models else [f"model {models[0]}"] if len(models) == 1
+                      else [f"each of {len(models)} models ({_short_list(models)})"])
+            labels = _short_list(which.split(", "))
+            thing = f"{count} {what if count != 1 else what[:-1]} ({labels})"
+            items.append(f"{', '.join(where)}: {thing}" if where else thing)
+        shown = "; ".join(items[:most])
+        if len(items) > most:
+            shown += f"; and {len(items) - most} more"
+        sentences.append(f"{lead}: {shown} — {why}.")
+    if not sentences:
+        return ""
+    text = " " + " ".join(sentences[:most])
+    if len(sentences) > most:
+        text += (f" And {len(sentences) - most} more: see 'What the analyses left out, and "
+                 "why'.")
+    return text
+
+
+def _noted(section: Section, analysis: xr.Dataset) -> Section:
+    if section.key == "conventions":
+        section.note += _left_out(analysis, [EVERY_SECTION], lead="Left out of every section")
+    elif section.key != "dropped":
+        section.note += _left_out(analysis, [section.key])
+    return section
+
+
 def sections(analysis: xr.Dataset) -> list[Section]:
     """The report's tables, in reading order.
+
+    Each section's note ends with what the report left out of it (templates,
+    models, tasks or samples), how many, which and why; the ``dropped``
+    section lists all of it, and ``conventions`` the settings every number
+    was computed with.
 
     Examples
     --------
@@ -108,11 +224,12 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     ...     for p, s in zip(["p1", "p2"], scores)
     ... ])
     >>> [s.key for s in sections(rankstats.report(cube, n_resamples=0))]
-    ['agreement', 'pairs', 'metrics', 'average_rank']
+    ['conventions', 'dropped', 'agreement', 'pairs', 'metrics', 'average_rank']
     >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-2:]
     ['stability', 'templates_needed']
     """
     out = [
+        *_preamble(analysis),
         Section("agreement", "Agreement across templates",
                 "Kendall's W: do the templates rank the models alike (1 = always; its p-value "
                 "tests W = 0). Friedman (templates): does the template change the scores, "
@@ -188,7 +305,7 @@ def sections(analysis: xr.Dataset) -> list[Section]:
         table = table.drop(columns="_order")
         out.append(Section(
             "stability", "Rank stability",
-            f"Each model's AvgP and rank with {analysis.attrs.get('resamples')}-replicate "
+            f"Each model's AvgP and rank with {analysis.attrs.get('n_resamples')}-replicate "
             "bootstrap 95% intervals; models whose rank intervals overlap share a tie group; "
             "arena rank is 1 + the models whose AvgP interval lies entirely above. These "
             "intervals are marginal: near-ties among many models make them too narrow.",
@@ -215,6 +332,25 @@ def sections(analysis: xr.Dataset) -> list[Section]:
         from .analyses.verbalizer import report_tables
 
         out += [Section(*table) for table in report_tables(analysis)]
+    return [_noted(section, analysis) for section in out]
+
+
+def _preamble(analysis: xr.Dataset) -> list[Section]:
+    """The conventions and the drop log, when the report records them."""
+    out = [Section("conventions", "Conventions",
+                   "The settings every number of this report was computed with.",
+                   _conventions_frame(analysis))]
+    if "drop_section" not in analysis:
+        return out
+    table = _dropped_frame(analysis)
+    if table.empty:
+        note = ("Nothing was left out: every model has a score on every template of every "
+                "task it was run on, and every statistic was defined.")
+    else:
+        note = ("Every template, model, task or sample a section left out, how many, which "
+                "and why. Section 'all' applies to every per-task section; a row 'section' "
+                "names a section the cube cannot have.")
+    out.append(Section("dropped", "What the analyses left out, and why", note, table))
     return out
 
 
@@ -444,8 +580,46 @@ def task_leaderboard(board: xr.Dataset, task) -> pd.DataFrame:
     return one.sort_values(["rank", "rank_low"], kind="stable")
 
 
-def leaderboard_markdown(board: xr.Dataset) -> str:
+def unranked(board: xr.Dataset, reasons=None) -> pd.DataFrame:
+    """The models a leaderboard could not rank, per task, and why.
+
+    ``reasons`` maps ``(task, model)`` to a reason (as ``rankstats
+    stability`` finds them from the cube); without one the reason is read
+    from the leaderboard's ``nan_policy``.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats import stability
+    >>> from rankstats.render import unranked
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, row in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, None]}.items()
+    ...     for p, s in zip(["p1", "p2"], row) if s is not None])
+    >>> board = stability.leaderboard(cube, n_resamples=20, over="templates", seed=0)
+    >>> unranked(board)["why"].tolist()
+    ["no score: absent from the task, or a missing score on some template (nan_policy='propagate')"]
+    """
+    policy = str(board.attrs.get("nan_policy", "propagate"))
+    default = ("no score: absent from the task" + (
+        f", or a missing score on some template (nan_policy={policy!r})"
+        if policy == "propagate" else ""))
+    rank = board["rank"].transpose("task", "model")
+    rows = []
+    for t, m in np.argwhere(np.isnan(np.asarray(rank.values, dtype=float))):
+        task, model = rank["task"].values[t], rank["model"].values[m]
+        why = (reasons or {}).get((task, model), default)
+        if why:
+            rows.append({"task": task, "model": model, "why": why})
+    return pd.DataFrame(rows, columns=["task", "model", "why"])
+
+
+def leaderboard_markdown(board: xr.Dataset, reasons=None) -> str:
     r"""A :func:`rankstats.stability.leaderboard` as markdown: one table per task, best first.
+
+    Below each table, the models it could not rank and why (see
+    :func:`unranked`); a task where no model is ranked says so in place of
+    its table.
 
     Examples
     --------
@@ -478,8 +652,17 @@ def leaderboard_markdown(board: xr.Dataset) -> str:
              f"{board.attrs.get('n_resamples')} resamples over {board.attrs.get('over')})",
              f"{ranks[0].upper()}{ranks[1:]}; tie groups: {groups}; arena rank: 1 + the "
              "models whose score interval lies entirely above."]
+    missing = unranked(board, reasons)
     for task in board["task"].values:
         one = task_leaderboard(board, task)
+        left_out = missing[missing["task"] == task]
+        by_reason: dict = {}
+        for model, reason in zip(left_out["model"], left_out["why"], strict=True):
+            by_reason.setdefault(reason, []).append(str(model))
+        why = "; ".join(f"{', '.join(models)}: {reason}" for reason, models in by_reason.items())
+        if one.empty:
+            parts.append(f"## {task}\n\nNo model is ranked on this task. {why}.")
+            continue
         lines = [f"## {task}", "",
                  "| model | score [interval] | rank [interval] | tie group | arena rank |",
                  "|---|---|---|---|---|"]
@@ -488,5 +671,7 @@ def leaderboard_markdown(board: xr.Dataset) -> str:
                 f"| {model} | {row['score']:.3f} [{row['score_low']:.3f}, "
                 f"{row['score_high']:.3f}] | {row['rank']:g} [{row['rank_low']:g}, "
                 f"{row['rank_high']:g}] | {int(row['tie_group'])} | {int(row['arena_rank'])} |")
+        if why:
+            lines += ["", f"Not ranked: {why}."]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..errors import RankstatsError
@@ -80,9 +81,21 @@ def run(arguments) -> int:
         board = noted(leaderboard, cube, n_resamples=arguments.n_resamples, over=over,
                       seed=arguments.seed, by=arguments.by, rank_sets=arguments.rank_sets,
                       confidence_level=arguments.confidence_level).compute()
+    reasons = unranked_reasons(cube, board)
+    left_out = render.unranked(board, reasons)
     if prints_markdown(arguments):
-        print(render.leaderboard_markdown(board))
-    write_tables(arguments, {"leaderboard": board.to_dataframe()},
+        print(render.leaderboard_markdown(board, reasons))
+    empty = [str(task) for task in board["task"].values
+             if not bool(board["rank"].sel(task=task).notnull().any())]
+    if len(empty) == board.sizes["task"]:
+        raise RankstatsError("no task has a ranked model: " + "; ".join(
+            f"{task}, {model}: {why}" for task, model, why in left_out.head(5).itertuples(
+                index=False)) + ("; ..." if len(left_out) > 5 else ""))
+    for task in empty:
+        print(f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
+              "left_out table)", file=sys.stderr)
+    write_tables(arguments, {"leaderboard": board.to_dataframe(),
+                             "left_out": left_out.set_index(["task", "model"])},
                  {"cube": arguments.cube, "over": over, "by": arguments.by,
                   "rank_sets": arguments.rank_sets,
                   "n_resamples": arguments.n_resamples, "seed": arguments.seed,
@@ -91,6 +104,44 @@ def run(arguments) -> int:
         figures(cube, board, Path(arguments.figures), seed=arguments.seed,
                 quiet=arguments.quiet)
     return 0
+
+
+def unranked_reasons(cube, board) -> dict:
+    """Why each model without a rank has none: ``{(task, model): reason}``.
+
+    A model absent from a task (no score on any of its templates) is left out
+    by structure; under ``nan_policy='propagate'`` a model missing the score
+    of some template has a NaN score, so no rank.
+    """
+    import numpy as np
+
+    from ..cube import template_scores
+
+    rank = board["rank"].transpose("task", "model")
+    unranked = np.argwhere(np.isnan(np.asarray(rank.values, dtype=float)))
+    if not len(unranked):  # the cube is read again only when some model has no rank
+        return {}
+    scores = template_scores(cube).transpose("task", "model", "template")
+    observed = np.asarray(scores.notnull().values)
+    present, scored = observed.any(-1), observed.any(1)
+    ids = (np.asarray(scores["template_id"].transpose("task", "template").values).astype(str)
+           if "template_id" in scores.coords else None)
+    tasks, models = list(rank["task"].values), list(rank["model"].values)
+    reasons = {}
+    for t, m in unranked:
+        hole = scored[t] & ~observed[t, m]
+        if not present[t, m]:
+            why = "absent: no score on any template of the task"
+        elif hole.any():
+            names = (ids[t][hole] if ids is not None else np.flatnonzero(hole)).tolist()
+            shown = ", ".join(map(str, names[:5])) + (", ..." if len(names) > 5 else "")
+            why = (f"no score on {len(names)} template{'s' if len(names) > 1 else ''} "
+                   f"({shown}), so its score is NaN "
+                   f"(nan_policy={board.attrs.get('nan_policy', 'propagate')!r})")
+        else:
+            why = "no score interval or rank"
+        reasons[tasks[t], models[m]] = why
+    return reasons
 
 
 def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False) -> None:
