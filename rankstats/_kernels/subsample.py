@@ -26,7 +26,7 @@ BUDGET = 64 * 2**20
 TIE_DECIMALS = 10
 #: Models from which tau-b is counted by sort and merge rather than by pair signs; measured
 #: by ``benchmarks/bench_scaling.py --crossover`` (see ``benchmarks/README.md``).
-MERGE_FROM = 48
+MERGE_FROM = 32
 
 
 def draw_order(pool, keys):

@@ -180,8 +180,8 @@ def templates_needed(
     template positions),
     the chunks over k about 64 MiB, and the outputs :math:`16\,R\,L\,K`
     bytes for ``tau`` and ``w`` over K sizes. Tau-b of each draw costs
-    :math:`O(M^2)` by pair signs for fewer than 48 models and
-    :math:`O(M \log M)` by sorting and merging (Knight 1966) from 48 models
+    :math:`O(M^2)` by pair signs for fewer than 32 models and
+    :math:`O(M \log M)` by sorting and merging (Knight 1966) from 32 models
     on, with the same result; the draws are compared in chunks within the
     same 64 MiB, however many models there are. On the Mizrahi et al. (2024)
     cube (16 models, 25 tasks, 265 positions) with 200 draws the measured
