@@ -252,7 +252,7 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate", kernel=
     x = np.where(objects_present[..., None, :], x, np.nan)
     observed = ~np.isnan(x)
     m, n = x.shape[-2:]
-    merge = kernel == "merge" or (kernel == "auto" and use_merge(n, m))
+    merge = (kernel == "merge" or (kernel == "auto" and use_merge(n, m))) and x.size > 0
     pairwise = nan_policy == "omit" and holes.any()
     if merge:
         con_minus_dis, pair_terms, pair_size = _merge_counts_matrix(x, observed, pairwise)
@@ -408,7 +408,7 @@ def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     n = x.shape[-1] if x.ndim else 1
     check_choice("kernel", kernel, TAU_KERNELS)
-    if kernel == "signs" or (kernel == "auto" and not use_merge(n)) or x.ndim == 0:
+    if kernel == "signs" or (kernel == "auto" and not use_merge(n)) or x.size == 0 or x.ndim == 0:
         both = np.stack([x, y], axis=-2)
         out = tau_matrix(both, variant=variant, method=method, nan_policy=nan_policy,
                          kernel="signs")
