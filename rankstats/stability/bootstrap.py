@@ -21,7 +21,7 @@ Functions:
   saturation, CPS, Kendall's W, the models' ranks) in every replicate;
 * :func:`intervals`: percentile or BCa intervals of all of them;
 * :func:`confidence_interval`: the interval of any statistic from its replicates;
-* :func:`leaderboard`: rank intervals, tie groups and Chatbot-Arena ranks;
+* :func:`leaderboard`: rank confidence sets, tie groups, top-k sets and Chatbot-Arena ranks;
 * :func:`win_probability`: how often each model outranks each other one.
 
 Each takes a cube (or an ``xarray.DataArray`` of scores) and returns a
