@@ -121,6 +121,29 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         :func:`rankstats.verbalizer.verbalizer_analysis` (accuracy per group,
         verbalizer and task, tests against random guessing, direct vs
         chain-of-thought, curve shapes per model family).
+        What each statistic used and left out: ``w_n_templates`` and
+        ``w_n_models`` per task (the templates and models W ranked),
+        ``friedman_template_n_models`` (the complete models of Friedman's
+        test across templates); over ``drop``, one row per section, task
+        (and model) and reason: ``drop_section`` (a section key of
+        :func:`rankstats.render.sections`, or ``all`` for absent models and
+        templates without scores), ``drop_task``, ``drop_model``,
+        ``drop_what`` (``templates``, ``models``, ``tasks``, ``samples``,
+        ``task`` when a task's statistic is NaN, ``section`` when the cube
+        cannot have the section), ``drop_count``, ``drop_which`` (the labels)
+        and ``drop_why``. The attributes record the conventions:
+        ``templates``, ``ties``, ``tie_correction``, ``nan_policy``,
+        ``higher_is_better``, ``over``.
+
+    Raises
+    ------
+    DimensionError
+        When the scores lack ``model``, ``task`` or ``template``, or have
+        another dimension (the report analyses one model × task × template
+        cube; select or fold the extra dimension first).
+    CubeError
+        When ``score_kind`` or ``higher_is_better`` is not one of the
+        allowed values (an array, a misspelt kind, the text ``"maybe"``).
 
     Notes
     -----
@@ -136,7 +159,10 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     the bootstrap leaderboard (:func:`rankstats.stability.leaderboard`) and
     the templates-needed curves (:func:`rankstats.templates_needed`, tau-b
     ≥ 0.9 with probability 0.95). With ``seed=None`` the stability section
-    differs from run to run.
+    differs from run to run. Whatever a section drops to compute its
+    statistic (listwise deletion of incomplete templates for W and Friedman,
+    absent models, tasks with fewer than two models or templates, ...) is
+    in the ``drop_*`` variables, and in every rendering of the report.
 
     References
     ----------
