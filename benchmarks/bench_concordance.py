@@ -422,7 +422,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     log("loading the Mizrahi et al. (2024) accuracies and warming up imports ...")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -122,7 +122,7 @@ def main(argv=None) -> int:
     results = ROOT / "benchmarks" / "results"
     results.mkdir(exist_ok=True)
     payload = {
-        "benchmark": "hf_collector", "when": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "benchmark": "hf_collector", "when": _dt.datetime.now(_dt.UTC).isoformat(),
         "machine": platform.platform(), "python": platform.python_version(),
         "torch": torch.__version__, "threads": torch.get_num_threads(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,

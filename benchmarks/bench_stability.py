@@ -297,7 +297,7 @@ def main(argv=None) -> int:
 
     report = {
         "benchmark": "stability",
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "args": vars(args),
         "cube": {k: int(v) for k, v in cube.sizes.items()},
         "rankstats_seconds": {"replicates": rep_times, "intervals": ci_times},

@@ -210,7 +210,7 @@ def provenance(score_kind: str, higher_is_better: bool, metric: str, source: str
         "score_kind": score_kind,
         "higher_is_better": int(higher_is_better),
         "metric": str(metric),
-        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "creation_library_version": f"rankstats {__version__}",
         "source": str(source),
     }
