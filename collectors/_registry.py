@@ -13,7 +13,7 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 
-from rankstats.errors import UnknownNameError
+from rankstats.errors import InputTypeError, OptionError, UnknownNameError
 
 
 class Registry:
@@ -50,10 +50,10 @@ class Registry:
         entry-point group.
         """
         if not (callable(entry) or isinstance(entry, (str, ModuleType))):
-            raise TypeError(f"{self.kind} {name!r}: give a callable, a module, or "
+            raise InputTypeError(f"{self.kind} {name!r}: give a callable, a module, or "
                             "'package.module[:attribute]'")
         if name in self._entries and not replace:
-            raise ValueError(f"a {self.kind} named {name!r} is already registered "
+            raise OptionError(f"a {self.kind} named {name!r} is already registered "
                              "(pass replace=True)")
         self._entries[name] = entry
 

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from rankstats.errors import RankstatsError
+from rankstats.errors import InputTypeError, RankstatsError
 
 try:
     import fcntl
@@ -139,11 +139,11 @@ class ResponseCache:
         '015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862'
         """
         if not isinstance(parts, Mapping):
-            raise TypeError(f"a cache key is made from a mapping, not {type(parts).__name__}")
+            raise InputTypeError(f"a cache key is made from a mapping, not {type(parts).__name__}")
         try:
             text = _canonical(dict(parts))
         except (TypeError, ValueError) as error:
-            raise TypeError(f"cannot make a cache key from {parts!r}: {error}") from None
+            raise InputTypeError(f"cannot make a cache key from {parts!r}: {error}") from None
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def _load(self, *, cut: bool) -> None:
@@ -169,7 +169,7 @@ class ResponseCache:
                 entry = json.loads(line)
                 key, record = entry["key"], entry["record"]
                 if not isinstance(key, str) or not isinstance(record, dict):
-                    raise TypeError("the key is not a string or the record not an object")
+                    raise InputTypeError("the key is not a string or the record not an object")
             except (ValueError, KeyError, TypeError) as error:
                 if number == self._lines + len(lines) and complete == len(data):
                     complete -= len(line) + 1  # a damaged last line: the record in flight
@@ -257,7 +257,7 @@ class ResponseCache:
     def put(self, key: str, record: dict) -> None:
         """Store ``record`` (a JSON-serialisable dict) under ``key``, on disk at once."""
         if not isinstance(record, dict):
-            raise TypeError(f"a cache record is a dict, not {type(record).__name__}")
+            raise InputTypeError(f"a cache record is a dict, not {type(record).__name__}")
         line = json.dumps({"key": key, "record": record}, ensure_ascii=False) + "\n"
         data = line.encode("utf-8")
         with self.locked():

@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from rankstats.errors import UnknownNameError
+from rankstats.errors import InputTypeError, UnknownNameError
 
 __all__ = ["contains", "exact_match", "get_scorer", "gold_of", "normalise"]
 
@@ -76,7 +76,7 @@ def normalise(text: str, *, lowercase: bool = True, strip_punctuation: bool = Tr
     'Yes.'
     """
     if not isinstance(text, str):
-        raise TypeError(f"can only normalise text, not {type(text).__name__}: {text!r}")
+        raise InputTypeError(f"can only normalise text, not {type(text).__name__}: {text!r}")
     if lowercase:
         text = text.casefold()
     if strip_punctuation:
@@ -93,7 +93,7 @@ def _golds(gold) -> list[str]:
         return [gold]
     if isinstance(gold, Sequence) and gold and all(isinstance(g, str) for g in gold):
         return list(gold)
-    raise TypeError(f"the gold answer must be a string or a non-empty sequence of strings, "
+    raise InputTypeError(f"the gold answer must be a string or a non-empty sequence of strings, "
                     f"not {gold!r}")
 
 
@@ -179,7 +179,7 @@ def gold_of(sample):
         return sample.gold
     if isinstance(sample, Mapping):
         if "gold" not in sample:
-            raise KeyError(f"the sample has no 'gold' field (it has: {', '.join(sample)})")
+            raise UnknownNameError(f"the sample has no 'gold' field (it has: {', '.join(sample)})")
         return sample["gold"]
     return sample
 
@@ -225,7 +225,7 @@ or pass a callable (prediction, sample) -> float)
     """
     if callable(name_or_callable):
         if normalisation:
-            raise TypeError("normalisation options apply only to the built-in scorers")
+            raise InputTypeError("normalisation options apply only to the built-in scorers")
         return name_or_callable
     if name_or_callable not in _SCORERS:
         raise UnknownNameError(

@@ -40,6 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankstats.errors import OptionError
+
 from .files import file_error
 from .prompts.formatting import TemplateError, placeholders
 
@@ -359,7 +361,7 @@ def mizrahi2024_templates(folder, task: str, *, fields=None,
     146
     """
     if malformed not in ("raise", "skip"):
-        raise ValueError(f"malformed={malformed!r} is not 'raise' or 'skip'")
+        raise OptionError(f"malformed={malformed!r} is not 'raise' or 'skip'")
     path = _find(folder, _PARAPHRASES, task, ".csv")
     with open(path, encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))

@@ -328,3 +328,21 @@ def test_a_cycle_and_an_upward_arrow_are_caught(tmp_path, monkeypatch):
     assert cycle is not None
     assert {item.source for item in cycle} == set(probes)
     assert [item.target for item in upward] == ["rankstats.cli"]
+
+
+BUILTIN_ERRORS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError",
+                  "LookupError", "OSError", "FileNotFoundError", "NotImplementedError"}
+
+
+def test_every_error_raised_on_purpose_is_a_rankstats_error():
+    """``raise ValueError(...)`` and friends: use the RankstatsError subclass that is also one."""
+    found = []
+    for folder in (PACKAGE, ROOT / "collectors"):
+        for path in sorted(folder.rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) \
+                        and isinstance(node.exc.func, ast.Name) \
+                        and node.exc.func.id in BUILTIN_ERRORS:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.exc.func.id}")
+    assert not found, "raise a rankstats.errors class instead:\n" + "\n".join(found)

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankstats.errors import OptionError
+
 __all__ = ["length_batches", "pad"]
 
 
@@ -22,7 +24,7 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     [[1, 3], [4, 0], [2]]
     """
     if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        raise OptionError(f"batch_size must be at least 1, not {batch_size}")
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable").tolist()
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
@@ -43,7 +45,7 @@ def pad(sequences: Sequence[Sequence[int]], pad_id: int, side: str):
     import torch
 
     if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+        raise OptionError(f"side must be 'left' or 'right', not {side!r}")
     width = max((len(s) for s in sequences), default=0)
     ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(sequences), width), dtype=torch.long)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rankstats.errors import OptionError
+
 from .batching import length_batches, pad
 from .compat import cache_argument, last_logits_only, returned_cache, select_rows
 
@@ -52,7 +54,7 @@ class OptionScores:
         elif choose == "mean":
             values = [lp / n for lp, n in zip(self.logprobs, self.tokens, strict=True)]
         else:
-            raise ValueError(f"choose={choose!r} is not 'sum' or 'mean'")
+            raise OptionError(f"choose={choose!r} is not 'sum' or 'mean'")
         return max(range(len(values)), key=lambda i: (values[i], -i))
 
 
@@ -114,7 +116,7 @@ def score_options(model, tokenizer, prompts: Sequence[Sequence[int]],
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
     for i, choices in enumerate(options):
         if not choices or any(len(choice) == 0 for choice in choices):
-            raise ValueError(f"prompt {i}: every option needs at least one token")
+            raise OptionError(f"prompt {i}: every option needs at least one token")
     run = _seq2seq_batch if encoder_decoder else _causal_batch
     results: list[OptionScores | None] = [None] * len(prompts)
     for batch in length_batches([len(p) for p in prompts], batch_size):

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rankstats.errors import RankstatsError
+from rankstats.errors import OptionError, RankstatsError
 
 from ..cache import ResponseCache
 from .costs import Ledger, estimate_tokens
@@ -86,7 +86,7 @@ class Request:
 
     def __post_init__(self):
         if self.endpoint not in ENDPOINTS:
-            raise ValueError(f"endpoint must be one of {', '.join(ENDPOINTS)}, "
+            raise OptionError(f"endpoint must be one of {', '.join(ENDPOINTS)}, "
                              f"not {self.endpoint!r}")
 
     @property
@@ -191,7 +191,7 @@ class Requester:
                  progress: bool = False, sleep: Callable | None = None, seed: int | None = None,
                  lock_timeout: float = 0.0):
         if concurrency < 1 or max_attempts < 1 or not timeout > 0:
-            raise ValueError("concurrency and max_attempts must be positive, timeout above 0")
+            raise OptionError("concurrency and max_attempts must be positive, timeout above 0")
         self.lock_timeout = lock_timeout
         self.cache = cache
         self.base_url = base_url

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import xarray as xr
 
+from rankstats.errors import CubeError, OptionError
 from rankstats.io import check_output
 
 from ..cache import ResponseCache
@@ -58,7 +59,7 @@ class Settings:
 
     def __post_init__(self):
         if self.scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, "
+            raise OptionError(f"scoring must be one of {', '.join(SCORINGS)}, "
                              f"not {self.scoring!r}")
 
 
@@ -122,7 +123,7 @@ def build_jobs(models: Sequence[str], templates: Mapping[str, Sequence[Template]
     tasks = sorted(set(templates) | set(samples))
     for task in tasks:
         if not templates.get(task) or not samples.get(task):
-            raise ValueError(f"task {task!r} has {len(templates.get(task, []))} templates and "
+            raise CubeError(f"task {task!r} has {len(templates.get(task, []))} templates and "
                              f"{len(samples.get(task, []))} samples; it needs both")
         check_fields({t.id: t.text for t in templates[task]}, list(samples[task]), task=task)
     jobs = []

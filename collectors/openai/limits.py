@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from rankstats.errors import OptionError
+
 __all__ = ["Backoff", "RateLimiter", "retry_after_seconds"]
 
 
@@ -126,7 +128,7 @@ class RateLimiter:
         for name, value in (("requests_per_minute", requests_per_minute),
                             ("tokens_per_minute", tokens_per_minute)):
             if value is not None and not value > 0:
-                raise ValueError(f"{name} must be positive, not {value!r}")
+                raise OptionError(f"{name} must be positive, not {value!r}")
         self.limits = [requests_per_minute, tokens_per_minute]
         self.levels = [float(v) if v else math.inf for v in self.limits]
         self.clock = clock

@@ -44,6 +44,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rankstats.errors import OptionError
+
 from .formatting import TemplateError, placeholders, render
 
 __all__ = ["METHODS", "ParaphraseResult", "generate_paraphrases", "parse_templates"]
@@ -216,10 +218,10 @@ def generate_paraphrases(seeds: Sequence, chat: Chat, *, task: str = "the task",
 
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ValueError(f"unknown paraphrase method(s) {', '.join(unknown)} "
+        raise OptionError(f"unknown paraphrase method(s) {', '.join(unknown)} "
                          f"(methods: {', '.join(METHODS)})")
     if not seeds:
-        raise ValueError(f"task {task!r}: no seed templates to paraphrase")
+        raise OptionError(f"task {task!r}: no seed templates to paraphrase")
     wanted = {s.id: set(placeholders(s.text, template_id=s.id)) for s in seeds}
     result = ParaphraseResult()
     seen = set()

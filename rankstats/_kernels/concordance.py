@@ -11,6 +11,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from ..errors import OptionError
 from . import tau_merge as _tm
 from .ranking import (
     check_choice,
@@ -218,7 +219,7 @@ def _exact_pvalue(size, con_minus_dis, tot):
         return np.zeros(n.shape)
     max_n = int(n.max())
     if max_n > MAX_EXACT_N and (c[n > MAX_EXACT_N] > 1).any():
-        raise ValueError(
+        raise OptionError(
             f"kendall_tau: exact p-values are tabulated for at most {MAX_EXACT_N} objects; "
             "use method='asymptotic'"
         )
@@ -320,7 +321,7 @@ def _tau_from_counts(con_minus_dis, x_terms, y_terms, size, pair_present, pair_p
     untied = (x_ties == 0) & (y_ties == 0) & ~undefined
     if method == "exact":
         if (~untied & ~undefined).any():
-            raise ValueError("kendall_tau: ties found; method='exact' needs untied data")
+            raise OptionError("kendall_tau: ties found; method='exact' needs untied data")
         use_exact = untied
     elif method == "auto":
         discordant = (tot - con_minus_dis) / 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ..errors import DimensionError, OptionError
 from .concordance import _scipy_stats, concordance
 from .multitest import ADJUST_METHODS, adjust_last
 from .ranking import check_choice, column_rank_sums, rank_last, usable_judges, warn_nan
@@ -19,7 +20,7 @@ def join_blocks(x, block_axes: int):
     """``(..., *blocks, k)`` as ``(..., b, k)``: the block axes joined into one."""
     x = np.asarray(x, dtype=float)
     if block_axes < 1 or x.ndim < block_axes + 1:
-        raise ValueError(f"need {block_axes} block axis(es) and a treatment axis; "
+        raise DimensionError(f"need {block_axes} block axis(es) and a treatment axis; "
                          f"got shape {x.shape}")
     lead = x.shape[: x.ndim - block_axes - 1]
     return x.reshape(*lead, -1, x.shape[-1])
@@ -83,7 +84,7 @@ def critical_difference(k, n, *, alpha=0.05, test="nemenyi"):
 
 def _check_alpha(alpha) -> None:
     if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha={alpha!r} must lie strictly between 0 and 1")
+        raise OptionError(f"alpha={alpha!r} must lie strictly between 0 and 1")
 
 
 def average_ranks(x, *, ties="average", correction=True, nan_policy="propagate",
@@ -171,7 +172,7 @@ def bonferroni_dunn(x, *, control, alpha=0.05, correction="bonferroni", ties="av
     x = join_blocks(x, block_axes)
     k_all = x.shape[-1]
     if not -k_all <= int(control) < k_all:
-        raise ValueError(f"bonferroni_dunn: control={control!r} is not a treatment position "
+        raise OptionError(f"bonferroni_dunn: control={control!r} is not a treatment position "
                          f"(there are {k_all})")
     control = int(control) % k_all
     omnibus = average_ranks(x, ties=ties, nan_policy=nan_policy,

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import MissingValueError, RankstatsWarning
+from ..errors import MissingValueError, OptionError, RankstatsWarning
 
 TIES_METHODS = ("average", "min", "max", "dense", "ordinal")
 NAN_POLICIES = ("propagate", "omit", "raise")
@@ -16,7 +16,7 @@ NAN_POLICIES = ("propagate", "omit", "raise")
 
 def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
+        raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
 
 
 class _RankedRows:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import OptionError
 from .concordance import _scipy_stats
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -46,7 +47,7 @@ def binomial_test(k, n, p, alternative: str = "two-sided") -> np.ndarray:
     by bisection on whole arrays. NaN where ``n`` is 0 or missing.
     """
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative={alternative!r} is not one of {ALTERNATIVES}")
+        raise OptionError(f"alternative={alternative!r} is not one of {ALTERNATIVES}")
     binom = _scipy_stats().binom
     k, n, p = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (k, n, p)))
     usable = np.isfinite(k) & np.isfinite(n) & np.isfinite(p) & (n > 0)

@@ -21,7 +21,7 @@ from .._kernels.multitest import ADJUST_METHODS, adjust_last
 from .._kernels.ranking import check_choice
 from .._kernels.significance import MCNEMAR_METHODS
 from .._xr import mean_over
-from ..errors import DimensionError
+from ..errors import DimensionError, OptionError
 from ..validation import score_kind_of
 
 __all__ = ["describe_edit", "edit_pairs", "edit_rules", "largest_edits", "minimal_edits"]
@@ -33,9 +33,9 @@ _FAMILY_LABELS = ("model", "task")
 def _check_distances(max_distance, min_distance) -> tuple[int, int]:
     for name, value in (("max_distance", max_distance), ("min_distance", min_distance)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a whole number >= 0, not {value!r}")
+            raise OptionError(f"{name} must be a whole number >= 0, not {value!r}")
     if min_distance > max_distance:
-        raise ValueError(f"min_distance={min_distance} exceeds max_distance={max_distance}")
+        raise OptionError(f"min_distance={min_distance} exceeds max_distance={max_distance}")
     return int(max_distance), int(min_distance)
 
 
@@ -111,7 +111,7 @@ def edit_pairs(texts, groups=None, *, max_distance=1, unit="tokens", min_distanc
     else:
         groups = list(groups)
         if len(groups) != len(texts):
-            raise ValueError(f"edit_pairs: {len(groups)} groups for {len(texts)} texts")
+            raise OptionError(f"edit_pairs: {len(groups)} groups for {len(texts)} texts")
         group_codes = pd.factorize(pd.Series(groups, dtype=object))[0].astype(np.int64)
     used = np.array([_is_text(t) for t in texts], dtype=bool)
     where = np.nonzero(used)[0]
@@ -585,7 +585,7 @@ def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "differe
     """
     check_choice("by", by, ("difference", "pvalue"))
     if by == "pvalue" and "pvalue_adjusted" not in edits:
-        raise ValueError(f"largest_edits: by='pvalue' needs tests, and this result has none "
+        raise OptionError(f"largest_edits: by='pvalue' needs tests, and this result has none "
                          f"({edits.attrs.get('test', 'no test')})")
     if rule is not None:
         edits = edits.isel(pair=np.asarray(edits["rule"].values == rule, dtype=bool))

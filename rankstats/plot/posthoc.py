@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.posthoc import clique_runs
+from ..errors import MissingValueError, OptionError
 from ..statistics.posthoc import _one_slice
 from ._figure import new_axes
 
@@ -75,7 +76,7 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     ['1', '2', '3', 'CD', 'a (1.20)', 'b (2.00)', 'c (2.80)']
     """
     if best not in ("right", "left"):
-        raise ValueError(f"best={best!r} is not one of 'right', 'left'")
+        raise OptionError(f"best={best!r} is not one of 'right', 'left'")
     mean, significant, labels = _one_slice(result, alpha, names)
     cd = float(result["critical_difference"]) if hasattr(result, "data_vars") else float(
         result.critical_difference)
@@ -83,7 +84,7 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     order = [int(i) for i in runs["order"] if not np.isnan(mean[i])]
     k = len(order)
     if k == 0:
-        raise ValueError("no model has an average rank in this slice")
+        raise MissingValueError("no model has an average rank in this slice")
     low, high = 1.0, float(max(k, np.ceil(np.nanmax(mean))))
 
     def x_of(rank):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ..errors import DimensionError, OptionError, UnknownNameError
 from ..render import task_leaderboard
 from ._figure import new_axes as _axes
 
@@ -20,12 +21,12 @@ _UNIT_WORDS = {"k": ("templates", "k"), "n": ("samples", "n")}
 def _one_task(result: xr.Dataset, task):
     if task is None:
         if "task" in result.dims and result.sizes["task"] != 1:
-            raise ValueError("plot_needed: the result has several tasks; pass task=")
+            raise OptionError("plot_needed: the result has several tasks; pass task=")
         return result.squeeze("task") if "task" in result.dims else result
     if "task" not in result.dims:
-        raise ValueError("plot_needed: the result has no 'task' dimension to select from")
+        raise DimensionError("plot_needed: the result has no 'task' dimension to select from")
     if task not in result["task"].values:
-        raise KeyError(f"plot_needed: no task {task!r} in the result")
+        raise UnknownNameError(f"plot_needed: no task {task!r} in the result")
     return result.sel(task=task)
 
 
