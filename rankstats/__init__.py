@@ -16,7 +16,7 @@ Examples
 1.0
 """
 
-from . import datasets
+from . import datasets, stability
 from ._version import __version__
 from .analyses.budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
 from .analyses.edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
@@ -101,12 +101,3 @@ __all__ = [
     "validate",
     "verbalizer_analysis",
 ]
-
-
-def __getattr__(name: str):
-    # the bootstrap machinery loads on first use, keeping `import rankstats` light
-    if name == "stability":
-        from importlib import import_module
-
-        return import_module(".stability", __name__)
-    raise AttributeError(f"module 'rankstats' has no attribute {name!r}")
