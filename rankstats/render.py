@@ -364,6 +364,8 @@ def _item_sections(analysis: xr.Dataset) -> list[Section]:
         "leader better": analysis["leader_better_templates"].to_series(),
         "runner-up better": analysis["runner_up_better_templates"].to_series(),
     })
+    if "leaders_samples_dropped" in analysis:
+        leaders["samples left out"] = analysis["leaders_samples_dropped"].to_series()
     return [
         Section("template_effect", "Does the template change which items a model gets right?",
                 "Cochran's Q across templates on the same samples, per model and task: "
@@ -372,7 +374,9 @@ def _item_sections(analysis: xr.Dataset) -> list[Section]:
         Section("leaders", "Can the two leaders be told apart item by item?",
                 "Per task, the two models with the best AvgP compared on each template's "
                 "samples by exact McNemar tests (Holm over the task's templates, alpha 0.05): "
-                "on how many templates each is significantly better.",
+                "on how many templates each is significantly better. Samples scored for one "
+                "of the two only are left out of that template's test (pairwise deletion); "
+                "'samples left out' counts them over the tested templates.",
                 leaders),
     ]
 

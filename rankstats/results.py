@@ -115,6 +115,7 @@ class McNemarResult(_Result):
     b: np.ndarray
     c: np.ndarray
     n_samples: np.ndarray
+    n_dropped: np.ndarray
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -415,6 +416,7 @@ class PairwiseMcNemarResult(_Result):
     b: np.ndarray
     c: np.ndarray
     n_samples: np.ndarray
+    n_dropped: np.ndarray
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -107,8 +107,10 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         (Cochran's Q per model and task across templates, Holm over the
         table); per task the ``leader`` and ``runner_up`` by AvgP and, from
         exact McNemar tests between them on each template's samples (Holm per
-        task), ``leaders_templates_tested``, ``leader_better_templates`` and
-        ``runner_up_better_templates``.
+        task), ``leaders_templates_tested``, ``leader_better_templates``,
+        ``runner_up_better_templates`` and ``leaders_samples_dropped`` (the
+        samples scored for only one of the two under a tested template,
+        summed over the templates: left out by pairwise deletion).
         Minimal edits (with a ``template_text`` coordinate): over ``edit``,
         the 20 largest score differences between two templates one token
         apart (:func:`rankstats.edits.largest_edits`): ``edit_rule``,
@@ -565,6 +567,8 @@ def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alph
     log.templates("leaders", st, untested,
                   lambda t: f"{models[order[t, 0]]} or {models[order[t, 1]]} (the leader and "
                             "the runner-up) has no score on them: not tested")
+    dropped = test["n_dropped"].where(tested.notnull(), 0).sum("template")
+    _pairwise_drops(log, st, leader, runner_up, tested.notnull(), _sample_ids(x), models, order)
     return xr.Dataset({
         "template_effect_q": q["statistic"],
         "template_effect_pvalue_adjusted": adjust_pvalues(q["pvalue"], "holm"),
@@ -573,7 +577,32 @@ def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alph
         "leaders_templates_tested": adjusted.notnull().sum("template"),
         "leader_better_templates": (apart & (test["b"] > test["c"])).sum("template"),
         "runner_up_better_templates": (apart & (test["c"] > test["b"])).sum("template"),
+        "leaders_samples_dropped": dropped.astype(int),
     }).reset_coords(drop=True)
+
+
+def _pairwise_drops(log: Log, st: Structure, leader, runner_up, tested, ids, models,
+                    order) -> None:
+    """Samples one of the two leaders lacks under a tested template: McNemar's pairwise deletion."""
+    one_side = (leader.notnull() ^ runner_up.notnull()) & tested
+    one_side = np.asarray(one_side.transpose("task", "template", "sample").values, dtype=bool)
+    if not one_side.any():
+        return
+    for t in np.flatnonzero(one_side.any((1, 2))):
+        log.add("leaders", "samples", ids[t][one_side[t].any(0)].tolist(),
+                f"scored for only one of {models[order[t, 0]]} and {models[order[t, 1]]} (the "
+                "leader and the runner-up) under some template: left out of that template's "
+                "McNemar test by pairwise deletion ('samples left out' counts them per "
+                "template)", task=st.tasks[t])
+
+
+def _sample_ids(x: xr.DataArray) -> np.ndarray:
+    """The sample labels of each task, ``(task, sample)``: ``sample_id``, else positions."""
+    if "sample_id" in x.coords:
+        return np.asarray(x["sample_id"].transpose("task", "sample").values, dtype=object
+                          ).astype(str)
+    return np.broadcast_to(np.arange(x.sizes["sample"]).astype(str),
+                           (x.sizes["task"], x.sizes["sample"]))
 
 
 def _cochran_drops(log: Log, st: Structure, x: xr.DataArray) -> None:
@@ -584,9 +613,7 @@ def _cochran_drops(log: Log, st: Structure, x: xr.DataArray) -> None:
     incomplete = samples & (observed.sum(-2) < templates.sum(-1)[..., None])
     if not incomplete.any():
         return
-    ids = (np.asarray(x["sample_id"].transpose("task", "sample").values, dtype=object)
-           .astype(str) if "sample_id" in x.coords
-           else np.broadcast_to(np.arange(x.sizes["sample"]).astype(str), incomplete.shape[::2]))
+    ids = _sample_ids(x)
     for t, m in np.argwhere(incomplete.any(-1)):
         log.add("template_effect", "samples", ids[t][incomplete[t, m]].tolist(),
                 "no score from this model under some of its templates: left out of Cochran's "

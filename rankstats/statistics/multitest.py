@@ -9,11 +9,17 @@ from .._kernels import multitest as _km
 from .._statistic import Role, statistic
 from ..results import PairwiseMcNemarResult
 from .concordance import NAN_POLICY
+from .significance import with_dropped
 
 __all__ = ["adjust_pvalues", "pairwise_mcnemar"]
 
 P_ADJUST = o.one_of(*o.P_ADJUST)
-_PAIRWISE = ("statistic", "pvalue", "pvalue_adjusted", "b", "c", "n_samples")
+_PAIRWISE = ("statistic", "pvalue", "pvalue_adjusted", "b", "c", "n_samples", "n_dropped")
+
+
+def _pairwise_mcnemar(x, **kwargs) -> dict:
+    x = np.asarray(x, dtype=float)
+    return with_dropped(_km.pairwise_mcnemar(x, **kwargs), ~np.isnan(x))
 
 
 @statistic(roles={"family": Role(None, None, many=True, rest=True)},
@@ -127,7 +133,8 @@ def pairwise_mcnemar(x, pairs_over="model", dim="sample", *, family=(), method="
         The McNemar test, as :func:`rankstats.mcnemar`.
     {p_adjust}
     {nan_policy}
-        ``omit`` is pairwise deletion, as :func:`rankstats.mcnemar`.
+        ``omit`` is pairwise deletion, as :func:`rankstats.mcnemar`:
+        ``n_dropped`` counts the samples each pair leaves out.
 
     Returns
     -------
@@ -135,7 +142,12 @@ def pairwise_mcnemar(x, pairs_over="model", dim="sample", *, family=(), method="
         Over ``pairs_over`` and ``f"{pairs_over}_b"``: ``statistic``, raw
         ``pvalue``, ``pvalue_adjusted`` (the upper triangle adjusted as one
         family and mirrored; NaN on the diagonal and for untested pairs), the
-        discordant counts ``b`` and ``c`` and ``n_samples``.
+        discordant counts ``b`` and ``c``, ``n_samples`` (the samples both
+        models score) and ``n_dropped`` (the samples of the slice that one
+        model of the pair lacks, or both while another model has them: left
+        out of the pair by pairwise deletion under ``omit``; under
+        ``propagate`` a pair with ``n_dropped > 0`` is NaN; 0 for a pair
+        with an absent model, which is not tested).
 
     Notes
     -----
@@ -184,7 +196,7 @@ def pairwise_mcnemar(x, pairs_over="model", dim="sample", *, family=(), method="
     array([0.0938, 1.    , 0.125 ])
     """
     return x.apply(
-        _km.pairwise_mcnemar, {name: name for name in _PAIRWISE}, pairs="pairs_over",
+        _pairwise_mcnemar, {name: name for name in _PAIRWISE}, pairs="pairs_over",
         output_dims={name: ["family", "pairs_over", "pairs_over_b"] for name in _PAIRWISE},
         kwargs={"method": method, "correction": p_adjust, "nan_policy": nan_policy,
                 "family_axes": x.count("family")})

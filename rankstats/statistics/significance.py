@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _options as o
 from .._kernels import concordance as _kc
 from .._kernels import significance as _ks
@@ -24,7 +26,8 @@ _FRIEDMAN_OUTPUTS = {
     "n_blocks": "n_judges",
     "n_treatments": "n_objects",
 }
-_MCNEMAR_OUTPUTS = {name: name for name in ("statistic", "pvalue", "b", "c", "n_samples")}
+_MCNEMAR_OUTPUTS = {name: name for name in ("statistic", "pvalue", "b", "c", "n_samples",
+                                            "n_dropped")}
 _COCHRAN_OUTPUTS = {name: name for name in ("statistic", "pvalue", "dof", "n_blocks",
                                             "n_treatments")}
 
@@ -113,6 +116,30 @@ def friedman(
                            "statistic": "friedman", "roles": ("blocks", "treatments")})
 
 
+def with_dropped(out: dict, observed) -> dict:
+    """Add ``n_dropped`` to a McNemar kernel's outputs: the samples a pair leaves out.
+
+    ``observed`` marks the scores of the ``(..., m, samples)`` block the
+    pairs come from. A sample observed at some position of its slice but
+    lacking on either side of a pair is left out of that pair's ``b``, ``c``
+    and ``n_samples``; pairs with an absent side (``b`` is NaN) drop nothing.
+    """
+    present = observed.any(-2).sum(-1).astype(float)[..., None, None]
+    out["n_dropped"] = np.where(np.isnan(out["b"]), 0.0, present - out["n_samples"])
+    return out
+
+
+def _mcnemar_matrix(x, **kwargs) -> dict:
+    x = np.asarray(x, dtype=float)
+    return with_dropped(_ks.mcnemar_matrix(x, **kwargs), ~np.isnan(x))
+
+
+def _mcnemar_pair(x, y, **kwargs) -> dict:
+    x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    out = _mcnemar_matrix(np.stack([x, y], axis=-2), **kwargs)
+    return {key: value[..., 0, 1] for key, value in out.items()}
+
+
 @statistic(roles={"pairs_over": ("template", -2), "dim": ("sample", -1)},
            options={"method": o.one_of("exact", "midp", "chi2", "chi2_cc"),
                     "nan_policy": NAN_POLICY},
@@ -141,15 +168,23 @@ def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
         continuity correction :math:`(|b - c| - 1)^2 / (b + c)` (unclamped, as
         R and statsmodels compute it).
     {nan_policy}
-        ``omit`` is pairwise deletion of samples missing on either side.
-        Samples missing everywhere (padding) drop out first.
+        ``omit`` is pairwise deletion of samples missing on either side
+        (``n_dropped`` counts them). Samples missing everywhere (padding)
+        drop out first.
 
     Returns
     -------
     xarray.Dataset or McNemarResult
         ``statistic`` (min(b, c) for the exact and mid-p tests, the chi-square
         otherwise), two-sided ``pvalue``, the discordant counts ``b`` (x right,
-        y wrong) and ``c`` (x wrong, y right), and ``n_samples``.
+        y wrong) and ``c`` (x wrong, y right), ``n_samples`` (the samples both
+        sides score, which the test uses) and ``n_dropped`` (the samples of
+        the slice that one side lacks, left out of the pair: pairwise
+        deletion under ``omit``; under ``propagate`` a pair with
+        ``n_dropped > 0`` is NaN). With ``pairs_over``, a sample that both
+        positions of a pair lack but another position has counts as dropped
+        for that pair. A pair with an absent side (no score at all) drops
+        nothing: it is not tested.
 
     Notes
     -----
@@ -183,15 +218,23 @@ def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
     >>> result = rankstats.mcnemar(first, second)
     >>> int(result.b), int(result.c), round(float(result.pvalue), 4)
     (5, 0, 0.0625)
+
+    Under ``nan_policy="omit"`` a sample missing on one side is left out of
+    the pair, and counted:
+
+    >>> import numpy as np
+    >>> result = rankstats.mcnemar([1, 1, np.nan, 0], [0, 1, 1, np.nan], nan_policy="omit")
+    >>> int(result.n_samples), int(result.n_dropped)
+    (2, 2)
     """
     kwargs = {"method": method, "nan_policy": nan_policy}
     if (y is None) == (pairs_over is None):
         raise InputTypeError("mcnemar: give either y, or pairs_over= to test every pair "
                              "along a dimension, not both")
     if y is not None:
-        return x.apply(_ks.mcnemar_pair, _MCNEMAR_OUTPUTS, core=["dim"], kwargs=kwargs)
+        return x.apply(_mcnemar_pair, _MCNEMAR_OUTPUTS, core=["dim"], kwargs=kwargs)
     pair_dim = f"{pairs_over}_b" if x.labelled else None
-    return x.apply(_ks.mcnemar_matrix, _MCNEMAR_OUTPUTS, core=["pairs_over", "dim"],
+    return x.apply(_mcnemar_matrix, _MCNEMAR_OUTPUTS, core=["pairs_over", "dim"],
                    output_dims={name: ["pairs_over", pair_dim] for name in _MCNEMAR_OUTPUTS},
                    new_dims={pair_dim: "pairs_over"} if x.labelled else None, kwargs=kwargs)
 
