@@ -19,6 +19,7 @@ Examples
 from . import datasets, stability
 from ._version import __version__
 from .analyses.budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
+from .analyses.compare import compare
 from .analyses.edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
 from .analyses.report import report
 from .analyses.verbalizer import verbalizer_analysis
@@ -62,6 +63,7 @@ __all__ = [
     "clustered_difference",
     "clustered_se",
     "cochran_q",
+    "compare",
     "cps",
     "critical_difference",
     "datasets",
