@@ -46,8 +46,14 @@ DROP_COLUMNS = ("task", "model", "what", "count", "which", "why")
 #: Labels listed in full in a drop-log row; longer lists end with how many more.
 _MOST_LISTED = 20
 _AXES = ("task", "template", "sample")
-_CHECKS = {"p_adjust": o.one_of(*o.P_ADJUST), "alpha": o.probability, "power": o.probability,
-           "confidence_level": o.probability, "n_resamples": o.positive_int, "seed": o.seed}
+_CHECKS = {
+    "p_adjust": o.one_of(*o.P_ADJUST),
+    "alpha": o.probability,
+    "power": o.probability,
+    "confidence_level": o.probability,
+    "n_resamples": o.positive_int,
+    "seed": o.seed,
+}
 
 
 # --------------------------------------------------------------------------- power
@@ -110,15 +116,17 @@ def mcnemar_mde(n, discordance, alpha=0.05, power=0.8):
     """
     from scipy import stats
 
-    checked = o.check_options("mcnemar_mde", {"alpha": o.probability, "power": o.probability},
-                              {"alpha": alpha, "power": power})
+    checked = o.check_options(
+        "mcnemar_mde",
+        {"alpha": o.probability, "power": o.probability},
+        {"alpha": alpha, "power": power},
+    )
     za = stats.norm.ppf(1 - checked["alpha"] / 2)
     zb = stats.norm.ppf(checked["power"])
     n = np.asarray(n, dtype=float)
     psi = np.asarray(discordance, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        delta = np.sqrt(psi) * (za * np.sqrt(n) + zb * np.sqrt(n - za**2 + zb**2)) \
-            / (n + zb**2)
+        delta = np.sqrt(psi) * (za * np.sqrt(n) + zb * np.sqrt(n - za**2 + zb**2)) / (n + zb**2)
     delta = np.where((psi > 0) & (n - za**2 + zb**2 > 0), delta, np.nan)
     return delta if delta.ndim else float(delta)
 
@@ -135,13 +143,16 @@ def _scores(x, run: str) -> xr.DataArray:
     elif isinstance(x, xr.DataArray):
         scores = x
     else:
-        raise InputTypeError(f"compare: run {run} must be a score cube (xarray.Dataset) or an "
-                             f"xarray.DataArray, not {type(x).__name__}")
+        raise InputTypeError(
+            f"compare: run {run} must be a score cube (xarray.Dataset) or an "
+            f"xarray.DataArray, not {type(x).__name__}"
+        )
     for dim in ("task", "sample"):
         if dim not in scores.dims:
             raise DimensionError(
                 f"compare: run {run} has no {dim!r} dimension (dimensions: "
-                f"{', '.join(map(str, scores.dims))}); the comparison pairs per-sample scores")
+                f"{', '.join(map(str, scores.dims))}); the comparison pairs per-sample scores"
+            )
     if "template" not in scores.dims:
         scores = scores.expand_dims("template", axis=-1)
     return scores
@@ -165,8 +176,10 @@ def _check_alike(a: xr.DataArray, b: xr.DataArray) -> dict:
         first = _attribute(a, "A", name) if name != "metric" else a.attrs.get(name)
         second = _attribute(b, "B", name) if name != "metric" else b.attrs.get(name)
         if first is not None and second is not None and first != second:
-            raise CubeError(f"compare: the runs differ in {name}: A has {first!r}, B has "
-                            f"{second!r}; only scores of the same {name} can be compared")
+            raise CubeError(
+                f"compare: the runs differ in {name}: A has {first!r}, B has "
+                f"{second!r}; only scores of the same {name} can be compared"
+            )
         found[name] = first if first is not None else second
     if found["higher_is_better"] is None:
         found["higher_is_better"] = True
@@ -176,62 +189,82 @@ def _check_alike(a: xr.DataArray, b: xr.DataArray) -> dict:
 def _split(cube, between) -> tuple[xr.DataArray, xr.DataArray, str, str]:
     """Two runs inside one cube: the positions ``between`` names along one dimension."""
     if not isinstance(between, Mapping) or len(between) != 1:
-        raise OptionError("compare: between must be one {dimension: (label_a, label_b)}, e.g. "
-                          f"{{'template': ('1', '2')}}, not {between!r}")
+        raise OptionError(
+            "compare: between must be one {dimension: (label_a, label_b)}, e.g. "
+            f"{{'template': ('1', '2')}}, not {between!r}"
+        )
     ((dim, labels),) = between.items()
     if isinstance(labels, str) or len(labels) != 2 or labels[0] == labels[1]:
-        raise OptionError(f"compare: between={{{dim!r}: ...}} needs two different labels, "
-                          f"not {labels!r}")
+        raise OptionError(
+            f"compare: between={{{dim!r}: ...}} needs two different labels, not {labels!r}"
+        )
     scores = _scores(cube, "the cube")
     if dim in ("task", "sample"):
-        raise OptionError(f"compare: between cannot name {dim!r}: the runs are paired on the "
-                          "tasks and samples they share")
+        raise OptionError(
+            f"compare: between cannot name {dim!r}: the runs are paired on the "
+            "tasks and samples they share"
+        )
     if dim == "template":
         ids = _template_ids(scores)
         runs = []
         for label in labels:
             match = ids == str(label)
             if not match.any():
-                raise OptionError(f"compare: no task has a template with template_id "
-                                  f"{str(label)!r}")
+                raise OptionError(
+                    f"compare: no task has a template with template_id {str(label)!r}"
+                )
             where = xr.DataArray(match.argmax(-1), dims="task")
             run = scores.isel(template=where).where(xr.DataArray(match.any(-1), dims="task"))
-            run = run.drop_vars([c for c in run.coords if "template" in run[c].dims
-                                 or c == "template"])
+            run = run.drop_vars(
+                [c for c in run.coords if "template" in run[c].dims or c == "template"]
+            )
             run = run.expand_dims("template", axis=-1)
-            run = run.assign_coords(template_id=(("task", "template"),
-                                                 np.full((run.sizes["task"], 1), str(label),
-                                                         dtype=object)))
+            run = run.assign_coords(
+                template_id=(
+                    ("task", "template"),
+                    np.full((run.sizes["task"], 1), str(label), dtype=object),
+                )
+            )
             runs.append(run.assign_attrs(scores.attrs))
         return runs[0], runs[1], f"template {labels[0]}", f"template {labels[1]}"
     if dim not in scores.dims:
-        raise DimensionError(f"compare: between names {dim!r}, which is not a dimension of the "
-                             f"cube ({', '.join(map(str, scores.dims))})")
+        raise DimensionError(
+            f"compare: between names {dim!r}, which is not a dimension of the "
+            f"cube ({', '.join(map(str, scores.dims))})"
+        )
     present = [str(v) for v in scores[dim].values]
     for label in labels:
         if str(label) not in present:
-            raise OptionError(f"compare: between={{{dim!r}: ...}}: no {dim} {label!r} "
-                              f"(the cube has {', '.join(present[:10])}"
-                              f"{', ...' if len(present) > 10 else ''})")
-    runs = [scores.isel({dim: present.index(str(label))}, drop=True).assign_attrs(scores.attrs)
-            for label in labels]
+            raise OptionError(
+                f"compare: between={{{dim!r}: ...}}: no {dim} {label!r} "
+                f"(the cube has {', '.join(present[:10])}"
+                f"{', ...' if len(present) > 10 else ''})"
+            )
+    runs = [
+        scores.isel({dim: present.index(str(label))}, drop=True).assign_attrs(scores.attrs)
+        for label in labels
+    ]
     return runs[0], runs[1], f"{dim} {labels[0]}", f"{dim} {labels[1]}"
 
 
 def _template_ids(scores: xr.DataArray) -> np.ndarray:
     """``(task, template)`` text ids: the ``template_id`` coordinate, else the positions."""
     if "template_id" in scores.coords:
-        return np.asarray(scores["template_id"].transpose("task", "template").values,
-                          dtype=object).astype(str)
-    return np.broadcast_to(np.arange(scores.sizes["template"]).astype(str),
-                           (scores.sizes["task"], scores.sizes["template"]))
+        return np.asarray(
+            scores["template_id"].transpose("task", "template").values, dtype=object
+        ).astype(str)
+    return np.broadcast_to(
+        np.arange(scores.sizes["template"]).astype(str),
+        (scores.sizes["task"], scores.sizes["template"]),
+    )
 
 
 def _sample_ids(scores: xr.DataArray) -> np.ndarray | None:
     if "sample_id" not in scores.coords:
         return None
-    return np.asarray(scores["sample_id"].transpose("task", "sample").values,
-                      dtype=object).astype(str)
+    return np.asarray(scores["sample_id"].transpose("task", "sample").values, dtype=object).astype(
+        str
+    )
 
 
 def _labels(scores: xr.DataArray, dim: str) -> list[str]:
@@ -243,8 +276,9 @@ def _labels(scores: xr.DataArray, dim: str) -> list[str]:
 def _listed(labels) -> str:
     labels = [str(label) for label in labels]
     shown = ", ".join(labels[:_MOST_LISTED])
-    return shown + (f", ... ({len(labels) - _MOST_LISTED} more)"
-                    if len(labels) > _MOST_LISTED else "")
+    return shown + (
+        f", ... ({len(labels) - _MOST_LISTED} more)" if len(labels) > _MOST_LISTED else ""
+    )
 
 
 class _Log:
@@ -256,22 +290,36 @@ class _Log:
     def add(self, what: str, which, why: str, *, task: str = "", model: str = "") -> None:
         which = list(which)
         if which:
-            self.rows.append({"task": str(task), "model": str(model), "what": what,
-                              "count": len(which), "which": _listed(which), "why": why})
+            self.rows.append(
+                {
+                    "task": str(task),
+                    "model": str(model),
+                    "what": what,
+                    "count": len(which),
+                    "which": _listed(which),
+                    "why": why,
+                }
+            )
 
     def summary(self) -> str:
         if not self.rows:
             return "nothing"
-        return "; ".join(f"{row['count']} {row['what']}"
-                         + (f" of task {row['task']}" if row["task"] else "")
-                         + (f" for {row['model']}" if row["model"] else "")
-                         + f" ({row['why']})" for row in self.rows)
+        return "; ".join(
+            f"{row['count']} {row['what']}"
+            + (f" of task {row['task']}" if row["task"] else "")
+            + (f" for {row['model']}" if row["model"] else "")
+            + f" ({row['why']})"
+            for row in self.rows
+        )
 
     def dataset(self) -> xr.Dataset:
         columns = {name: [row[name] for row in self.rows] for name in DROP_COLUMNS}
-        return xr.Dataset({f"drop_{name}": ("drop", np.array(values, dtype=int if name == "count"
-                                                               else object))
-                           for name, values in columns.items()})
+        return xr.Dataset(
+            {
+                f"drop_{name}": ("drop", np.array(values, dtype=int if name == "count" else object))
+                for name, values in columns.items()
+            }
+        )
 
 
 # --------------------------------------------------------------------------- alignment
@@ -284,20 +332,30 @@ def _present(scores: xr.DataArray, dim: str) -> np.ndarray:
 def _shared_labels(a, b, dim, log) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Positions in A and in B of the labels both runs have scores for; the rest logged."""
     first, second = _labels(a, dim), _labels(b, dim)
-    here_a = {label for label, on in zip(first, _present(a, dim)) if on}
-    here_b = {label for label, on in zip(second, _present(b, dim)) if on}
+    here_a = {label for label, on in zip(first, _present(a, dim), strict=True) if on}
+    here_b = {label for label, on in zip(second, _present(b, dim), strict=True) if on}
     shared = [label for label in first if label in here_a and label in here_b]
     plural = "models" if dim == "model" else "tasks" if dim == "task" else f"{dim} labels"
-    log.add(plural, [label for label in first if label in here_a and label not in here_b],
-            "only in run A")
-    log.add(plural, [label for label in second if label in here_b and label not in here_a],
-            "only in run B")
+    log.add(
+        plural,
+        [label for label in first if label in here_a and label not in here_b],
+        "only in run A",
+    )
+    log.add(
+        plural,
+        [label for label in second if label in here_b and label not in here_a],
+        "only in run B",
+    )
     if not shared:
         raise CoordinateMismatchError(
             f"compare: no overlap: the runs share no {dim} with scores (A has "
-            f"{_listed(sorted(here_a)) or 'none'}; B has {_listed(sorted(here_b)) or 'none'})")
-    return (np.array([first.index(label) for label in shared]),
-            np.array([second.index(label) for label in shared]), shared)
+            f"{_listed(sorted(here_a)) or 'none'}; B has {_listed(sorted(here_b)) or 'none'})"
+        )
+    return (
+        np.array([first.index(label) for label in shared]),
+        np.array([second.index(label) for label in shared]),
+        shared,
+    )
 
 
 def _pair_positions(ids_a, real_a, ids_b, real_b, single, what, tasks, log):
@@ -306,6 +364,7 @@ def _pair_positions(ids_a, real_a, ids_b, real_b, single, what, tasks, log):
     ``single`` marks the tasks where each run has one real position: those
     two are paired whatever their ids (two templates of one task, say).
     """
+
     def frame(ids, real, run):
         task, position = np.nonzero(real)
         keys = np.where(single[task], "", ids[task, position]).astype(object)
@@ -313,12 +372,19 @@ def _pair_positions(ids_a, real_a, ids_b, real_b, single, what, tasks, log):
         repeated = found.duplicated(["task", "key"])
         if repeated.any():
             row = found[repeated].iloc[0]
-            raise CubeError(f"compare: run {run}, task {tasks[row.task]}: {what} id "
-                            f"{row.key!r} occurs more than once; ids must be unique in a task")
+            raise CubeError(
+                f"compare: run {run}, task {tasks[row.task]}: {what} id "
+                f"{row.key!r} occurs more than once; ids must be unique in a task"
+            )
         return found
 
-    merged = frame(ids_a, real_a, "A").merge(frame(ids_b, real_b, "B"), on=["task", "key"],
-                                             how="outer", suffixes=("_a", "_b"), indicator=True)
+    merged = frame(ids_a, real_a, "A").merge(
+        frame(ids_b, real_b, "B"),
+        on=["task", "key"],
+        how="outer",
+        suffixes=("_a", "_b"),
+        indicator=True,
+    )
     for side, run, other in (("left_only", "a", "B"), ("right_only", "b", "A")):
         lost = merged[merged["_merge"] == side]
         for task, rows in lost.groupby("task", sort=True):
@@ -346,11 +412,13 @@ def _take(values: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _align(a: xr.DataArray, b: xr.DataArray, log: _Log):
-    """Both runs on their shared labels, tasks, templates and samples: NumPy ``(*cells, T, P, S)``."""
+    """Both runs on their shared labels, tasks, templates and samples: ``(*cells, T, P, S)``."""
     cells = [d for d in a.dims if d not in _AXES]
     if sorted(cells) != sorted(d for d in b.dims if d not in _AXES):
-        raise DimensionError(f"compare: the runs have different dimensions: A "
-                             f"{tuple(map(str, a.dims))}, B {tuple(map(str, b.dims))}")
+        raise DimensionError(
+            f"compare: the runs have different dimensions: A "
+            f"{tuple(map(str, a.dims))}, B {tuple(map(str, b.dims))}"
+        )
     labels = {}
     for dim in [*cells, "task"]:
         first, second, labels[dim] = _shared_labels(a, b, dim, log)
@@ -363,31 +431,35 @@ def _align(a: xr.DataArray, b: xr.DataArray, log: _Log):
     over = tuple(range(len(cells)))
     # templates: by id, or the only template of each side
     ids_a, ids_b = _template_ids(a), _template_ids(b)
-    real_a = ~np.isnan(values_a).all(over + (-1,))
-    real_b = ~np.isnan(values_b).all(over + (-1,))
+    real_a = ~np.isnan(values_a).all((*over, -1))
+    real_b = ~np.isnan(values_b).all((*over, -1))
     single = (real_a.sum(-1) == 1) & (real_b.sum(-1) == 1)
-    tmpl_a, tmpl_b = _pair_positions(ids_a, real_a, ids_b, real_b, single, "template", tasks,
-                                     log)
+    tmpl_a, tmpl_b = _pair_positions(ids_a, real_a, ids_b, real_b, single, "template", tasks, log)
     values_a, values_b = _take(values_a, tmpl_a, -2), _take(values_b, tmpl_b, -2)
-    template_id = np.where(tmpl_a >= 0, ids_a[np.arange(len(tasks))[:, None],
-                                              np.maximum(tmpl_a, 0)], "").astype(object)
-    template_id = np.where(single[:, None] & (tmpl_a >= 0),
-                           _single_label(ids_a, tmpl_a, ids_b, tmpl_b), template_id)
+    template_id = np.where(
+        tmpl_a >= 0, ids_a[np.arange(len(tasks))[:, None], np.maximum(tmpl_a, 0)], ""
+    ).astype(object)
+    template_id = np.where(
+        single[:, None] & (tmpl_a >= 0), _single_label(ids_a, tmpl_a, ids_b, tmpl_b), template_id
+    )
     # samples: by sample_id when both runs have it, else by position
     sid_a, sid_b = _sample_ids(a), _sample_ids(b)
     matched_by = "sample_id" if sid_a is not None and sid_b is not None else "position"
     if matched_by == "position":
-        sid_a = np.broadcast_to(np.arange(a.sizes["sample"]).astype(str),
-                                (len(tasks), a.sizes["sample"]))
-        sid_b = np.broadcast_to(np.arange(b.sizes["sample"]).astype(str),
-                                (len(tasks), b.sizes["sample"]))
-    real_a = ~np.isnan(values_a).all(over + (-2,))
-    real_b = ~np.isnan(values_b).all(over + (-2,))
+        sid_a = np.broadcast_to(
+            np.arange(a.sizes["sample"]).astype(str), (len(tasks), a.sizes["sample"])
+        )
+        sid_b = np.broadcast_to(
+            np.arange(b.sizes["sample"]).astype(str), (len(tasks), b.sizes["sample"])
+        )
+    real_a = ~np.isnan(values_a).all((*over, -2))
+    real_b = ~np.isnan(values_b).all((*over, -2))
     none = np.zeros(len(tasks), dtype=bool)
     smp_a, smp_b = _pair_positions(sid_a, real_a, sid_b, real_b, none, "item", tasks, log)
     values_a, values_b = _take(values_a, smp_a, -1), _take(values_b, smp_b, -1)
-    sample_id = np.where(smp_a >= 0, sid_a[np.arange(len(tasks))[:, None],
-                                           np.maximum(smp_a, 0)], "").astype(object)
+    sample_id = np.where(
+        smp_a >= 0, sid_a[np.arange(len(tasks))[:, None], np.maximum(smp_a, 0)], ""
+    ).astype(object)
     coords = {dim: labels[dim] for dim in cells}
     coords["task"] = tasks
     coords["template_id"] = (("task", "template"), template_id)
@@ -415,7 +487,7 @@ def _means(values, paired):
     count = paired.sum(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_template = np.where(paired, values, 0.0).sum(-1) / count
-    real = paired.any(tuple(range(paired.ndim - 3)) + (-1,))
+    real = paired.any((*tuple(range(paired.ndim - 3)), -1))
     hole = real & (count == 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(real, per_template, 0.0).sum(-1) / real.sum(-1)
@@ -425,26 +497,32 @@ def _means(values, paired):
 def _bootstrap(difference, cells, coords, over, n_resamples, seed, confidence_level):
     """Replicates of the mean difference from the resampling engine, and their interval."""
     dims = [*cells, *_AXES]
-    scores = xr.DataArray(difference, dims=dims,
-                          coords={k: v for k, v in coords.items() if k != "sample_id"})
+    scores = xr.DataArray(
+        difference, dims=dims, coords={k: v for k, v in coords.items() if k != "sample_id"}
+    )
     added = "model" not in cells
     if added:
         scores = scores.expand_dims("model")
-    reps = replicates(scores, n_resamples=n_resamples, over=over, seed=seed,
-                      statistics=("avgp",))
-    interval = confidence_interval(reps["avgp"], reps["avgp_estimate"],
-                                   confidence_level=confidence_level)
+    reps = replicates(scores, n_resamples=n_resamples, over=over, seed=seed, statistics=("avgp",))
+    interval = confidence_interval(
+        reps["avgp"], reps["avgp_estimate"], confidence_level=confidence_level
+    )
     draws = reps["avgp"]
     if added:
         draws, interval = draws.squeeze("model", drop=True), interval.squeeze("model", drop=True)
     order = [*cells, "task"]
     draws = np.asarray(draws.transpose(*order, "replicate").values, dtype=float)
-    return (draws, *(np.asarray(interval[name].transpose(*order).values, dtype=float)
-                     for name in ("low", "high", "standard_error")))
+    return (
+        draws,
+        *(
+            np.asarray(interval[name].transpose(*order).values, dtype=float)
+            for name in ("low", "high", "standard_error")
+        ),
+    )
 
 
 def _bootstrap_pvalue(draws):
-    """Two-sided p-value of the percentile bootstrap test of no difference.
+    r"""Two-sided p-value of the percentile bootstrap test of no difference.
 
     :math:`\\min(1, 2 \\min(1 + \\#\\{\\delta^* \\le 0\\}, 1 + \\#\\{\\delta^* \\ge 0\\})
     / (B + 1))`: the smallest level whose percentile interval excludes 0
@@ -459,8 +537,18 @@ def _bootstrap_pvalue(draws):
 
 
 @documented
-def compare(a, b=None, *, between=None, p_adjust="holm", alpha=0.05, power=0.8,
-            confidence_level=0.95, n_resamples=1000, seed=None):
+def compare(
+    a,
+    b=None,
+    *,
+    between=None,
+    p_adjust="holm",
+    alpha=0.05,
+    power=0.8,
+    confidence_level=0.95,
+    n_resamples=1000,
+    seed=None,
+):
     r"""Compare two runs item by item: paired differences, intervals, tests, detectable effects.
 
     Parameters
@@ -593,21 +681,34 @@ def compare(a, b=None, *, between=None, p_adjust="holm", alpha=0.05, power=0.8,
     >>> int(result.b), int(result.c), str(result.verdict.item())
     (10, 0, 'A better')
     """
-    checked = o.check_options("compare", _CHECKS, {
-        "p_adjust": p_adjust, "alpha": alpha, "power": power,
-        "confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed})
+    checked = o.check_options(
+        "compare",
+        _CHECKS,
+        {
+            "p_adjust": p_adjust,
+            "alpha": alpha,
+            "power": power,
+            "confidence_level": confidence_level,
+            "n_resamples": n_resamples,
+            "seed": seed,
+        },
+    )
     if checked["n_resamples"] < 2:
-        raise OptionError(f"compare: n_resamples={n_resamples!r} is not allowed; n_resamples "
-                          "must be at least 2")
+        raise OptionError(
+            f"compare: n_resamples={n_resamples!r} is not allowed; n_resamples must be at least 2"
+        )
     if b is None:
         if between is None:
-            raise InputTypeError("compare: give two runs, or one cube and between="
-                                 "{dimension: (label_a, label_b)}")
+            raise InputTypeError(
+                "compare: give two runs, or one cube and between={dimension: (label_a, label_b)}"
+            )
         first, second, name_a, name_b = _split(a, between)
     else:
         if between is not None:
-            raise InputTypeError("compare: between= compares two runs inside one cube; give "
-                                 "either b or between, not both")
+            raise InputTypeError(
+                "compare: between= compares two runs inside one cube; give "
+                "either b or between, not both"
+            )
         first, second = _scores(a, "A"), _scores(b, "B")
         name_a, name_b = "run A", "run B"
     kinds = _check_alike(first, second)
@@ -616,13 +717,19 @@ def compare(a, b=None, *, between=None, p_adjust="holm", alpha=0.05, power=0.8,
     paired = ~np.isnan(values_a) & ~np.isnan(values_b)
     n_unpaired = (np.isnan(values_a) != np.isnan(values_b)).sum((-2, -1))
     difference_cells = np.where(paired, values_a - values_b, np.nan)
-    n_templates = paired.any(tuple(range(len(cells))) + (-1,)).sum(-1)
+    n_templates = paired.any((*tuple(range(len(cells))), -1)).sum(-1)
     over = "both" if (n_templates > 1).any() else "samples"
 
     score_a, score_b = _means(values_a, paired), _means(values_b, paired)
     draws, low, high, standard_error = _bootstrap(
-        difference_cells, cells, coords, over, checked["n_resamples"], checked["seed"],
-        checked["confidence_level"])
+        difference_cells,
+        cells,
+        coords,
+        over,
+        checked["n_resamples"],
+        checked["seed"],
+        checked["confidence_level"],
+    )
     mcnemar = (kinds["score_kind"] == "binary") & (n_templates == 1)
     shape = score_a.shape
     b_count = np.full(shape, np.nan)
@@ -639,15 +746,19 @@ def compare(a, b=None, *, between=None, p_adjust="holm", alpha=0.05, power=0.8,
         pvalue = np.where(mcnemar, tested["pvalue"], pvalue)
         with np.errstate(invalid="ignore", divide="ignore"):
             discordance = (tested["b"] + tested["c"]) / tested["n_samples"]
-        mde = np.where(mcnemar, mcnemar_mde(tested["n_samples"], discordance,
-                                            checked["alpha"], checked["power"]), mde)
+        mde = np.where(
+            mcnemar,
+            mcnemar_mde(tested["n_samples"], discordance, checked["alpha"], checked["power"]),
+            mde,
+        )
     none_paired = n_items == 0
     pvalue = np.where(none_paired, np.nan, pvalue)
     adjusted = adjust_last(pvalue, checked["p_adjust"])
     difference = score_a - score_b
     better_a = difference > 0 if kinds["higher_is_better"] else difference < 0
-    verdict = np.where(adjusted < checked["alpha"],
-                       np.where(better_a, VERDICTS[0], VERDICTS[1]), VERDICTS[2]).astype(object)
+    verdict = np.where(
+        adjusted < checked["alpha"], np.where(better_a, VERDICTS[0], VERDICTS[1]), VERDICTS[2]
+    ).astype(object)
     verdict = np.where(np.isnan(adjusted), VERDICTS[3], verdict)
     _log_unpaired(log, n_unpaired, cells, coords)
 
@@ -655,27 +766,51 @@ def compare(a, b=None, *, between=None, p_adjust="holm", alpha=0.05, power=0.8,
     test = np.where(mcnemar, "mcnemar", "bootstrap").astype(object)
     test = np.broadcast_to(test, shape)
     data = {
-        "score_a": (dims, score_a), "score_b": (dims, score_b),
-        "difference": (dims, difference), "low": (dims, low), "high": (dims, high),
-        "standard_error": (dims, standard_error), "test": (dims, np.array(test, dtype=object)),
-        "pvalue": (dims, pvalue), "pvalue_adjusted": (dims, adjusted),
-        "b": (dims, b_count), "c": (dims, c_count), "mde": (dims, mde),
-        "n_items": (dims, n_items), "n_unpaired": (dims, n_unpaired),
-        "verdict": (dims, verdict), "n_templates": ("task", n_templates),
+        "score_a": (dims, score_a),
+        "score_b": (dims, score_b),
+        "difference": (dims, difference),
+        "low": (dims, low),
+        "high": (dims, high),
+        "standard_error": (dims, standard_error),
+        "test": (dims, np.array(test, dtype=object)),
+        "pvalue": (dims, pvalue),
+        "pvalue_adjusted": (dims, adjusted),
+        "b": (dims, b_count),
+        "c": (dims, c_count),
+        "mde": (dims, mde),
+        "n_items": (dims, n_items),
+        "n_unpaired": (dims, n_unpaired),
+        "verdict": (dims, verdict),
+        "n_templates": ("task", n_templates),
     }
     result = xr.Dataset(data, coords={dim: coords[dim] for dim in dims})
     result = xr.merge([result, log.dataset()], combine_attrs="drop")
-    seed_attr = ("Generator" if isinstance(checked["seed"], np.random.Generator)
-                 else "None" if checked["seed"] is None else checked["seed"])
+    seed_attr = (
+        "Generator"
+        if isinstance(checked["seed"], np.random.Generator)
+        else "None"
+        if checked["seed"] is None
+        else checked["seed"]
+    )
     result.attrs = {
-        "statistic": "compare", "a": name_a, "b": name_b,
-        "score_kind": str(kinds["score_kind"]), "higher_is_better": str(
-            kinds["higher_is_better"]), "metric": str(kinds["metric"]),
+        "statistic": "compare",
+        "a": name_a,
+        "b": name_b,
+        "score_kind": str(kinds["score_kind"]),
+        "higher_is_better": str(kinds["higher_is_better"]),
+        "metric": str(kinds["metric"]),
         "between": "" if between is None else str(dict(between)),
-        "p_adjust": checked["p_adjust"], "family": "task", "alpha": checked["alpha"],
-        "power": checked["power"], "confidence_level": checked["confidence_level"],
-        "method": "percentile", "n_resamples": checked["n_resamples"], "seed": seed_attr,
-        "over": over, "items_matched_by": matched_by, "dropped": log.summary(),
+        "p_adjust": checked["p_adjust"],
+        "family": "task",
+        "alpha": checked["alpha"],
+        "power": checked["power"],
+        "confidence_level": checked["confidence_level"],
+        "method": "percentile",
+        "n_resamples": checked["n_resamples"],
+        "seed": seed_attr,
+        "over": over,
+        "items_matched_by": matched_by,
+        "dropped": log.summary(),
     }
     return result
 
@@ -689,11 +824,18 @@ def _normal_mde(standard_error, alpha, power):
 def _log_unpaired(log: _Log, n_unpaired, cells, coords) -> None:
     """One row per label and task with scores one run lacks on shared items."""
     for where in np.argwhere(n_unpaired > 0):
-        label = ", ".join(str(coords[dim][i]) for dim, i in zip(cells, where[:-1]))
+        label = ", ".join(str(coords[dim][i]) for dim, i in zip(cells, where[:-1], strict=True))
         count = int(n_unpaired[tuple(where)])
-        log.rows.append({"task": str(coords["task"][where[-1]]), "model": label,
-                         "what": "scores", "count": count, "which": "",
-                         "why": "one run lacks the score of a shared item"})
+        log.rows.append(
+            {
+                "task": str(coords["task"][where[-1]]),
+                "model": label,
+                "what": "scores",
+                "count": count,
+                "which": "",
+                "why": "one run lacks the score of a shared item",
+            }
+        )
 
 
 # --------------------------------------------------------------------------- layout
@@ -726,14 +868,32 @@ def compare_tables(result: xr.Dataset) -> dict[str, pd.DataFrame]:
     (['no detectable difference'], 0)
     """
     cells = [d for d in result["difference"].dims]
-    columns = [name for name in ("score_a", "score_b", "difference", "low", "high",
-                                 "standard_error", "test", "pvalue", "pvalue_adjusted", "b", "c",
-                                 "mde", "n_items", "n_unpaired", "verdict")]
+    columns = [
+        name
+        for name in (
+            "score_a",
+            "score_b",
+            "difference",
+            "low",
+            "high",
+            "standard_error",
+            "test",
+            "pvalue",
+            "pvalue_adjusted",
+            "b",
+            "c",
+            "mde",
+            "n_items",
+            "n_unpaired",
+            "verdict",
+        )
+    ]
     comparison = result[columns].to_dataframe()[columns]
     comparison = comparison.join(result["n_templates"].to_dataframe(), on="task")
     comparison = comparison.reorder_levels(cells) if len(cells) > 1 else comparison
-    dropped = pd.DataFrame({name: result[f"drop_{name}"].values for name in DROP_COLUMNS},
-                           columns=list(DROP_COLUMNS))
+    dropped = pd.DataFrame(
+        {name: result[f"drop_{name}"].values for name in DROP_COLUMNS}, columns=list(DROP_COLUMNS)
+    )
     return {"comparison": comparison, "dropped": dropped}
 
 
@@ -764,37 +924,60 @@ def compare_markdown(result: xr.Dataset) -> str:
     True
     """
     attrs = result.attrs
-    lines = [f"# A: {attrs['a']} vs B: {attrs['b']}", "",
-             f"Paired on shared items (matched by {attrs['items_matched_by']}); "
-             f"{attrs['metric']}, {attrs['score_kind']}, "
-             f"{'higher' if attrs['higher_is_better'] == 'True' else 'lower'} is better. "
-             f"Difference A - B with its {attrs['confidence_level']:g} percentile bootstrap "
-             f"interval ({attrs['n_resamples']} resamples over {attrs['over']}, seed "
-             f"{attrs['seed']}); p-values adjusted by {attrs['p_adjust']} across tasks; "
-             f"verdict at alpha {attrs['alpha']:g}; MDE: minimum detectable effect at power "
-             f"{attrs['power']:g}.", ""]
+    lines = [
+        f"# A: {attrs['a']} vs B: {attrs['b']}",
+        "",
+        f"Paired on shared items (matched by {attrs['items_matched_by']}); "
+        f"{attrs['metric']}, {attrs['score_kind']}, "
+        f"{'higher' if attrs['higher_is_better'] == 'True' else 'lower'} is better. "
+        f"Difference A - B with its {attrs['confidence_level']:g} percentile bootstrap "
+        f"interval ({attrs['n_resamples']} resamples over {attrs['over']}, seed "
+        f"{attrs['seed']}); p-values adjusted by {attrs['p_adjust']} across tasks; "
+        f"verdict at alpha {attrs['alpha']:g}; MDE: minimum detectable effect at power "
+        f"{attrs['power']:g}.",
+        "",
+    ]
     table = compare_tables(result)["comparison"].reset_index()
     cells = [d for d in result["difference"].dims]
-    header = [*cells, "items", "A", "B", "A - B [interval]", "test", "p", "p adj", "MDE",
-              "verdict"]
+    header = [*cells, "items", "A", "B", "A - B [interval]", "test", "p", "p adj", "MDE", "verdict"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     for row in table.itertuples(index=False):
         row = row._asdict()
-        interval = (f"{_number(row['difference'])} [{_number(row['low'])}, "
-                    f"{_number(row['high'])}]")
-        lines.append("| " + " | ".join([
-            *(str(row[d]) for d in cells), str(int(row["n_items"])), _number(row["score_a"]),
-            _number(row["score_b"]), interval, str(row["test"]), _pvalue(row["pvalue"]),
-            _pvalue(row["pvalue_adjusted"]), _number(row["mde"]), str(row["verdict"])]) + " |")
+        interval = f"{_number(row['difference'])} [{_number(row['low'])}, {_number(row['high'])}]"
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    *(str(row[d]) for d in cells),
+                    str(int(row["n_items"])),
+                    _number(row["score_a"]),
+                    _number(row["score_b"]),
+                    interval,
+                    str(row["test"]),
+                    _pvalue(row["pvalue"]),
+                    _pvalue(row["pvalue_adjusted"]),
+                    _number(row["mde"]),
+                    str(row["verdict"]),
+                ]
+            )
+            + " |"
+        )
     lines.append("")
     dropped = compare_tables(result)["dropped"]
     if dropped.empty:
-        lines.append("Nothing was dropped: both runs have the same models, tasks, templates "
-                     "and items.")
+        lines.append(
+            "Nothing was dropped: both runs have the same models, tasks, templates and items."
+        )
     else:
-        lines += ["## Dropped (not in both runs)", "",
-                  "| task | model | what | count | which | why |", "|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(str(value) for value in row) + " |"
-                  for row in dropped.itertuples(index=False)]
+        lines += [
+            "## Dropped (not in both runs)",
+            "",
+            "| task | model | what | count | which | why |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            "| " + " | ".join(str(value) for value in row) + " |"
+            for row in dropped.itertuples(index=False)
+        ]
     return "\n".join(lines)
