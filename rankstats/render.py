@@ -584,12 +584,14 @@ def task_leaderboard(board: xr.Dataset, task) -> pd.DataFrame:
     return one.sort_values(["rank", "rank_low"], kind="stable")
 
 
-def unranked(board: xr.Dataset, reasons=None) -> pd.DataFrame:
+def unranked(board: xr.Dataset, reasons=None, *, ranked: bool = False) -> pd.DataFrame:
     """The models a leaderboard could not rank, per task, and why.
 
     ``reasons`` maps ``(task, model)`` to a reason (as ``rankstats
     stability`` finds them from the cube); without one the reason is read
-    from the leaderboard's ``nan_policy``.
+    from the leaderboard's ``nan_policy``. With ``ranked=True``, the ranked
+    models ``reasons`` names instead (what was left out of their scores,
+    under ``nan_policy='omit'``).
 
     Examples
     --------
@@ -610,7 +612,10 @@ def unranked(board: xr.Dataset, reasons=None) -> pd.DataFrame:
         if policy == "propagate" else ""))
     rank = board["rank"].transpose("task", "model")
     rows = []
-    for t, m in np.argwhere(np.isnan(np.asarray(rank.values, dtype=float))):
+    missing = np.isnan(np.asarray(rank.values, dtype=float))
+    if ranked:
+        default = ""
+    for t, m in np.argwhere(~missing if ranked else missing):
         task, model = rank["task"].values[t], rank["model"].values[m]
         why = (reasons or {}).get((task, model), default)
         if why:
@@ -618,12 +623,14 @@ def unranked(board: xr.Dataset, reasons=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["task", "model", "why"])
 
 
-def leaderboard_markdown(board: xr.Dataset, reasons=None) -> str:
+def leaderboard_markdown(board: xr.Dataset, reasons=None, omitted=None) -> str:
     r"""A :func:`rankstats.stability.leaderboard` as markdown: one table per task, best first.
 
     Below each table, the models it could not rank and why (see
-    :func:`unranked`); a task where no model is ranked says so in place of
-    its table.
+    :func:`unranked`), and the ranked models whose score leaves templates
+    out (``omitted``, ``{(task, model): reason}``, under
+    ``nan_policy='omit'``); a task where no model is ranked says so in place
+    of its table.
 
     Examples
     --------
@@ -656,14 +663,21 @@ def leaderboard_markdown(board: xr.Dataset, reasons=None) -> str:
              f"{board.attrs.get('n_resamples')} resamples over {board.attrs.get('over')})",
              f"{ranks[0].upper()}{ranks[1:]}; tie groups: {groups}; arena rank: 1 + the "
              "models whose score interval lies entirely above."]
+    if board.attrs.get("nan_policy"):
+        parts[-1] += f" Missing scores: nan_policy={board.attrs['nan_policy']!r}."
     missing = unranked(board, reasons)
+    partial = unranked(board, omitted or {}, ranked=True)
+
+    def grouped(frame, task) -> str:
+        by_reason: dict = {}
+        for model, reason in frame.loc[frame["task"] == task, ["model", "why"]].itertuples(
+                index=False):
+            by_reason.setdefault(reason, []).append(str(model))
+        return "; ".join(f"{', '.join(models)}: {reason}" for reason, models in by_reason.items())
+
     for task in board["task"].values:
         one = task_leaderboard(board, task)
-        left_out = missing[missing["task"] == task]
-        by_reason: dict = {}
-        for model, reason in zip(left_out["model"], left_out["why"], strict=True):
-            by_reason.setdefault(reason, []).append(str(model))
-        why = "; ".join(f"{', '.join(models)}: {reason}" for reason, models in by_reason.items())
+        why, scored_without = grouped(missing, task), grouped(partial, task)
         if one.empty:
             parts.append(f"## {task}\n\nNo model is ranked on this task. {why}.")
             continue
@@ -677,5 +691,7 @@ def leaderboard_markdown(board: xr.Dataset, reasons=None) -> str:
                 f"{row['rank_high']:g}] | {int(row['tie_group'])} | {int(row['arena_rank'])} |")
         if why:
             lines += ["", f"Not ranked: {why}."]
+        if scored_without:
+            lines += ["", f"Scored without some templates: {scored_without}."]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"

@@ -6,6 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from .._options import NAN_POLICIES
 from ..errors import RankstatsError
 from ._shared import (
     add_cube_argument,
@@ -37,7 +41,8 @@ def add(commands) -> None:
         description="Bootstrap the cube over samples, templates or both; print each task's "
                     "leaderboard with score and rank intervals, tie groups and arena ranks; "
                     "optionally draw the rank intervals, critical-difference diagrams and "
-                    "templates-needed curves. Table: leaderboard.")
+                    "templates-needed curves. Tables: leaderboard, left_out (the models not "
+                    "ranked, and the templates left out of a ranked model's score).")
     add_cube_argument(parser)
     parser.add_argument("--over", choices=("samples", "templates", "both"),
                         help="what to resample (default: both with samples, else templates)")
@@ -48,6 +53,12 @@ def add(commands) -> None:
                         help="what the rank [interval] is: simultaneous confidence sets for "
                              "all ranks (default), marginal ones per model, or percentile "
                              "intervals of the bootstrap ranks")
+    parser.add_argument("--nan-policy", choices=NAN_POLICIES,
+                        default="propagate",
+                        help="missing per-template scores of a model present on a task: "
+                             "'propagate' (default) leaves the model unranked (NaN), 'omit' "
+                             "scores it over its other templates, 'raise' stops with an error; "
+                             "the output names every template left out either way")
     parser.add_argument("--figures", metavar="FOLDER",
                         help="write rank-interval, critical-difference and templates-needed "
                              "figures (PNG) here")
@@ -80,29 +91,34 @@ def run(arguments) -> int:
     with client:
         board = noted(leaderboard, cube, n_resamples=arguments.n_resamples, over=over,
                       seed=arguments.seed, by=arguments.by, rank_sets=arguments.rank_sets,
-                      confidence_level=arguments.confidence_level).compute()
+                      confidence_level=arguments.confidence_level,
+                      nan_policy=arguments.nan_policy).compute()
     reasons = unranked_reasons(cube, board)
-    left_out = render.unranked(board, reasons)
+    omitted = omitted_templates(cube, board)
+    left_out = pd.concat([render.unranked(board, reasons), render.unranked(board, omitted,
+                                                                           ranked=True)],
+                         ignore_index=True)
     if prints_markdown(arguments):
-        print(render.leaderboard_markdown(board, reasons))
+        print(render.leaderboard_markdown(board, reasons, omitted))
     empty = [str(task) for task in board["task"].values
              if not bool(board["rank"].sel(task=task).notnull().any())]
     if len(empty) == board.sizes["task"]:
+        unranked = render.unranked(board, reasons)
         raise RankstatsError("no task has a ranked model: " + "; ".join(
-            f"{task}, {model}: {why}" for task, model, why in left_out.head(5).itertuples(
-                index=False)) + ("; ..." if len(left_out) > 5 else ""))
+            f"{task}, {model}: {why}" for task, model, why in unranked.head(5).itertuples(
+                index=False)) + ("; ..." if len(unranked) > 5 else ""))
     for task in empty:
         print(f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
               "left_out table)", file=sys.stderr)
     write_tables(arguments, {"leaderboard": board.to_dataframe(),
                              "left_out": left_out.set_index(["task", "model"])},
                  {"cube": arguments.cube, "over": over, "by": arguments.by,
-                  "rank_sets": arguments.rank_sets,
+                  "rank_sets": arguments.rank_sets, "nan_policy": arguments.nan_policy,
                   "n_resamples": arguments.n_resamples, "seed": arguments.seed,
                   "confidence_level": arguments.confidence_level})
     if arguments.figures:
         figures(cube, board, Path(arguments.figures), seed=arguments.seed,
-                quiet=arguments.quiet)
+                quiet=arguments.quiet, nan_policy=arguments.nan_policy)
     return 0
 
 
@@ -113,19 +129,12 @@ def unranked_reasons(cube, board) -> dict:
     by structure; under ``nan_policy='propagate'`` a model missing the score
     of some template has a NaN score, so no rank.
     """
-    import numpy as np
-
-    from ..cube import template_scores
-
     rank = board["rank"].transpose("task", "model")
     unranked = np.argwhere(np.isnan(np.asarray(rank.values, dtype=float)))
     if not len(unranked):  # the cube is read again only when some model has no rank
         return {}
-    scores = template_scores(cube).transpose("task", "model", "template")
-    observed = np.asarray(scores.notnull().values)
+    observed, ids = _holes(cube, board)
     present, scored = observed.any(-1), observed.any(1)
-    ids = (np.asarray(scores["template_id"].transpose("task", "template").values).astype(str)
-           if "template_id" in scores.coords else None)
     tasks, models = list(rank["task"].values), list(rank["model"].values)
     reasons = {}
     for t, m in unranked:
@@ -134,9 +143,7 @@ def unranked_reasons(cube, board) -> dict:
             why = "absent: no score on any template of the task"
         elif hole.any():
             names = (ids[t][hole] if ids is not None else np.flatnonzero(hole)).tolist()
-            shown = ", ".join(map(str, names[:5])) + (", ..." if len(names) > 5 else "")
-            why = (f"no score on {len(names)} template{'s' if len(names) > 1 else ''} "
-                   f"({shown}), so its score is NaN "
+            why = (f"no score on {_named(names)}, so its score is NaN "
                    f"(nan_policy={board.attrs.get('nan_policy', 'propagate')!r})")
         else:
             why = "no score interval or rank"
@@ -144,7 +151,49 @@ def unranked_reasons(cube, board) -> dict:
     return reasons
 
 
-def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False) -> None:
+def _holes(cube, board):
+    """Per-template scores missing where a model is present: ``(scores, observed, ids)``."""
+    from ..cube import template_scores
+
+    scores = template_scores(cube).transpose("task", "model", "template")
+    observed = np.asarray(scores.notnull().values)
+    ids = (np.asarray(scores["template_id"].transpose("task", "template").values).astype(str)
+           if "template_id" in scores.coords else None)
+    return observed, ids
+
+
+def _named(names: list) -> str:
+    shown = ", ".join(map(str, names[:5])) + (", ..." if len(names) > 5 else "")
+    return f"{len(names)} template{'s' if len(names) > 1 else ''} ({shown})"
+
+
+def omitted_templates(cube, board) -> dict:
+    """The templates left out of each ranked model's score: ``{(task, model): reason}``.
+
+    Under ``nan_policy='omit'`` a model present on a task but missing the
+    score of some of its templates is scored over the others; the reason
+    names them.
+    """
+    if board.attrs.get("nan_policy") != "omit":
+        return {}
+    observed, ids = _holes(cube, board)
+    present, scored = observed.any(-1), observed.any(1)
+    hole = scored[:, None, :] & ~observed & present[..., None]
+    if not hole.any():
+        return {}
+    tasks, models = list(board["task"].values), list(board["model"].values)
+    reasons = {}
+    for t, m in np.argwhere(hole.any(-1)):
+        names = (ids[t][hole[t, m]] if ids is not None else np.flatnonzero(hole[t, m])).tolist()
+        reasons[tasks[t], models[m]] = (
+            f"no score on {_named(names)}: its score is over its other "
+            f"{int(observed[t, m].sum())} of the task's {int(scored[t].sum())} templates "
+            "(nan_policy='omit')")
+    return reasons
+
+
+def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False,
+            nan_policy: str = "propagate") -> None:
     """Rank intervals, critical-difference diagrams and templates-needed curves, per task."""
     from ..plot import to_png
     from ..plot.posthoc import plot_critical_difference
@@ -156,7 +205,7 @@ def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False) -> Non
     scores = noted(lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims
                    else cube["score"])
     differences = noted(nemenyi, scores, blocks="template", nan_policy="omit").compute()
-    needed = noted(templates_needed, scores.compute(), seed=seed)
+    needed = noted(templates_needed, scores.compute(), seed=seed, nan_policy=nan_policy)
     (folder / "templates_needed.png").write_bytes(to_png(plot_k_needed(needed)))
     for task in board["task"].values:
         name = str(task)
