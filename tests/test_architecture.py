@@ -38,7 +38,7 @@ TIERS = {
     "stability": 4,
     "analyses": 5,
     "render": 6, "plot": 6,
-    "reproduce": 7, "datasets": 7,
+    "reproduce": 7, "datasets": 7, "testing": 7,
     "cli": 8,
 }
 #: The package's ``__init__`` re-exports the public names of every tier below the

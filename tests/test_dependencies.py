@@ -120,6 +120,9 @@ def test_the_wheel_ships_the_schemas_and_declares_tqdm(tmp_path):
         by_extra.setdefault(extra and extra[1], {})[requirement.name] = requirement
     assert "tqdm" in by_extra["openai"] and "tqdm" in by_extra["hf"]
     assert "pytest" in by_extra["test"]
+    # the testing kit: its extra brings hypothesis, and its reference vectors are package data
+    assert "hypothesis" in by_extra["testing"]
+    assert "rankstats/testing/reference_vectors.json" in names
     # "all" is what a user runs: the extras' requirements, not the tools of tests and docs
     assert {"xarray", "netcdf4"}.isdisjoint(by_extra["all"])
     users = set().union(*(by_extra[e] for e in ("io", "dask", "plot", "openai", "hf")))

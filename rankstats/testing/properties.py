@@ -1,0 +1,356 @@
+"""Property checks to apply to any statistic function, each one a hypothesis search.
+
+Each ``check_*`` function draws inputs, calls the statistic and compares what
+it returns. On success it returns None; on failure it raises an
+``AssertionError`` whose message shows the smallest input hypothesis found
+that breaks the property. The statistic's result may be a number, an array,
+an object with a ``statistic`` field (as rankstats' results), a mapping, or
+an xarray object; ``field`` picks what to compare (see :func:`values_of`).
+Warnings the statistic raises on degenerate inputs (one judge, a constant
+row) are silenced during the search.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import xarray as xr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ..errors import InputTypeError
+from . import strategies as s
+
+__all__ = [
+    "check_bounds",
+    "check_dask",
+    "check_monotone_invariance",
+    "check_permutation_invariance",
+    "check_symmetry",
+    "check_vectorised",
+    "values_of",
+]
+
+_AXES = {"objects": -1, "judges": -2}
+
+
+def values_of(result, field=None) -> np.ndarray:
+    """The numbers a statistic returned, as a float array.
+
+    Parameters
+    ----------
+    result : number, array, result object, mapping or xarray object
+        What the statistic returned.
+    field : str or callable, optional
+        The attribute, key or variable to read (a callable is applied to the
+        result); by default ``statistic`` where the result has one, else the
+        result itself.
+
+    Examples
+    --------
+    >>> import numpy as np, rankstats
+    >>> from rankstats.testing.properties import values_of
+    >>> values_of(rankstats.kendall_w(np.array([[1.0, 2.0], [1.0, 2.0]])))
+    array(1.)
+    >>> values_of({"statistic": 0.5, "pvalue": 0.1}, "pvalue")
+    array(0.1)
+    """
+    if callable(field):
+        result = field(result)
+    elif field is not None:
+        if isinstance(result, (Mapping, xr.Dataset)):
+            result = result[field]
+        else:
+            result = getattr(result, field)
+    elif isinstance(result, (Mapping, xr.Dataset)) and "statistic" in result:
+        result = result["statistic"]
+    elif hasattr(result, "statistic") and not isinstance(result, (np.ndarray, xr.DataArray)):
+        result = result.statistic
+    if isinstance(result, (xr.DataArray, xr.Dataset)):
+        result = result.to_array() if isinstance(result, xr.Dataset) else result
+        result = result.values
+    return np.asarray(result, dtype=float)
+
+
+def _call(statistic, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return statistic(*args, **kwargs)
+
+
+def _name(statistic) -> str:
+    return getattr(statistic, "__name__", None) or repr(statistic)
+
+
+def _show(x) -> str:
+    return np.array2string(np.asarray(x), separator=", ", threshold=200)
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _run(search, max_examples):
+    """Run a ``@given`` search under the current hypothesis profile, without a deadline."""
+    options = {"deadline": None,
+               "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much]}
+    if max_examples is not None:
+        options["max_examples"] = int(max_examples)
+    settings(settings.default, **options)(search)()
+
+
+def check_permutation_invariance(statistic: Callable, *, axis="objects", equivariant=False,
+                                 inputs=None, field=None, rtol: float = 1e-9,
+                                 atol: float = 1e-12, max_examples=None) -> None:
+    """Check that permuting the objects (or judges) leaves the statistic unchanged.
+
+    Parameters
+    ----------
+    statistic : callable
+        Called as ``statistic(x)`` on a judges × objects matrix.
+    axis : {"objects", "judges"} or int
+        The axis permuted: the objects (columns, the default) or the judges
+        (rows).
+    equivariant : bool, default False
+        The result follows the permutation instead (per-object results such
+        as ranks, on the same axis as in the input).
+    inputs : hypothesis strategy, optional
+        The matrices; by default :func:`~rankstats.testing.strategies.score_matrices`.
+    field, rtol, atol
+        What to compare (see :func:`values_of`) and how closely.
+    max_examples : int, optional
+        How many inputs to try; by default the current hypothesis profile's.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing import check_permutation_invariance
+    >>> check_permutation_invariance(rankstats.kendall_w, axis="judges")
+    >>> check_permutation_invariance(rankstats.rank, equivariant=True)
+    """
+    position = _AXES.get(axis, axis)
+    if not isinstance(position, int):
+        raise InputTypeError(f"axis={axis!r} is not 'objects', 'judges' or an int")
+    inputs = s.score_matrices() if inputs is None else inputs
+
+    @given(x=inputs, data=st.data())
+    def search(x, data):
+        size = x.shape[position]
+        order = np.asarray(data.draw(st.permutations(range(size)), label="permutation"))
+        moved = np.take(x, order, axis=position)
+        before = values_of(_call(statistic, x), field)
+        after = values_of(_call(statistic, moved), field)
+        expected = np.take(before, order, axis=position) if equivariant else before
+        assert _close(after, expected, rtol, atol), (
+            f"{_name(statistic)} is not {'equi' if equivariant else 'in'}variant to permuting "
+            f"the {axis}:\n  x = {_show(x)}\n  gives {_show(before)}\n  x permuted by "
+            f"{order.tolist()} = {_show(moved)}\n  gives {_show(after)}, expected "
+            f"{_show(expected)}")
+
+    _run(search, max_examples)
+
+
+def check_monotone_invariance(statistic: Callable, *, per_judge: bool = True, inputs=None,
+                              field=None, rtol: float = 1e-9, atol: float = 1e-12,
+                              max_examples=None) -> None:
+    """Check that strictly increasing maps of the scores leave the statistic unchanged.
+
+    A rank statistic depends on the order of the scores only: mapping them
+    through ``arctan``, ``exp`` or ``v**3`` must change nothing, ties
+    included.
+
+    Parameters
+    ----------
+    statistic : callable
+        Called as ``statistic(x)`` on a judges × objects matrix.
+    per_judge : bool, default True
+        Each judge (row) gets its own map; False applies one map to all.
+    inputs : hypothesis strategy, optional
+        The matrices; by default integer-valued ones (|v| <= 20), which every
+        map of :data:`~rankstats.testing.strategies.INCREASING` keeps distinct.
+    field, rtol, atol, max_examples
+        As for :func:`check_permutation_invariance`.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing import check_monotone_invariance
+    >>> check_monotone_invariance(rankstats.kendall_w)
+    """
+    if inputs is None:
+        inputs = s.score_matrices(elements=st.integers(-20, 20).map(float))
+
+    @given(x=inputs, data=st.data())
+    def search(x, data):
+        rows = x.shape[-2] if per_judge and x.ndim >= 2 else 1
+        maps = data.draw(st.lists(s.monotone_transforms(), min_size=rows, max_size=rows),
+                         label="maps")
+        if per_judge and x.ndim >= 2:
+            moved = np.stack([maps[i](x[..., i, :]) for i in range(rows)], axis=-2)
+        else:
+            moved = maps[0](x)
+        before = values_of(_call(statistic, x), field)
+        after = values_of(_call(statistic, moved), field)
+        assert _close(after, before, rtol, atol), (
+            f"{_name(statistic)} changed under the strictly increasing map(s) {maps}:\n"
+            f"  x = {_show(x)}\n  gives {_show(before)}\n  mapped = {_show(moved)}\n"
+            f"  gives {_show(after)}")
+
+    _run(search, max_examples)
+
+
+def check_symmetry(statistic: Callable, *, inputs=None, field=None, rtol: float = 1e-9,
+                   atol: float = 1e-12, max_examples=None) -> None:
+    """Check that a statistic of two arguments does not depend on their order.
+
+    Parameters
+    ----------
+    statistic : callable
+        Called as ``statistic(x, y)``.
+    inputs : hypothesis strategy, optional
+        Pairs ``(x, y)``; by default two rows of one
+        :func:`~rankstats.testing.strategies.score_matrices` draw, neither
+        constant.
+    field, rtol, atol, max_examples
+        As for :func:`check_permutation_invariance`.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing import check_symmetry
+    >>> check_symmetry(rankstats.kendall_tau)
+    """
+    if inputs is None:
+        inputs = s.score_matrices(judges=2, objects=(2, 10), constant_rows="none").map(tuple)
+
+    @given(pair=inputs)
+    def search(pair):
+        x, y = pair
+        xy = values_of(_call(statistic, x, y), field)
+        yx = values_of(_call(statistic, y, x), field)
+        assert _close(xy, yx, rtol, atol), (
+            f"{_name(statistic)}(x, y) != {_name(statistic)}(y, x):\n  x = {_show(x)}\n"
+            f"  y = {_show(y)}\n  (x, y) gives {_show(xy)}, (y, x) gives {_show(yx)}")
+
+    _run(search, max_examples)
+
+
+def check_bounds(statistic: Callable, low: float, high: float, *, inputs=None, field=None,
+                 allow_nan: bool = True, max_examples=None) -> None:
+    """Check that every value the statistic returns lies in ``[low, high]``.
+
+    Parameters
+    ----------
+    statistic : callable
+        Called as ``statistic(x)``.
+    low, high : float
+        The bounds, included.
+    inputs : hypothesis strategy, optional
+        By default :func:`~rankstats.testing.strategies.score_matrices`.
+    field : str or callable, optional
+        What to check (see :func:`values_of`).
+    allow_nan : bool, default True
+        Whether NaN (an undefined value, on one judge say) is allowed.
+    max_examples : int, optional
+        How many inputs to try.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing import check_bounds
+    >>> check_bounds(rankstats.kendall_w, 0, 1)
+    >>> check_bounds(rankstats.kendall_w, 0, 1, field="pvalue")
+    """
+    inputs = s.score_matrices() if inputs is None else inputs
+
+    @given(x=inputs)
+    def search(x):
+        got = values_of(_call(statistic, x), field)
+        nan = np.isnan(got)
+        inside = (got >= low) & (got <= high)
+        assert (inside | (nan & allow_nan)).all(), (
+            f"{_name(statistic)} left [{low}, {high}]:\n  x = {_show(x)}\n  gives {_show(got)}")
+
+    _run(search, max_examples)
+
+
+def check_vectorised(statistic: Callable, *, inputs=None, field=None, rtol: float = 1e-12,
+                     atol: float = 1e-15, max_examples=None) -> None:
+    """Check that one call on stacked matrices equals a loop over the slices.
+
+    Parameters
+    ----------
+    statistic : callable
+        Called as ``statistic(x)`` on a stack (slices, judges, objects) and
+        on each slice; the result of the stack is indexed by its first axis.
+    inputs : hypothesis strategy, optional
+        Stacks; by default ``score_matrices(slices=(1, 4))``.
+    field, rtol, atol, max_examples
+        As for :func:`check_permutation_invariance`.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing import check_vectorised
+    >>> check_vectorised(rankstats.kendall_w)
+    """
+    inputs = s.score_matrices(slices=(1, 4)) if inputs is None else inputs
+
+    @given(x=inputs)
+    def search(x):
+        stacked = values_of(_call(statistic, x), field)
+        for i, block in enumerate(x):
+            single = values_of(_call(statistic, block), field)
+            assert _close(stacked[i], single, rtol, atol), (
+                f"{_name(statistic)} of a stack differs from its slice {i}:\n"
+                f"  x = {_show(x)}\n  stacked call gives {_show(stacked)}\n"
+                f"  slice {i} alone gives {_show(single)}")
+
+    _run(search, max_examples)
+
+
+def check_dask(statistic: Callable, *, inputs=None, chunks=None, field=None,
+               rtol: float = 1e-12, atol: float = 1e-15, max_examples=None) -> None:
+    """Check that a statistic of a dask-chunked cube equals that of the cube in memory.
+
+    Parameters
+    ----------
+    statistic : callable
+        Called as ``statistic(cube)`` on a cube and on its chunked copy.
+    inputs : hypothesis strategy, optional
+        Cubes; by default :func:`~rankstats.testing.strategies.cubes` with
+        at least two templates and models.
+    chunks : dict, optional
+        How to chunk; by default one model per chunk.
+    field, rtol, atol, max_examples
+        As for :func:`check_permutation_invariance`.
+
+    Raises
+    ------
+    ImportError
+        dask is not installed (``pip install "rankstats[dask]"``).
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing import check_dask
+    >>> check_dask(rankstats.kendall_w, max_examples=5)
+    """
+    if importlib.util.find_spec("dask") is None:
+        raise ImportError('check_dask needs dask: pip install "rankstats[dask]"')
+    if inputs is None:
+        inputs = s.cubes(models=(2, 4), templates=(2, 4))
+    chunks = {"model": 1} if chunks is None else chunks
+
+    @given(cube=inputs)
+    def search(cube):
+        eager = values_of(_call(statistic, cube), field)
+        lazy = values_of(_call(statistic, cube.chunk(chunks)), field)
+        assert _close(lazy, eager, rtol, atol), (
+            f"{_name(statistic)} of the chunked cube differs from the eager one:\n{cube}\n"
+            f"  eager: {_show(eager)}\n  chunked: {_show(lazy)}")
+
+    _run(search, max_examples)

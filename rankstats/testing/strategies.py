@@ -1,0 +1,549 @@
+"""Hypothesis strategies for score matrices, p-values and whole score cubes.
+
+Every strategy builds its values from small integer draws, so a failing
+example shrinks to a few judges and objects holding ``0.0`` (or the kind's
+smallest value), with no padding, no absent model and no missing score left
+unless the failure needs them.
+
+Examples
+--------
+>>> from hypothesis import given
+>>> import rankstats
+>>> from rankstats.testing import strategies
+>>> @given(strategies.cubes())
+... def test_every_cube_is_valid(cube):
+...     rankstats.validate(cube)
+>>> test_every_cube_is_valid()
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import xarray as xr
+from hypothesis import assume
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from ..cube import provenance
+from ..errors import OptionError
+from ..validation import SCORE_KINDS
+
+__all__ = [
+    "INCREASING",
+    "KINDS",
+    "NAN_PATTERNS",
+    "TIE_DENSITIES",
+    "cubes",
+    "missing_masks",
+    "monotone_transforms",
+    "pvalues",
+    "score_arrays",
+    "score_matrices",
+    "score_vectors",
+]
+
+#: What the scores of a matrix are: 0/1, proportions in [0, 1], signed values, or
+#: integer ranks 1..n.
+KINDS = ("binary", "proportion", "continuous", "ranks")
+#: How often values tie within a row: never, by chance (as many levels as values),
+#: or nearly always (two levels). An int gives the number of levels itself.
+TIE_DENSITIES = ("none", "some", "many")
+#: Where scores are missing: nowhere, anywhere, whole judges (rows), whole objects
+#: (columns), or one of these drawn.
+NAN_PATTERNS = ("none", "scattered", "judges", "objects", "any")
+_CONSTANT_ROWS = ("allow", "not_all", "none")
+#: The fixed creation time of drawn cubes, so that one draw always gives one cube.
+CREATED_AT = "2000-01-01T00:00:00+00:00"
+
+
+class _Named:
+    """A function shown by its name in a failing example."""
+
+    def __init__(self, name, function):
+        self.name, self.function = name, function
+
+    def __call__(self, values):
+        return self.function(values)
+
+    def __repr__(self):
+        return self.name
+
+
+#: Strictly increasing maps that keep distinct integers of magnitude up to 20 (and
+#: the values :func:`score_matrices` draws) distinct, and ties tied, in float64.
+INCREASING = {
+    "identity": _Named("identity", lambda v: v),
+    "affine": _Named("affine", lambda v: 3.0 * v - 7.0),
+    "cube": _Named("cube", lambda v: v**3),
+    "exp": _Named("exp", lambda v: np.exp(v / 4.0)),
+    "arctan": _Named("arctan", np.arctan),
+    "shifted-log": _Named("shifted-log", lambda v: np.log(v + 100.0)),
+}
+
+
+def monotone_transforms() -> st.SearchStrategy:
+    """A strictly increasing map from :data:`INCREASING`, shown by its name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankstats.testing.strategies import monotone_transforms
+    >>> transform = monotone_transforms().example()
+    >>> bool(np.all(np.diff(transform(np.arange(-20.0, 21.0))) > 0))
+    True
+    """
+    return st.sampled_from(list(INCREASING.values()))
+
+
+def _sizes(value, name) -> st.SearchStrategy:
+    """An int or a (low, high) range as a strategy of ints."""
+    if isinstance(value, st.SearchStrategy):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        low = high = int(value)
+    elif isinstance(value, tuple) and len(value) == 2:
+        low, high = (int(v) for v in value)
+    else:
+        raise OptionError(f"{name}={value!r} is not an int, a (low, high) pair or a strategy")
+    if not 0 <= low <= high:
+        raise OptionError(f"{name}={value!r}: need 0 <= low <= high")
+    return st.integers(low, high)
+
+
+def _choice(value, allowed, name):
+    if value not in allowed:
+        raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
+    return value
+
+
+def _levels(kind: str, ties, n: int) -> int:
+    """How many distinct integer levels a row of ``n`` values draws from."""
+    if kind == "binary":
+        return 2
+    if isinstance(ties, numbers.Integral):
+        return max(int(ties), 1)
+    if ties == "none":
+        return n if kind == "ranks" else 2 * n
+    if ties == "many":
+        return 2
+    return max(n, 2)
+
+
+def _as_values(levels: np.ndarray, kind: str, n_levels: int) -> np.ndarray:
+    levels = levels.astype(float)
+    if kind == "binary":
+        return levels
+    if kind == "proportion":
+        return levels / max(n_levels - 1, 1)
+    if kind == "continuous":
+        return (levels - n_levels // 2) / 4.0
+    return levels + 1.0  # ranks
+
+
+def _check_matrix_options(kind, ties, nan, constant_rows, elements):
+    _choice(kind, KINDS, "kind")
+    if not isinstance(ties, numbers.Integral) or isinstance(ties, bool):
+        _choice(ties, TIE_DENSITIES, "ties")
+    elif ties < 1:
+        raise OptionError(f"ties={ties!r}: a number of levels is at least 1")
+    _choice(nan, NAN_PATTERNS, "nan")
+    _choice(constant_rows, _CONSTANT_ROWS, "constant_rows")
+    if kind == "binary" and ties == "none" and elements is None:
+        raise OptionError("kind='binary' with ties='none': binary scores tie whenever a row "
+                          "has more than two values; use ties='some' or 'many'")
+
+
+@st.composite
+def _rows(draw, rows: int, n: int, kind: str, ties, elements):
+    """A (rows, n) float array of values, before missing values and row checks."""
+    if rows == 0 or n == 0:
+        return np.zeros((rows, n))
+    unique = ties == "none"
+    if elements is not None:
+        if unique:
+            drawn = [draw(st.lists(elements, min_size=n, max_size=n, unique=True),
+                          label="row") for _ in range(rows)]
+            return np.asarray(drawn, dtype=float).reshape(rows, n)
+        return draw(hnp.arrays(np.float64, (rows, n), elements=elements), label="values")
+    n_levels = _levels(kind, ties, n)
+    if unique and n_levels == n:
+        drawn = [draw(st.permutations(range(n)), label="row") for _ in range(rows)]
+        levels = np.asarray(drawn, dtype=np.int64).reshape(rows, n)
+    elif unique:
+        drawn = [draw(st.lists(st.integers(0, n_levels - 1), min_size=n, max_size=n,
+                               unique=True), label="row") for _ in range(rows)]
+        levels = np.asarray(drawn, dtype=np.int64).reshape(rows, n)
+    else:
+        levels = draw(hnp.arrays(np.int64, (rows, n), elements=st.integers(0, n_levels - 1)),
+                      label="levels")
+    return _as_values(levels, kind, n_levels)
+
+
+def missing_masks(shape, pattern: str = "scattered") -> st.SearchStrategy:
+    """Boolean masks (True = missing) of ``shape`` whose last two axes are judges × objects.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The mask's shape; a 1-D shape is one row of objects.
+    pattern : {"none", "scattered", "judges", "objects", "any"}
+        Nothing missing; any cell; whole rows (judges); whole columns
+        (objects); or one of these, drawn.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        Masks that shrink towards nothing missing.
+
+    Examples
+    --------
+    >>> from rankstats.testing.strategies import missing_masks
+    >>> mask = missing_masks((3, 4), "judges").example()
+    >>> bool(((mask == mask[..., :1]).all()))
+    True
+    """
+    _choice(pattern, NAN_PATTERNS, "pattern")
+    shape = tuple(int(s) for s in shape)
+    if pattern == "none":
+        return st.just(np.zeros(shape, dtype=bool))
+    if pattern == "scattered":
+        return hnp.arrays(np.bool_, shape, elements=st.booleans())
+    if pattern == "any":
+        return st.one_of(*(missing_masks(shape, p) for p in ("scattered", "judges", "objects")))
+    if pattern == "judges":
+        lines = hnp.arrays(np.bool_, (*shape[:-1], 1), elements=st.booleans())
+    else:
+        lines = hnp.arrays(np.bool_, (*shape[:-2], 1, shape[-1]), elements=st.booleans())
+    return lines.map(lambda mask: np.broadcast_to(mask, shape).copy())
+
+
+def _row_check(x: np.ndarray, constant_rows: str) -> bool:
+    if constant_rows == "allow" or x.size == 0:
+        return True
+    rows = x.reshape(-1, x.shape[-1])
+    present = ~np.isnan(rows)
+    high = np.where(present, rows, -np.inf).max(axis=-1)
+    low = np.where(present, rows, np.inf).min(axis=-1)
+    varied = high > low
+    if constant_rows == "not_all":
+        return bool(varied.any())
+    return bool((varied | ~present.any(axis=-1)).all())
+
+
+@st.composite
+def _arrays(draw, shape, kind, ties, nan, constant_rows, elements):
+    rows = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
+    n = shape[-1]
+    x = draw(_rows(rows, n, kind, ties, elements)).reshape(shape)
+    if constant_rows == "allow" and x.size and rows and draw(st.booleans(), label="constant row"):
+        flat = x.reshape(rows, n)
+        row = draw(st.integers(0, rows - 1), label="constant row index")
+        flat[row] = flat[row, 0]
+        x = flat.reshape(shape)
+    if nan != "none":
+        mask = draw(missing_masks(shape if len(shape) > 1 else (1, n), nan), label="missing")
+        x = np.where(mask.reshape(shape), np.nan, x)
+    return x
+
+
+def score_arrays(shape=None, *, kind: str = "continuous", ties="some", nan: str = "none",
+                 constant_rows: str = "allow", elements=None) -> st.SearchStrategy:
+    """Float arrays of scores; ties, rows and missing values are along the last axes.
+
+    Parameters
+    ----------
+    shape : tuple of int or strategy of tuples, optional
+        The arrays' shape; by default 1 to 3 dimensions of 1 to 8 positions.
+    kind, ties, nan, constant_rows, elements
+        As for :func:`score_matrices`; a row is a run along the last axis.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        ``float64`` arrays.
+
+    Examples
+    --------
+    >>> from rankstats.testing.strategies import score_arrays
+    >>> score_arrays((2, 3, 4), kind="ranks").example().shape
+    (2, 3, 4)
+    """
+    _check_matrix_options(kind, ties, nan, constant_rows, elements)
+    if shape is None:
+        shape = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=8)
+    shapes = shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape))
+    return shapes.flatmap(
+        lambda s: _arrays(tuple(s), kind, ties, nan, constant_rows, elements)
+    ).filter(lambda x: _row_check(x, constant_rows))
+
+
+def score_matrices(*, judges=(1, 6), objects=(2, 7), kind: str = "continuous", ties="some",
+                   nan: str = "none", constant_rows: str = "allow", elements=None,
+                   slices=None) -> st.SearchStrategy:
+    """Score matrices of judges (rows) × objects (columns), the input of a rank statistic.
+
+    Parameters
+    ----------
+    judges, objects : int, (int, int) or strategy of ints
+        How many rows and columns (a fixed number or an inclusive range). The
+        defaults reach one judge and two objects.
+    kind : {"binary", "proportion", "continuous", "ranks"}
+        ``binary``: 0 and 1; ``proportion``: multiples of ``1 / (levels - 1)``
+        in [0, 1]; ``continuous``: signed multiples of 0.25; ``ranks``: the
+        integers 1 to n.
+    ties : {"none", "some", "many"} or int
+        How often values tie within a row: never, by chance (as many levels
+        as objects), or nearly always (two levels); an int is the number of
+        levels. ``binary`` rows of more than two objects always tie.
+    nan : {"none", "scattered", "judges", "objects", "any"}
+        Which scores are missing (NaN), see :func:`missing_masks`.
+    constant_rows : {"allow", "not_all", "none"}
+        Whether a row may give every object the same score: allowed (and
+        sometimes made so on purpose), not in every row, or in no row
+        (missing scores aside).
+    elements : strategy of floats, optional
+        Draw the values from this strategy instead (``kind`` is then unused;
+        ``ties="none"`` still makes each row's values distinct).
+    slices : int or (int, int), optional
+        Stack this many matrices of one shape: arrays of shape (slices,
+        judges, objects), each slice meeting ``constant_rows``.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        ``float64`` arrays of shape (judges, objects), or (slices, judges,
+        objects).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankstats.testing.strategies import score_matrices
+    >>> x = score_matrices(judges=3, objects=4, kind="ranks", ties="none").example()
+    >>> x.shape, sorted(x[0].tolist())
+    ((3, 4), [1.0, 2.0, 3.0, 4.0])
+    """
+    _check_matrix_options(kind, ties, nan, constant_rows, elements)
+    m, n = _sizes(judges, "judges"), _sizes(objects, "objects")
+    k = None if slices is None else _sizes(slices, "slices")
+
+    @st.composite
+    def matrices(draw):
+        rows = draw(m, label="judges")
+        columns = draw(n, label="objects")
+        count = None if k is None else draw(k, label="slices")
+        shape = (rows, columns) if count is None else (count, rows, columns)
+        x = draw(_arrays(shape, kind, ties, nan, constant_rows, elements))
+        blocks = x[None] if count is None else x
+        assume(all(_row_check(block, constant_rows) for block in blocks))
+        return x
+
+    return matrices()
+
+
+def score_vectors(size=(2, 10), *, kind: str = "continuous", ties="some", nan: str = "none",
+                  constant: bool = True, elements=None) -> st.SearchStrategy:
+    """One row of scores (1-D), such as one judge's scores or one side of a paired test.
+
+    Parameters
+    ----------
+    size : int, (int, int) or strategy of ints
+        The number of values.
+    kind, ties, nan, elements
+        As for :func:`score_matrices`.
+    constant : bool, default True
+        Whether every value may be the same.
+
+    Examples
+    --------
+    >>> from rankstats.testing.strategies import score_vectors
+    >>> score_vectors(5, kind="binary").example().shape
+    (5,)
+    """
+    rows = "allow" if constant else "none"
+    return score_matrices(judges=1, objects=size, kind=kind, ties=ties, nan=nan,
+                          constant_rows=rows, elements=elements).map(lambda x: x[0])
+
+
+def pvalues(size=(1, 25), *, missing: bool = True) -> st.SearchStrategy:
+    """A 1-D family of p-values, with exact 0, 0.05 and 1 often, and NaN (untested) if asked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankstats.testing.strategies import pvalues
+    >>> p = pvalues(missing=False).example()
+    >>> bool(((p >= 0) & (p <= 1)).all())
+    True
+    """
+    sizes = _sizes(size, "size")
+    values = st.one_of(st.sampled_from([0.0, 0.01, 0.05, 0.5, 1.0]),
+                       st.floats(0.0, 1.0, allow_nan=False))
+
+    @st.composite
+    def families(draw):
+        n = draw(sizes, label="size")
+        p = draw(hnp.arrays(np.float64, n, elements=values), label="pvalues")
+        if missing:
+            p = np.where(draw(hnp.arrays(np.bool_, n), label="untested"), np.nan, p)
+        return p
+
+    return families()
+
+
+#: Integer levels of each kind of cube score, and how a level becomes a score.
+_CUBE_LEVELS = {"binary": 2, "proportion": 5, "continuous": 7}
+
+
+def _cube_scores(levels: np.ndarray, kind: str) -> np.ndarray:
+    levels = levels.astype(float)
+    if kind == "proportion":
+        return levels / 4.0
+    if kind == "continuous":
+        return (levels - 3.0) / 2.0
+    return levels
+
+
+def _samples_option(samples):
+    if samples is None or isinstance(samples, bool):
+        return samples, _sizes((1, 4), "samples")
+    return True, _sizes(samples, "samples")
+
+
+@st.composite
+def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing,
+          template_attributes, extra_dims, shuffled_dims, higher_is_better):
+    n_tasks = draw(tasks, label="tasks")
+    n_models = draw(models, label="models")
+    n_templates = draw(templates, label="templates")
+    with_samples, sample_sizes = samples
+    if with_samples is None:
+        with_samples = draw(st.booleans(), label="sample dimension")
+    n_samples = draw(sample_sizes, label="samples") if with_samples else 0
+    kind = draw(st.sampled_from(SCORE_KINDS), label="score_kind") if kind is None else kind
+    better = (draw(st.booleans(), label="higher_is_better") if higher_is_better is None
+              else bool(higher_is_better))
+
+    def real_counts(size, label):
+        # drawn as the padding a task has, so that shrinking removes the padding
+        if not ragged or size <= 1:
+            return np.full(n_tasks, size)
+        short = draw(st.lists(st.integers(0, size - 1), min_size=n_tasks, max_size=n_tasks),
+                     label=label)
+        return size - np.asarray(short, dtype=int)
+
+    real_templates = real_counts(n_templates, "padded templates")
+    template_real = np.arange(n_templates)[None, :] < real_templates[:, None]
+    dims = ["model", "task", "template"]
+    shape = [n_models, n_tasks, n_templates]
+    real = template_real[None, :, :]
+    if with_samples:
+        real_samples = real_counts(n_samples, "padded samples")
+        sample_real = np.arange(n_samples)[None, :] < real_samples[:, None]
+        dims.append("sample")
+        shape.append(n_samples)
+        real = real[..., None] & sample_real[None, :, None, :]
+    extra = draw(st.integers(1, 2), label="runs") if extra_dims else 0
+    if extra:
+        dims.append("run")
+        shape.append(extra)
+        real = real[..., None]
+    levels = draw(hnp.arrays(np.int8, tuple(shape),
+                             elements=st.integers(0, _CUBE_LEVELS[kind] - 1)), label="levels")
+    keep = np.broadcast_to(real, shape).copy()
+    if absent:
+        ran = ~draw(hnp.arrays(np.bool_, (n_models, n_tasks)), label="absent")
+        keep &= ran.reshape(n_models, n_tasks, *[1] * (len(shape) - 2))
+    if missing:
+        keep &= ~draw(hnp.arrays(np.bool_, tuple(shape)), label="missing")
+    values = np.where(keep, _cube_scores(levels, kind), np.nan)
+
+    def ids(prefix, present, size):
+        labels = np.array([f"{prefix}{j}" for j in range(size)], dtype=object)
+        return np.where(present, labels[None, :], "").astype(object)
+
+    coords = {
+        "model": np.array([f"m{i}" for i in range(n_models)], dtype=object),
+        "task": np.array([f"t{t}" for t in range(n_tasks)], dtype=object),
+        "template_id": (("task", "template"), ids("p", template_real, n_templates)),
+    }
+    if template_attributes:
+        text = np.array([[f"Template {j} of t{t}: {{x}}" for j in range(n_templates)]
+                         for t in range(n_tasks)], dtype=object).reshape(n_tasks, n_templates)
+        original = template_real & (np.arange(n_templates)[None, :] == 0)
+        invalid = draw(hnp.arrays(np.bool_, (n_tasks, n_templates)), label="invalid")
+        method = np.where(original, "original", "paraphrase").astype(object)
+        coords.update({
+            "template_text": (("task", "template"), np.where(template_real, text, "")),
+            "template_is_original": (("task", "template"), original),
+            "template_method": (("task", "template"), np.where(template_real, method, "")),
+            "template_valid": (("task", "template"), template_real & ~invalid),
+        })
+    if with_samples:
+        coords["sample_id"] = (("task", "sample"), ids("s", sample_real, n_samples))
+    if extra:
+        coords["run"] = np.arange(extra)
+    cube = xr.Dataset({"score": (dims, values)}, coords=coords)
+    if shuffled_dims:
+        cube = cube.transpose(*draw(st.permutations(dims), label="dimension order"))
+    cube.attrs = provenance(kind, better, "score", "rankstats.testing.strategies.cubes")
+    cube.attrs["created_at"] = CREATED_AT
+    return cube
+
+
+def cubes(*, tasks=(1, 3), models=(1, 4), templates=(1, 4), samples=None, kind=None,
+          ragged: bool = True, absent: bool = True, missing: bool = False,
+          template_attributes: bool = True, extra_dims: bool = False,
+          shuffled_dims: bool = False, higher_is_better=None) -> st.SearchStrategy:
+    """Whole score cubes, each one passing :func:`rankstats.validate`.
+
+    Parameters
+    ----------
+    tasks, models, templates : int, (int, int) or strategy of ints
+        How many tasks and models, and the most templates a task has.
+    samples : None, bool, int or (int, int)
+        None: a ``sample`` dimension sometimes (1 to 4 samples); False: never
+        (already aggregated scores); True: always; an int or a range: always,
+        with that many samples at most.
+    kind : {"binary", "proportion", "continuous"}, optional
+        The ``score_kind``; drawn when None. Binary scores are 0 and 1,
+        proportions multiples of 0.25, continuous scores multiples of 0.5 in
+        [-1.5, 1.5].
+    ragged : bool, default True
+        Tasks may have fewer templates (and samples) than the largest,
+        the rest padded: id ``""`` and no score.
+    absent : bool, default True
+        Some models may never have run some tasks (every score missing).
+    missing : bool, default False
+        Some real scores may be missing as well (NaN that is missingness,
+        not structure).
+    template_attributes : bool, default True
+        Add ``template_text``, ``template_is_original`` (the first template
+        of each task), ``template_method`` and ``template_valid``.
+    extra_dims : bool, default False
+        Add a ``run`` dimension of 1 or 2 positions after the others.
+    shuffled_dims : bool, default False
+        Put the dimensions of ``score`` in a drawn order.
+    higher_is_better : bool, optional
+        The attribute; drawn when None.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        ``xarray.Dataset`` cubes; models are ``m0, m1, ...``, tasks ``t0,
+        ...``, templates ``p0, ...`` and samples ``s0, ...`` within each task.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.testing.strategies import cubes
+    >>> cube = cubes(samples=True, kind="binary").example()
+    >>> rankstats.validate(cube).score.dims
+    ('model', 'task', 'template', 'sample')
+    """
+    if kind is not None:
+        _choice(kind, SCORE_KINDS, "kind")
+    return _cube(_sizes(tasks, "tasks"), _sizes(models, "models"),
+                 _sizes(templates, "templates"), _samples_option(samples), kind, ragged, absent,
+                 missing, template_attributes, extra_dims, shuffled_dims, higher_is_better)
