@@ -308,6 +308,7 @@ class _Log:
             f"{row['count']} {row['what']}"
             + (f" of task {row['task']}" if row["task"] else "")
             + (f" for {row['model']}" if row["model"] else "")
+            + (f": {row['which']}" if row["which"] else "")
             + f" ({row['why']})"
             for row in self.rows
         )
@@ -676,10 +677,15 @@ def compare(
     ...            for p in ("plain", "fancy") for i in range(60)]
     >>> cube = rankstats.from_records(records)
     >>> result = rankstats.compare(cube, between={"template": ("fancy", "plain")}, seed=0)
-    >>> float(result.difference.sel(model="m", task="t"))
-    0.16666666666666666
-    >>> int(result.b), int(result.c), str(result.verdict.item())
-    (10, 0, 'A better')
+    >>> round(float(result.difference.sel(model="m", task="t")), 4)
+    0.1667
+    >>> one = result.sel(model="m", task="t")
+    >>> int(one.b), int(one.c), str(one.test.item()), round(float(one.pvalue), 4)
+    (20, 10, 'mcnemar', 0.0987)
+    >>> str(one.verdict.item())
+    'no detectable difference'
+    >>> round(float(one.mde), 3)  # differences below this are not detectable at power 0.8
+    0.251
     """
     checked = o.check_options(
         "compare",
