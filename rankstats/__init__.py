@@ -36,6 +36,8 @@ from .errors import (
 )
 from .io import open_cube, save
 from .stability.needed import samples_needed, smallest_k, templates_needed
+from .stability.plan import plan
+from .stability.variance import variance_components
 from .statistics.binomial import binomial_test
 from .statistics.clustered import clustered_difference, clustered_se
 from .statistics.concordance import kendall_tau, kendall_tau_matrix, kendall_w, rank
@@ -87,6 +89,7 @@ __all__ = [
     "nonsignificant_groups",
     "open_cube",
     "pairwise_mcnemar",
+    "plan",
     "prompt_metrics",
     "rank",
     "report",
@@ -101,5 +104,6 @@ __all__ = [
     "template_scores",
     "templates_needed",
     "validate",
+    "variance_components",
     "verbalizer_analysis",
 ]

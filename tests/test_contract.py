@@ -387,6 +387,8 @@ NOT_STATISTICS = {
     "verbalizer_analysis", "estimate_avgp", "estimate_maxp", "simulate_avgp", "simulate_maxp",
     # resampling and design planning (tests/test_stability.py, test_templates_needed.py)
     "samples_needed", "smallest_k", "templates_needed",
+    # generalizability theory (tests/test_variance_components.py, test_plan.py)
+    "variance_components", "plan",
     # helpers of numbers or of a result, not of data (tests/test_posthoc.py)
     "critical_difference", "nonsignificant_groups",
 }

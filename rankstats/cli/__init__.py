@@ -24,7 +24,18 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..errors import OptionError, OutputError, RankstatsError, UnknownNameError
-from . import compare, edits, estimate, importing, info, report, reproduce, stability, validate
+from . import (
+    compare,
+    edits,
+    estimate,
+    importing,
+    info,
+    plan,
+    report,
+    reproduce,
+    stability,
+    validate,
+)
 from ._shared import (
     EXIT_BROKEN_PIPE,
     EXIT_BUG,
@@ -70,7 +81,8 @@ __all__ = [
 COMMANDS_GROUP = "rankstats.commands"
 
 #: The commands rankstats itself provides, in the order ``--help`` lists them.
-BUILTIN = (report, stability, compare, reproduce, estimate, edits, importing, validate, info)
+BUILTIN = (report, stability, compare, plan, reproduce, estimate, edits, importing, validate,
+           info)
 
 #: Errors that mean the command line asked for something that cannot be: exit status 2
 #: (a file that does not exist is a name that names nothing).

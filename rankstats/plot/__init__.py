@@ -10,6 +10,7 @@ from .edits import plot_edit_rules
 from .posthoc import plot_critical_difference
 from .report import figures, plot_divergence, plot_metrics, plot_pair, plot_rank_agreement
 from .stability import plot_k_needed, plot_needed, plot_rank_intervals
+from .variance import plot_variance_components
 from .verbalizer import plot_cot, plot_groups, plot_tasks, plot_verbalizers
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "plot_rank_agreement",
     "plot_rank_intervals",
     "plot_tasks",
+    "plot_variance_components",
     "plot_verbalizers",
     "to_png",
 ]

@@ -1,4 +1,4 @@
-"""How sure a leaderboard is: resampling, intervals, rank intervals, how many templates suffice.
+"""How sure a leaderboard is: resampling, intervals, rank intervals, variance components, plans.
 
 Built on :mod:`rankstats.statistics`; never the reverse.
 """
@@ -14,6 +14,8 @@ from .bootstrap import (
     win_probability,
 )
 from .needed import samples_needed, smallest_k, templates_needed
+from .plan import plan
+from .variance import score_intervals, variance_components, variance_summary
 
 __all__ = [
     "bootstrap",
@@ -22,9 +24,13 @@ __all__ = [
     "drawn_templates",
     "intervals",
     "leaderboard",
+    "plan",
     "replicates",
     "samples_needed",
+    "score_intervals",
     "smallest_k",
     "templates_needed",
+    "variance_components",
+    "variance_summary",
     "win_probability",
 ]

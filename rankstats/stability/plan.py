@@ -1,0 +1,319 @@
+r"""The decision study: how many templates and samples a leaderboard needs.
+
+From the components of :func:`rankstats.stability.variance_components`,
+:func:`plan` predicts for any number of templates and samples the error
+variance of every model's score, the generalizability coefficient, the
+expected Kendall tau between the leaderboard and a replication of it (new
+templates, new samples), and the probability that two models a given
+distance apart come out in the right order; and it finds the cheapest
+design that reaches a target tau.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from .. import _options as o
+from .. import _xr
+from .._kernels import variance as _kv
+from ..errors import OptionError
+from ._checks import Dims, checked
+from ._facets import COMPONENT, component_names, facets_of
+
+__all__ = ["plan"]
+
+N_TEMPLATES, N_SAMPLES, DIFFERENCE = "n_templates", "n_samples", "difference"
+
+
+def _sizes(function: str, name: str, value):
+    """A check that design sizes are a non-empty sequence of integers of at least 1."""
+    values = np.asarray(value)
+    if values.ndim == 1 and values.size and values.dtype.kind in "iu" and (values >= 1).all():
+        return values.astype(int)
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
+                      "non-empty sequence of integers of at least 1")
+
+
+def _differences(function: str, name: str, value):
+    try:
+        values = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        values = np.array([np.nan])
+    if values.size and np.isfinite(values).all() and (values > 0).all():
+        return values
+    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
+                      "non-empty sequence of positive numbers (score differences)")
+
+
+def _non_negative(function: str, name: str, value):
+    value = o.finite(function, name, value)
+    if value < 0:
+        raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
+                          "number of at least 0")
+    return value
+
+
+def _point_kernel(x, *, k):
+    observed = ~np.isnan(x)
+    estimate = _kv.henderson(x, k)[0]
+    axes = tuple(range(-k + 1, 0))
+    count = observed.sum(axes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(observed, x, 0.0).sum(axes) / np.where(count > 0, count, np.nan)
+    real = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1)
+            for f in range(k)]
+    return {"estimate": estimate, "model_mean": means, "n_templates_now": real[1],
+            "n_samples_now": real[2] if k == 3 else np.full(real[1].shape, np.nan)}
+
+
+def _study(c, nt, ns, differences):
+    """Every D-study quantity of components ``c (..., C)`` at sizes broadcasting with them."""
+    relative = _kv.relative_error(c, nt, ns)
+    absolute = _kv.absolute_error(c, nt, ns)
+    g = _kv.coefficient(c[..., 0], relative)
+    return {"relative_error": relative, "absolute_error": absolute, "g_coefficient": g,
+            "dependability": _kv.coefficient(c[..., 0], absolute),
+            "tau": _kv.replication_tau(g), "tau_truth": _kv.replication_tau(np.sqrt(g)),
+            "p_ordered": _kv.ordered_correctly(differences, relative[..., None])}
+
+
+def _overall(components, model_mean, relative_now):
+    """The components of the mean over tasks, every task with the same design.
+
+    Errors are independent across tasks, so each error component of the
+    mean is the sum of the tasks' over T²; the models' universe variance is
+    the variance of their mean scores less the error variance at the tasks'
+    own designs (method of moments).
+    """
+    valid = np.isfinite(components).all(-1)
+    count = valid.sum()
+    if count < 2:
+        return np.full(components.shape[-1], np.nan), int(count)
+    c = np.clip(components[valid], 0, None)
+    scored = np.isfinite(model_mean[:, valid])
+    seen = scored.sum(1)
+    # a model's mean over the tasks it has (none: it drops out)
+    mean = np.where(scored, model_mean[:, valid], 0.0).sum(1)[seen > 0] / seen[seen > 0]
+    spread = np.var(mean, ddof=1) if mean.size > 1 else np.nan
+    overall = c.sum(0) / count**2
+    overall[0] = spread - relative_now[valid].sum() / count**2
+    return overall, int(count)
+
+
+@checked(target_tau=o.probability, template_cost=_non_negative, sample_cost=_non_negative,
+         n_templates=_sizes, n_samples=_sizes, differences=_differences,
+         max_templates=o.positive_int, max_samples=o.positive_int)
+def plan(x, target_tau=0.9, template_cost=1.0, sample_cost=1.0, *,
+         n_templates=(1, 2, 5, 10, 20, 50, 100), n_samples=(10, 50, 100, 500, 1000),
+         differences=(0.01, 0.02, 0.05), max_templates=1000, max_samples=100_000,
+         model="model", task="task", template="template", sample="sample"):
+    r"""How many templates and samples each task needs for a leaderboard that replicates.
+
+    Parameters
+    ----------
+    x : score cube or xarray.DataArray
+        Scores ``(model, task, template[, sample])``. Without ``sample``
+        (per-template scores only) samples are no facet: only templates are
+        planned, over the benchmark's own samples.
+    target_tau : float, default 0.9
+        The expected Kendall tau between the leaderboard and a replication
+        of it that the cheapest design must reach.
+    template_cost, sample_cost : float, default 1.0
+        Cost of one template and of one sample; a design of ``n_t``
+        templates and ``n_s`` samples costs ``template_cost * n_t +
+        sample_cost * n_s`` per task.
+    n_templates, n_samples : sequence of int
+        The designs to predict (the grid of the outputs).
+    differences : sequence of float, default (0.01, 0.02, 0.05)
+        Score differences for ``p_ordered``.
+    max_templates, max_samples : int
+        The largest design the search for the cheapest one considers.
+    model, task, template, sample : str
+        Dimension names.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``task`` (each also with an ``overall_`` twin without ``task``,
+        for the mean score over tasks, each task with the same design):
+
+        - ``universe``: the models' variance (of their universe scores);
+        - ``n_templates_now``, ``n_samples_now``: the task's own design, and
+          ``relative_error_now``, ``absolute_error_now``,
+          ``g_coefficient_now``, ``dependability_now``, ``tau_now``,
+          ``tau_truth_now`` at it;
+        - over ``(task, n_templates[, n_samples])``: ``relative_error``,
+          ``absolute_error``, ``g_coefficient``, ``dependability``, ``tau``
+          (expected tau with a replication), ``tau_truth`` (with the
+          ranking by universe scores) and, over ``difference`` too,
+          ``p_ordered``;
+        - ``n_templates_needed``, ``n_samples_needed``, ``cost``: the
+          cheapest design with ``tau ≥ target_tau`` (NaN when none within
+          the limits); ``n_templates_needed_fixed_samples``: the templates
+          needed with the task's own samples.
+
+        The attribute ``samples`` says whether samples are a facet.
+
+    Notes
+    -----
+    The decision study of generalizability theory (Brennan 2001, ch. 4),
+    with the models as the objects measured and templates and samples as
+    random facets crossed with them, every model scored on the same
+    ``n_t`` templates and ``n_s`` samples. From the components σ²
+    (negative ones as 0):
+
+    .. math:: \sigma^2_\delta = \frac{\sigma^2_{mt}}{n_t} + \frac{\sigma^2_{ms}}{n_s}
+              + \frac{\sigma^2_{mts,e}}{n_t n_s}, \qquad
+              \sigma^2_\Delta = \sigma^2_\delta + \frac{\sigma^2_t}{n_t}
+              + \frac{\sigma^2_s}{n_s} + \frac{\sigma^2_{ts}}{n_t n_s},
+
+    the relative and absolute error variances of a model's score, and the
+    generalizability coefficient :math:`E\rho^2 = \sigma^2_m/(\sigma^2_m + \sigma^2_\delta)`
+    (dependability :math:`\Phi` with :math:`\sigma^2_\Delta`). Two
+    replications share the models' universe scores and nothing else, so
+    for two models the score differences of the replications correlate
+    with :math:`E\rho^2`; under normality the chance that they agree in
+    order is :math:`1/2 + \arcsin(E\rho^2)/\pi`, hence (Greiner's relation)
+
+    .. math:: E[\tau] = \frac{2}{\pi} \arcsin E\rho^2
+
+    between the leaderboard and its replication, and
+    :math:`(2/\pi)\arcsin\sqrt{E\rho^2}` with the ranking by universe
+    scores. This holds for models drawn from a normal population with
+    variance :math:`\sigma^2_m`; the simulation in ``tests/test_plan.py``
+    checks it. Two models ``d`` apart are ordered correctly with probability
+    :math:`\Phi(d / \sqrt{2\sigma^2_\delta})`.
+
+    The cheapest design: a tau target is a coefficient target
+    :math:`\rho^* = \sin(\pi\tau/2)`; for each ``n_t`` up to ``max_templates``
+    the fewest samples reaching it follow in closed form, and the cheapest
+    pair wins. Without samples ``n_t = ⌈σ²_{mt,e} ρ^*/(σ²_m (1 - ρ^*))⌉``.
+
+    Unlike :func:`rankstats.templates_needed`, which subsamples the
+    benchmark's own templates and compares with their full set (so it
+    cannot look past the templates it has, and needs no model), this is a
+    model-based extrapolation to any design, new samples included.
+
+    References
+    ----------
+    .. [1] Brennan, R. L. (2001). Generalizability Theory. Springer.
+    .. [2] Greiner, R. (1909). Über das Fehlersystem der Kollektivmasslehre.
+       Zeitschrift für Mathematik und Physik 57, 121-158 (tau = 2/π arcsin ρ).
+    .. [3] Kendall, M. G. (1948). Rank Correlation Methods. Griffin.
+
+    See Also
+    --------
+    variance_components, score_intervals, rankstats.templates_needed
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats import stability
+    >>> cube = rankstats.datasets.load("mizrahi2024")
+    >>> planned = stability.plan(cube, target_tau=0.9)
+    >>> planned.attrs["samples"]
+    'not a facet: per-template scores only, over a fixed set of samples'
+    >>> planned.n_templates_needed.sel(task=["word_before", "sports_understanding"]).values
+    array([ 60., 312.])
+    >>> round(float(planned.overall_tau_now), 3)
+    0.993
+    """
+    dims = Dims(model, task, template, sample)
+    scores, facets = facets_of(x, "plan", dims)
+    k = len(facets)
+    if dims.task not in scores.dims:
+        scores = scores.expand_dims(dims.task)
+    scores = scores.transpose(dims.task, ...)
+    lead = [d for d in scores.dims if d not in facets]
+    if lead != [dims.task]:
+        raise OptionError(f"plan: the scores have dimensions beyond the cube's "
+                          f"({', '.join(d for d in lead if d != dims.task)}); select one "
+                          "position of each first")
+    found = _xr.apply_labelled(
+        "plan", _point_kernel, [scores], [facets],
+        {"estimate": ("estimate", [COMPONENT]), "model_mean": ("model_mean", [dims.model]),
+         "n_templates_now": ("n_templates_now", []), "n_samples_now": ("n_samples_now", [])},
+        kwargs={"k": k}, sizes={COMPONENT: 2 ** k - 1}).compute()
+    c = found["estimate"].transpose(dims.task, COMPONENT).values
+    nt_now = found["n_templates_now"].values.astype(float)
+    ns_now = found["n_samples_now"].values.astype(float)
+    diffs = np.asarray(differences, dtype=float)
+    nt = np.asarray(n_templates, dtype=float)
+    ns = np.asarray(n_samples, dtype=float)
+    if k == 3:
+        grid_c, grid_t, grid_s = c[:, None, None, :], nt[None, :, None], ns[None, None, :]
+        grid_dims = [N_TEMPLATES, N_SAMPLES]
+    else:
+        grid_c, grid_t, grid_s = c[:, None, :], nt[None, :], None
+        grid_dims = [N_TEMPLATES]
+    rho = float(_kv.rho_for_tau(target_tau))
+    now = _study(c, nt_now, ns_now if k == 3 else None, diffs)
+    grid = _study(grid_c, grid_t, grid_s, diffs)
+    best = _kv.cheapest(c, rho, template_cost, sample_cost, max_templates, max_samples)
+    fixed = _fixed_samples(c, ns_now, rho, max_templates, k)
+    overall_c, n_tasks = _overall(c, found["model_mean"].transpose(dims.model, dims.task).values,
+                                  now["relative_error"])
+    ns_mean = np.nanmean(ns_now) if k == 3 else np.nan
+    o_now = _study(overall_c, np.nanmean(nt_now), ns_mean if k == 3 else None, diffs)
+    o_grid = _study(overall_c, nt[:, None] if k == 3 else nt, ns if k == 3 else None, diffs)
+    o_best = _kv.cheapest(overall_c, rho, template_cost, sample_cost, max_templates,
+                          max_samples)
+    o_fixed = _fixed_samples(overall_c[None], np.array([ns_mean]), rho,
+                             max_templates, k)[0]
+
+    T = [dims.task]
+    variables = {"universe": (T, c[:, 0]), "n_templates_now": (T, nt_now),
+                 "n_samples_now": (T, ns_now)}
+    for name, value in now.items():
+        variables[f"{name}_now"] = (T + ([DIFFERENCE] if name == "p_ordered" else []), value)
+    for name, value in grid.items():
+        variables[name] = (T + grid_dims + ([DIFFERENCE] if name == "p_ordered" else []), value)
+    for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), best,
+                           strict=True):
+        variables[name] = (T, value)
+    variables["n_templates_needed_fixed_samples"] = (T, fixed)
+    variables["overall_universe"] = ((), overall_c[0])
+    for name, value in o_now.items():
+        variables[f"overall_{name}_now"] = ([DIFFERENCE] if name == "p_ordered" else [], value)
+    for name, value in o_grid.items():
+        variables[f"overall_{name}"] = (grid_dims + ([DIFFERENCE] if name == "p_ordered"
+                                                     else []), value)
+    for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), o_best,
+                           strict=True):
+        variables[f"overall_{name}"] = ((), value)
+    variables["overall_n_templates_needed_fixed_samples"] = ((), o_fixed)
+    coords = {dims.task: scores[dims.task].values, N_TEMPLATES: nt.astype(int),
+              DIFFERENCE: diffs}
+    if k == 3:
+        coords[N_SAMPLES] = ns.astype(int)
+    data = xr.Dataset(variables, coords=coords)
+    data = data.assign_coords({COMPONENT: component_names(facets)})
+    data["components"] = ((dims.task, COMPONENT), c)
+    data.attrs = {
+        "statistic": "plan", "target_tau": target_tau, "target_g_coefficient": rho,
+        "template_cost": template_cost, "sample_cost": sample_cost,
+        "max_templates": max_templates, "max_samples": max_samples,
+        "facets": " ".join(facets), "overall_tasks": n_tasks,
+        "samples": "a facet" if k == 3 else
+                   "not a facet: per-template scores only, over a fixed set of samples",
+        "tau": "expected Kendall tau with a replication (new templates and samples): "
+               "(2/pi) arcsin(g_coefficient), models normal with variance universe",
+        "overall": "the mean score over the tasks with finite components, every task with "
+                   "the same design; universe variance by the method of moments",
+    }
+    return data
+
+
+def _fixed_samples(c, n_samples, rho, max_templates, k):
+    """The templates needed to reach ``rho`` with each task's own number of samples."""
+    c = np.clip(c, 0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        budget = c[..., 0] * (1 - rho) / rho
+        if k == 3:
+            budget = budget - c[..., 4] / n_samples
+            per_template = c[..., 3] + c[..., 6] / n_samples
+        else:
+            per_template = c[..., 2]
+        needed = np.maximum(np.ceil(per_template / budget - 1e-9), 1)
+    return np.where((budget > 0) & (needed <= max_templates), needed, np.nan)

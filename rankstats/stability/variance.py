@@ -1,0 +1,374 @@
+r"""Variance components of a score cube (generalizability theory), and intervals built on them.
+
+Within each task the scores form a crossed model × template × sample array.
+:func:`variance_components` splits their variance into the part due to the
+models, to the templates, to the samples (items), to each two-way
+interaction and to the rest, per task, with parametric bootstrap intervals;
+:func:`score_intervals` turns the components into each model's standard
+error "over both" templates and samples; :func:`variance_summary` is the
+small table a report shows. The decision study (how many templates and
+samples a leaderboard needs) is :func:`rankstats.stability.plan`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from .. import _options as o
+from .. import _xr
+from .._kernels import variance as _kv
+from ..errors import RankstatsWarning
+from ._checks import Dims, checked
+from ._engine import generator
+from ._facets import COMPONENT, component_names, facets_of
+from .plan import plan
+
+__all__ = ["score_intervals", "variance_components", "variance_summary"]
+
+#: How the components are estimated, as the attributes record it.
+METHOD = ("Henderson method I (method of moments for crossed random effects; the ANOVA "
+          "expected-mean-squares estimators on a complete task); missing cells left out, "
+          "none imputed; negative estimates kept")
+INTERVALS = ("parametric bootstrap: normal effects with the estimated variances (negative as "
+             "0) on the task's observed cells, re-estimated; scale-pivot intervals where the "
+             "replicates stay positive, else percentile intervals clipped at 0")
+
+
+def _estimate_kernel(x, seeds, *, k, n_resamples, confidence_level):
+    observed = ~np.isnan(x)
+    estimate, mean, n = _kv.henderson(x, k)
+    reps = _kv.simulate(estimate, observed, n_resamples, seeds, k)
+    low, high = _kv.scale_interval(estimate, reps, _kv.mean_square_weights(observed, k),
+                                   confidence_level)
+    grids = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1)
+             for f in range(k)]
+    return {"estimate": estimate, "low": low, "high": high, "mean": mean, "n_cells": n,
+            "n_missing": np.prod(grids, axis=0) - n}
+
+
+def _seeds(scores, lead, seed):
+    rng, seed_attr = generator(seed)
+    shape = [scores.sizes[d] for d in lead]
+    seeds = xr.DataArray(rng.integers(0, 2**63 - 1, size=shape, dtype=np.int64), dims=lead,
+                         coords={d: scores[d] for d in lead if d in scores.coords})
+    if scores.chunks is not None:
+        seeds = seeds.chunk({d: scores.chunksizes[d] for d in lead})
+    return seeds, seed_attr
+
+
+def _warn_undefined(data, dims, function):
+    bad = data["estimate"].isnull().any(COMPONENT)
+    if bool(bad.any()):
+        where = bad.to_series()
+        shown = ", ".join(map(str, where[where].index[:5])) + (", ..." if where.sum() > 5 else "")
+        warnings.warn(f"{function}: no components for {int(where.sum())} slice(s) ({shown}): a "
+                      "facet with fewer than two observed levels, or missing cells that "
+                      "confound two effects", RankstatsWarning, stacklevel=3)
+
+
+@checked(n_resamples=o.positive_int)
+def variance_components(x, n_resamples=1000, *, seed=None, confidence_level=0.95,
+                        model="model", task="task", template="template", sample="sample"):
+    r"""Split each task's score variance into model, template, sample and interaction parts.
+
+    Parameters
+    ----------
+    x : score cube or xarray.DataArray
+        Scores ``(model, task, template[, sample])``; other dimensions are
+        carried along like tasks. Without ``sample`` (per-template scores
+        only) the components are model, template and their interaction
+        with the error.
+    {n_resamples}
+        Here: parametric bootstrap replicates per task.
+    {seed}
+    {confidence_level}
+    model, task, template, sample : str
+        Dimension names.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(component, task)``: ``estimate``, ``low``, ``high``; over
+        ``task``: ``mean`` (grand mean), ``n_cells`` (observed scores) and
+        ``n_missing`` (cells of present models on real templates and
+        samples that hold no score, left out). ``component`` is ``model``,
+        ``template``, ``sample``, ``model:template``, ``model:sample``,
+        ``template:sample`` and ``model:template:sample+error``: with one
+        score per cell the three-way interaction and the error cannot be
+        told apart, so the last component is their sum (without samples,
+        ``model:template+error``).
+
+    Notes
+    -----
+    The model is the crossed random-effects model of generalizability
+    theory (Brennan 2001): every model, template and sample effect and
+    every interaction is a random draw with its own variance,
+
+    .. math:: x_{mpi} = \mu + a_m + b_p + c_i + (ab)_{mp} + (ac)_{mi} + (bc)_{pi} + e_{mpi}.
+
+    **Estimates.** Henderson's method I, the method of moments for
+    all-random models: for every margin A (model, template, ..., model ×
+    template, ...) the quadratic form :math:`T_A = \sum_a y_{a\cdot}^2/n_a` of
+    the level totals is equated to its expectation and the differences
+    :math:`T_A - T_\emptyset` are solved for the seven variances. On a task
+    with every cell observed these are exactly the ANOVA
+    (expected-mean-squares) estimators, and equal the REML estimates when
+    none is negative. On an incomplete task nothing is imputed or deleted
+    listwise: the missing cells are left out (``n_missing`` counts them;
+    padding and absent models are not cells) and the estimators stay
+    unbiased if cells are missing at random. Estimates can be negative (a
+    variance too small to tell from 0); they are kept as they are, and the
+    decision study treats them as 0. A task where a facet has fewer than
+    two observed levels, or whose missing cells confound two effects, gets
+    NaN and a :class:`~rankstats.errors.RankstatsWarning`.
+
+    **Intervals.** A parametric bootstrap: each replicate draws normal
+    effects with the estimated variances (negative ones as 0) on the task's
+    observed cells and estimates again. As an estimated variance behaves
+    like a scale family, :math:`\hat\sigma^2/\sigma^2` is taken to vary as
+    :math:`\hat\sigma^{2*}/\hat\sigma^2` does, which gives
+    :math:`[\hat\sigma^4/q_{hi}, \hat\sigma^4/q_{lo}]` from the replicates'
+    quantiles q; where the replicates reach 0 the percentile interval,
+    clipped at 0, is given instead. Binary scores are not normal: the
+    components are still unbiased, the intervals approximate. Coverage of
+    the planted values, measured in ``tests/test_variance_components.py``:
+    see the docs (:doc:`stability`).
+
+    Cost: one pass over the cube per margin for the estimates; each
+    replicate simulates a whole task, so ``n_resamples`` times the cube's
+    size in normal draws (in blocks of about 20 million).
+
+    References
+    ----------
+    .. [1] Brennan, R. L. (2001). Generalizability Theory. Springer.
+    .. [2] Henderson, C. R. (1953). Estimation of variance and covariance
+       components. Biometrics 9(2), 226-252.
+    .. [3] Searle, S. R., Casella, G., & McCulloch, C. E. (1992). Variance
+       Components. Wiley (ch. 5, Henderson's methods).
+
+    See Also
+    --------
+    score_intervals : a model's standard error from the components.
+    plan : how many templates and samples a leaderboard needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from rankstats import stability
+    >>> rng = np.random.default_rng(0)
+    >>> m, t, s = 8, 6, 30
+    >>> scores = (rng.normal(0, 1.0, (m, 1, 1)) + rng.normal(0, 0.5, (1, t, 1))
+    ...           + rng.normal(0, 0.7, (1, 1, s)) + rng.normal(0, 0.3, (m, t, s)))
+    >>> cube = xr.DataArray(scores[:, None], dims=("model", "task", "template", "sample"))
+    >>> vc = stability.variance_components(cube, n_resamples=200, seed=0)
+    >>> vc.estimate.sel(task=0).to_series().round(3)
+    component
+    model                          0.773
+    template                       0.325
+    sample                         0.439
+    model:template                 0.000
+    model:sample                   0.000
+    template:sample                0.000
+    model:template:sample+error    0.089
+    Name: estimate, dtype: float64
+    """
+    dims = Dims(model, task, template, sample)
+    scores, facets = facets_of(x, "variance_components", dims)
+    lead = [d for d in scores.dims if d not in facets]
+    seeds, seed_attr = _seeds(scores, lead, seed)
+    data = _xr.apply_labelled(
+        "variance_components", _estimate_kernel, [scores, seeds], [facets, []],
+        {name: (name, [COMPONENT] if name in ("estimate", "low", "high") else [])
+         for name in ("estimate", "low", "high", "mean", "n_cells", "n_missing")},
+        kwargs={"k": len(facets), "n_resamples": n_resamples,
+                "confidence_level": confidence_level},
+        sizes={COMPONENT: 2 ** len(facets) - 1})
+    data = data.assign_coords({COMPONENT: component_names(facets)})
+    data = data.transpose(COMPONENT, *lead)
+    data.attrs.update({
+        "statistic": "variance_components", "facets": " ".join(facets), "method": METHOD,
+        "intervals": INTERVALS, "n_resamples": n_resamples, "seed": seed_attr,
+        "confidence_level": confidence_level,
+        "confounded": f"{':'.join(facets)} interaction and error (one score per cell)",
+        "samples": "a facet" if len(facets) == 3 else
+                   "not a facet: per-template scores only, over a fixed set of samples"})
+    if scores.chunks is None:
+        _warn_undefined(data, dims, "variance_components")
+    return data
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def _score_kernel(x, *, k, z):
+    estimate = _kv.henderson(x, k)[0]
+    observed = ~np.isnan(x)
+    axes = tuple(range(-k + 1, 0))
+    count = observed.sum(axes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(observed, x, 0.0).sum(axes) / np.where(count > 0, count, np.nan)
+    se = np.sqrt(_kv.score_variance(estimate, observed, k))
+    return {"score": score, "se": se, "low": score - z * se, "high": score + z * se}
+
+
+@checked(method=o.one_of("components", "bootstrap"), n_resamples=o.positive_int)
+def score_intervals(x, method="components", *, confidence_level=0.95, n_resamples=1000,
+                    seed=None, model="model", task="task", template="template",
+                    sample="sample"):
+    r"""Each model's score with its standard error and interval over templates and samples.
+
+    Parameters
+    ----------
+    x : score cube or xarray.DataArray
+        Scores ``(model, task, template[, sample])``.
+    method : {"components", "bootstrap"}, default "components"
+        From the variance components (see Notes), or the two-way bootstrap
+        of :func:`intervals` (``over="both"``, percentile, by AvgP).
+    {confidence_level}
+    {n_resamples}
+        Used by ``method="bootstrap"`` only.
+    {seed}
+        Used by ``method="bootstrap"`` only.
+    model, task, template, sample : str
+        Dimension names.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(model, task)``: ``score`` (the mean of the model's scores),
+        ``se``, ``low`` and ``high``; the attribute ``method`` says how.
+
+    Notes
+    -----
+    The target is the model's universe score: its mean over all templates
+    and samples the benchmark's could have been drawn from. Its error
+    variance in a task with ``n_t`` templates and ``n_s`` samples, every
+    cell observed, is the absolute error variance of generalizability
+    theory,
+
+    .. math:: \sigma^2_\Delta = \frac{\sigma^2_t + \sigma^2_{mt}}{n_t}
+              + \frac{\sigma^2_s + \sigma^2_{ms}}{n_s}
+              + \frac{\sigma^2_{ts} + \sigma^2_{mts,e}}{n_t n_s},
+
+    with the components of :func:`variance_components` (negative ones as
+    0); with missing cells each effect is weighted by the shares of the
+    model's cells in its levels. The interval is ``score ± z se`` with z
+    the normal quantile. The two-way bootstrap resamples templates and
+    samples independently; its variance counts the
+    :math:`\sigma^2_{ts} + \sigma^2_{mts,e}` term about twice over
+    (McCullagh 2000), so its intervals are wider. Without samples the
+    components give :math:`(\sigma^2_t + \sigma^2_{mt,e})/n_t`, over
+    templates only. Coverage of both methods, measured by simulation:
+    :doc:`stability`.
+
+    References
+    ----------
+    .. [1] McCullagh, P. (2000). Resampling and exchangeable arrays.
+       Bernoulli 6(2), 285-301.
+    .. [2] Brennan, R. L. (2001). Generalizability Theory. Springer.
+
+    See Also
+    --------
+    variance_components, intervals
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from rankstats import stability
+    >>> rng = np.random.default_rng(1)
+    >>> scores = (np.array([0.6, 0.5, 0.3])[:, None, None] + rng.normal(0, 0.05, (1, 5, 1))
+    ...           + rng.normal(0, 0.1, (1, 1, 40)) + rng.normal(0, 0.1, (3, 5, 40)))
+    >>> cube = xr.DataArray(scores[:, None], dims=("model", "task", "template", "sample"))
+    >>> ci = stability.score_intervals(cube)
+    >>> ci.se.sel(task=0).values.round(3)
+    array([0.028, 0.028, 0.028])
+    >>> ci.low.sel(task=0).values.round(3), ci.high.sel(task=0).values.round(3)
+    (array([0.57 , 0.442, 0.269]), array([0.68 , 0.553, 0.38 ]))
+    """
+    dims = Dims(model, task, template, sample)
+    if method == "bootstrap":
+        from .bootstrap import intervals
+
+        scores, facets = facets_of(x, "score_intervals", dims)
+        over = "both" if len(facets) == 3 else "templates"
+        ci = intervals(scores, n_resamples, over, seed=seed, confidence_level=confidence_level,
+                       statistics=["avgp"], model=model, task=task, template=template,
+                       sample=sample)
+        data = xr.Dataset({"score": ci["avgp"], "se": ci["avgp_se"], "low": ci["avgp_low"],
+                           "high": ci["avgp_high"]})
+        data.attrs = {**ci.attrs, "statistic": "score_intervals", "method": "bootstrap",
+                      "over": over}
+        return data
+    scores, facets = facets_of(x, "score_intervals", dims)
+    data = _xr.apply_labelled(
+        "score_intervals", _score_kernel, [scores], [facets],
+        {name: (name, [dims.model]) for name in ("score", "se", "low", "high")},
+        kwargs={"k": len(facets), "z": float(_kv.normal_quantile(confidence_level))})
+    data = data.transpose(dims.model, ...)
+    data.attrs.update({"statistic": "score_intervals", "method": "components",
+                       "confidence_level": confidence_level,
+                       "se": "absolute error variance from the variance components",
+                       "facets": " ".join(facets)})
+    return data
+
+
+# --------------------------------------------------------------------------- report
+
+
+@checked(n_resamples=o.positive_int)
+def variance_summary(x, n_resamples=200, *, seed=None, confidence_level=0.95, target_tau=0.9,
+                     model="model", task="task", template="template", sample="sample"):
+    """What a report shows of the variance components: shares and the templates needed.
+
+    Parameters
+    ----------
+    x : score cube or xarray.DataArray
+        Scores ``(model, task, template[, sample])``.
+    {n_resamples}
+        Of the components' bootstrap.
+    {seed}
+    {confidence_level}
+    target_tau : float, default 0.9
+        The expected replication tau the plan aims at.
+    model, task, template, sample : str
+        Dimension names.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(component, task)``: ``share`` (each component's share of the
+        task's variance, negative estimates as 0), ``estimate``, ``low``,
+        ``high``; over ``task``: ``g_coefficient`` and ``tau`` at the
+        task's own design, and ``n_templates_needed`` (with the task's own
+        samples) for ``target_tau``.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats import stability
+    >>> summary = stability.variance_summary(rankstats.datasets.load("mizrahi2024"), seed=0)
+    >>> summary.share.sel(task="word_before").to_series().round(2)
+    component
+    model                   0.53
+    template                0.05
+    model:template+error    0.42
+    Name: share, dtype: float64
+    """
+    vc = variance_components(x, n_resamples, seed=seed, confidence_level=confidence_level,
+                             model=model, task=task, template=template, sample=sample)
+    planned = plan(x, target_tau=target_tau, model=model, task=task, template=template,
+                   sample=sample)
+    positive = vc["estimate"].clip(min=0)
+    data = xr.Dataset({
+        "share": positive / positive.sum(COMPONENT),
+        "estimate": vc["estimate"], "low": vc["low"], "high": vc["high"],
+        "g_coefficient": planned["g_coefficient_now"], "tau": planned["tau_now"],
+        "n_templates_needed": planned["n_templates_needed_fixed_samples"],
+    })
+    data.attrs = {**vc.attrs, "statistic": "variance_summary", "target_tau": target_tau}
+    return data

@@ -1,0 +1,283 @@
+"""Variance components (generalizability theory) and the score intervals built on them.
+
+Oracles:
+
+- statsmodels ``MixedLM.from_formula("y ~ 1", data, groups="g", re_formula="0",
+  vc_formula={"m": "0+C(m)", ...}).fit(reml=True)`` on one group holding the
+  whole crossed design: REML equals the ANOVA estimates on a complete cube when
+  none is negative;
+- the textbook expected-mean-squares formulas (``rankstats._kernels.variance.anova``,
+  Brennan 2001 ch. 3), written apart from Henderson's method;
+- simulation from planted components: unbiasedness with missing cells, the
+  coverage of the intervals, and the coverage of the score intervals.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import rankstats
+from rankstats import stability
+from rankstats._kernels import variance as kv
+from rankstats.errors import InputTypeError, OptionError, RankstatsWarning
+
+PLANTED = np.array([1.0, 0.3, 0.5, 0.2, 0.4, 0.1, 0.6])
+NAMES = ["model", "template", "sample", "model:template", "model:sample", "template:sample",
+         "model:template:sample+error"]
+
+
+def simulate(planted, tasks, models, templates, samples, seed):
+    """Scores ``(model, task, template, sample)`` of the crossed random-effects model."""
+    rng = np.random.default_rng(seed)
+    k = 3 if samples else 2
+    sizes = (models, templates, samples)[:k]
+    x = 0.0
+    for variance, effect in zip(planted, kv.effects(k), strict=True):
+        shape = tuple(sizes[a] if a in effect else 1 for a in range(k))
+        x = x + np.sqrt(variance) * rng.standard_normal((tasks, *shape))
+    dims = ("model", "task", "template", "sample")[:k + 1]
+    return xr.DataArray(np.moveaxis(x, 0, 1), dims=dims)
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 5), (2, 2, 2), (7, 2, 9)])
+def test_complete_tasks_give_the_anova_estimates(shape):
+    x = np.random.default_rng(sum(shape)).normal(size=(3, *shape))
+    np.testing.assert_allclose(kv.henderson(x, 3)[0], kv.anova(x, 3), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kv.henderson(x[..., 0], 2)[0], kv.anova(x[..., 0], 2),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_anova_matches_the_two_way_textbook_formulas():
+    # model x template, one score a cell: sigma2_m = (MS_m - MS_e) / n_t, sigma2_t likewise
+    x = np.random.default_rng(5).normal(size=(6, 4))
+    m, t = x.shape
+    grand = x.mean()
+    ms_m = t * ((x.mean(1) - grand) ** 2).sum() / (m - 1)
+    ms_t = m * ((x.mean(0) - grand) ** 2).sum() / (t - 1)
+    resid = x - x.mean(1, keepdims=True) - x.mean(0, keepdims=True) + grand
+    ms_e = (resid ** 2).sum() / ((m - 1) * (t - 1))
+    np.testing.assert_allclose(kv.anova(x, 2), [(ms_m - ms_e) / t, (ms_t - ms_e) / m, ms_e])
+
+
+def _mixedlm(scores):
+    """REML variance components of one task by statsmodels (the oracle)."""
+    import statsmodels.formula.api as smf
+
+    m, t, i = np.indices(scores.shape)
+    data = pd.DataFrame({"y": scores.ravel(), "m": m.ravel(), "t": t.ravel(), "i": i.ravel()})
+    for a, b in (("m", "t"), ("m", "i"), ("t", "i")):
+        data[a + b] = data[a].astype(str) + "_" + data[b].astype(str)
+    data["g"] = 1
+    formula = {name: f"0+C({name})" for name in ("m", "t", "i", "mt", "mi", "ti")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the optimiser's convergence chatter
+        fit = smf.mixedlm("y ~ 1", data, groups="g", vc_formula=formula,
+                          re_formula="0").fit(reml=True, method="lbfgs")
+    found = dict(zip(fit.model.exog_vc.names, fit.vcomp, strict=True))
+    return np.array([found[n] for n in ("m", "t", "i", "mt", "mi", "ti")] + [fit.scale])
+
+
+def test_equals_statsmodels_reml_on_a_small_complete_cube():
+    pytest.importorskip("statsmodels")
+    cube = simulate([1.0, 0.5, 0.6, 0.3, 0.4, 0.2, 0.5], 1, 5, 4, 6, seed=0)
+    vc = rankstats.variance_components(cube, n_resamples=20, seed=0)
+    ours = vc.estimate.isel(task=0).values
+    assert (ours > 0).all()  # REML equals ANOVA only inside the parameter space
+    np.testing.assert_allclose(ours, _mixedlm(cube.isel(task=0).values), rtol=1e-3)
+
+
+def test_equals_statsmodels_reml_without_samples():
+    pytest.importorskip("statsmodels")
+    import statsmodels.formula.api as smf
+
+    cube = simulate([1.0, 0.4, 0.5], 1, 8, 6, 0, seed=2)
+    ours = rankstats.variance_components(cube, n_resamples=20, seed=0).estimate
+    assert list(ours.component.values) == ["model", "template", "model:template+error"]
+    x = cube.isel(task=0).values
+    m, t = np.indices(x.shape)
+    data = pd.DataFrame({"y": x.ravel(), "m": m.ravel(), "t": t.ravel(), "g": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = smf.mixedlm("y ~ 1", data, groups="g", vc_formula={"m": "0+C(m)", "t": "0+C(t)"},
+                          re_formula="0").fit(reml=True, method="lbfgs")
+    assert (ours.values > 0).all()
+    np.testing.assert_allclose(ours.isel(task=0).values, [*fit.vcomp, fit.scale], rtol=1e-3)
+
+
+def test_unbiased_with_missing_cells():
+    # Henderson I is unbiased under cells missing at random: the mean over 300 tasks of
+    # 8 x 6 x 20 with a fifth of the cells missing lies within 4 standard errors of the truth
+    cube = simulate(PLANTED, 300, 8, 6, 20, seed=11)
+    rng = np.random.default_rng(12)
+    cube = cube.where(rng.random(cube.shape) > 0.2)
+    estimate = kv.henderson(cube.transpose("task", ...).values, 3)[0]
+    assert np.isfinite(estimate).all()
+    mean, se = estimate.mean(0), estimate.std(0, ddof=1) / np.sqrt(len(estimate))
+    assert (np.abs(mean - PLANTED) < 4 * se).all(), (mean, se)
+
+
+def test_missing_cells_are_counted_and_padding_is_not():
+    cube = simulate(PLANTED, 2, 4, 3, 5, seed=1)
+    values = cube.values.copy()
+    values[0, 0, 1, 2] = np.nan            # one missing cell in task 0
+    values[:, 1, 2, :] = np.nan            # task 1 has two templates: the third is padding
+    vc = rankstats.variance_components(cube.copy(data=values), n_resamples=10, seed=0)
+    assert vc.n_missing.values.tolist() == [1, 0]
+    assert vc.n_cells.values.tolist() == [59, 40]
+    padded = rankstats.variance_components(cube.isel(task=[1], template=[0, 1]),
+                                           n_resamples=10, seed=0)
+    np.testing.assert_allclose(vc.estimate.isel(task=1), padded.estimate.isel(task=0))
+
+
+def test_a_task_with_one_template_is_nan_with_a_warning():
+    cube = simulate(PLANTED, 2, 4, 3, 5, seed=1)
+    values = cube.values.copy()
+    values[:, 1, 1:, :] = np.nan
+    with pytest.warns(RankstatsWarning, match="1 slice"):
+        vc = rankstats.variance_components(cube.copy(data=values), n_resamples=10, seed=0)
+    assert vc.estimate.isel(task=1).isnull().all()
+    assert vc.estimate.isel(task=0).notnull().all()
+
+
+def test_dask_chunks_and_extra_dims_give_the_same_answer():
+    pytest.importorskip("dask")
+    cube = simulate(PLANTED, 4, 5, 4, 6, seed=3).assign_coords(task=list("abcd"))
+    eager = rankstats.variance_components(cube, n_resamples=30, seed=9)
+    lazy = rankstats.variance_components(cube.chunk(task=1), n_resamples=30, seed=9)
+    assert lazy.estimate.chunks is not None
+    xr.testing.assert_allclose(eager, lazy.compute())
+    # the seed fixes each task's draws, so a task alone gets its own interval again
+    alone = rankstats.variance_components(cube, n_resamples=30, seed=9)
+    xr.testing.assert_allclose(alone.sel(task="c"), eager.sel(task="c"))
+
+
+def test_options_and_inputs_are_checked():
+    cube = simulate(PLANTED, 1, 3, 3, 3, seed=0)
+    with pytest.raises(OptionError, match="n_resamples"):
+        rankstats.variance_components(cube, n_resamples=0)
+    with pytest.raises(OptionError, match="confidence_level"):
+        rankstats.variance_components(cube, confidence_level=1.5)
+    with pytest.raises(InputTypeError, match="score cube"):
+        rankstats.variance_components(cube.values)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def _coverage(planted, tasks, sizes, n_resamples, seed):
+    cube = simulate(planted, tasks, *sizes, seed=seed)
+    vc = rankstats.variance_components(cube, n_resamples=n_resamples, seed=seed + 1)
+    truth = xr.DataArray(np.asarray(planted), dims="component")
+    return ((vc.low <= truth) & (truth <= vc.high)).mean("task")
+
+
+def test_intervals_cover_the_planted_values():
+    # 100 simulated cubes of 10 models x 8 templates x 30 samples, 200 replicates each
+    covered = _coverage(PLANTED, 100, (10, 8, 30), 200, seed=0)
+    assert (covered >= 0.9).all(), covered.to_series()
+
+
+def test_intervals_cover_without_samples():
+    covered = _coverage([1.0, 0.2, 0.5], 200, (12, 10, 0), 200, seed=5)
+    assert (covered >= 0.9).all(), covered.to_series()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("planted", "sizes"), [
+    (PLANTED, (10, 8, 30)),
+    ([0.5, 0.05, 0.5, 0.0, 0.3, 0.0, 1.0], (6, 5, 20)),   # components at 0
+    ([2.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], (5, 4, 10)),    # few of everything
+])
+def test_intervals_cover_the_planted_values_at_scale(planted, sizes):
+    covered = _coverage(planted, 400, sizes, 1000, seed=1)
+    assert (covered >= 0.9).all(), covered.to_series()
+
+
+# --------------------------------------------------------------------------- score intervals
+
+
+def test_score_se_is_the_absolute_error_variance():
+    cube = simulate(PLANTED, 2, 6, 5, 8, seed=4)
+    c = rankstats.variance_components(cube, n_resamples=10, seed=0).estimate.clip(min=0)
+    ci = stability.score_intervals(cube)
+    t, s = 5, 8
+    expected = ((c[1] + c[3]) / t + (c[2] + c[4]) / s + (c[5] + c[6]) / (t * s)) ** 0.5
+    np.testing.assert_allclose(ci.se.values, np.broadcast_to(expected.values, ci.se.shape))
+    np.testing.assert_allclose(ci.score.values, cube.mean(("template", "sample")).values)
+    np.testing.assert_allclose(ci.high - ci.score, 1.959964 * ci.se, rtol=1e-6)
+
+
+def test_score_se_weights_missing_cells_by_their_shares():
+    # a model seen on 2 of 3 templates (every sample) has template weight (1/2)^2 * 2 = 1/2
+    x = np.random.default_rng(0).normal(size=(3, 3, 4))
+    x[0, 2] = np.nan
+    observed = ~np.isnan(x)
+    components = np.arange(1.0, 8.0)
+    got = kv.score_variance(components, observed, 3)
+    t, s = 2, 4
+    expected = (2 + 4) / t + (3 + 5) / s + (6 + 7) / (t * s)
+    assert got[0] == pytest.approx(expected)
+    assert got[1] == pytest.approx((2 + 4) / 3 + (3 + 5) / 4 + (6 + 7) / 12)
+
+
+def score_coverage(n_cubes, n_resamples, seed, sizes=(6, 5, 30)):
+    """Coverage of the models' universe scores by both methods, over ``n_cubes`` cubes."""
+    rng = np.random.default_rng(seed)
+    models, templates, samples = sizes
+    shapes = [(models, 1, 1), (1, templates, 1), (1, 1, samples), (models, templates, 1),
+              (models, 1, samples), (1, templates, samples), (models, templates, samples)]
+    effects = [np.sqrt(v) * rng.standard_normal((n_cubes, *s)) for v, s in zip(PLANTED, shapes,
+                                                                                 strict=True)]
+    cube = xr.DataArray(np.moveaxis(sum(effects), 0, 1),
+                        dims=("model", "task", "template", "sample"))
+    truth = xr.DataArray(effects[0][:, :, 0, 0].T, dims=("model", "task"))
+    found = {}
+    for method in ("components", "bootstrap"):
+        ci = stability.score_intervals(cube, method, n_resamples=n_resamples, seed=seed)
+        found[method] = float(((ci.low <= truth) & (truth <= ci.high)).mean())
+    return found
+
+
+def test_score_intervals_from_components_cover_better_than_the_two_way_bootstrap():
+    found = score_coverage(60, 200, seed=0)
+    assert found["components"] >= 0.85, found
+    assert found["components"] > found["bootstrap"], found
+
+
+@pytest.mark.slow
+def test_score_interval_coverage_at_scale():
+    found = score_coverage(400, 1000, seed=1, sizes=(6, 10, 50))
+    assert found["components"] >= 0.9, found
+
+
+def test_score_intervals_options():
+    cube = simulate(PLANTED, 1, 3, 3, 3, seed=0)
+    with pytest.raises(OptionError, match="method"):
+        stability.score_intervals(cube, method="percentile")
+
+
+# --------------------------------------------------------------------------- report
+
+
+def test_variance_summary_and_its_figure():
+    cube = rankstats.datasets.load("mizrahi2024").isel(task=slice(0, 4))
+    summary = stability.variance_summary(cube, n_resamples=20, seed=0)
+    np.testing.assert_allclose(summary.share.sum("component"), 1.0)
+    assert set(summary.data_vars) >= {"share", "estimate", "low", "high", "g_coefficient",
+                                      "tau", "n_templates_needed"}
+    assert (summary.n_templates_needed > 0).all()
+    pytest.importorskip("matplotlib")
+    from rankstats.plot import to_png
+    from rankstats.plot.variance import plot_variance_components
+
+    ax = plot_variance_components(summary)
+    assert len(ax.patches) == 4 * 3
+    assert to_png(ax)[:4] == b"\x89PNG"
