@@ -208,6 +208,10 @@ def test_scores_missing_on_one_side_are_left_out_and_counted():
     one = result.sel(model="m1", task="t1")
     assert int(one.n_items) == 37 and int(one.n_unpaired) == 3
     assert "3 scores of task t1 for m1" in result.attrs["dropped"]
+    b["score"][0, 0] = np.nan  # m1 has no score of t1 in B: not tested, and said
+    one = rankstats.compare(a, b, n_resamples=50, seed=0).sel(model="m1", task="t1")
+    assert one.verdict.item() == "not tested" and np.isnan(float(one.pvalue_adjusted))
+    assert int(one.n_items) == 0 and int(one.n_unpaired) == 40
 
 
 def test_several_templates_use_the_two_way_bootstrap():
@@ -462,6 +466,13 @@ def test_tables_and_markdown_name_what_was_dropped():
     assert "## Dropped" in text and "| only_a | only in run A |" in text
 
 
+def one_line_error(err: str, *words: str) -> None:
+    """A user error: one line on standard error, naming what is wrong, no traceback."""
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for word in words:
+        assert word in err, (word, err)
+
+
 @pytest.fixture()
 def run_files(tmp_path):
     a = binary_cube(seed=3, models=("m1", "m2", "only_a"))
@@ -564,19 +575,22 @@ def test_cli_errors(run_files, tmp_path, capsys):
     other.attrs["score_kind"] = "continuous"
     c = str(rankstats.save(other, tmp_path / "c.nc"))
     assert main(["compare", a, c, "--seed", "0"]) == 3
-    err = capsys.readouterr().err
-    assert "differ in score_kind" in err and "Traceback" not in err
+    one_line_error(capsys.readouterr().err, "differ in score_kind", "'binary'", "'continuous'")
     assert main(["compare", a, str(tmp_path / "missing.nc")]) == 2
-    assert "missing.nc" in capsys.readouterr().err
+    one_line_error(capsys.readouterr().err, "missing.nc")
     assert main(["compare", a]) == 2
-    assert "--between" in capsys.readouterr().err
+    one_line_error(capsys.readouterr().err, "--between")
+    assert main(["compare", a, b, "--between", "model", "m1", "m2"]) == 2
+    one_line_error(capsys.readouterr().err, "--between")
+    assert main(["compare", a, "--between", "task", "t1", "t2"]) == 2
+    one_line_error(capsys.readouterr().err, "cannot name 'task'")
     assert main(["compare", a, b, "--alpha", "1.5"]) == 2
     assert main(["compare", a, b, "--p-adjust", "nope"]) == 2
     assert main(["compare", a, b, "--json", "-", "--csv", "-"]) == 2
     capsys.readouterr()
     disjoint = str(rankstats.save(binary_cube(tasks=(("z", 5),)), tmp_path / "d.nc"))
     assert main(["compare", a, disjoint, "--seed", "0"]) == 3
-    assert "no overlap" in capsys.readouterr().err
+    one_line_error(capsys.readouterr().err, "no overlap", "task")
     # a failed run leaves an earlier output as it was
     out = tmp_path / "out.json"
     out.write_text("earlier")
