@@ -151,18 +151,18 @@ def _variable(a: xr.Dataset, e: xr.Dataset, name, rtol, atol, shown) -> list[str
     if same.all():
         return []
     where = np.argwhere(~same)[:shown]
-    located = [f"{_locate(e, right.dims, tuple(w))}: {_plain(x[tuple(w)])!r} != "
+    located = [f"{_locate(e, right.dims, tuple(w), name)}: {_plain(x[tuple(w)])!r} != "
                f"{_plain(y[tuple(w)])!r}" for w in where]
     return [f"{name}: {int((~same).sum())} of {same.size} values differ ({tolerance}):\n    "
             + "\n    ".join(located)]
 
 
-def _locate(ds: xr.Dataset, dims: tuple, position: tuple) -> str:
+def _locate(ds: xr.Dataset, dims: tuple, position: tuple, name) -> str:
     if not dims:
         return "the value"
     parts = []
     for dim, index in zip(dims, position, strict=True):
-        if dim in ds.indexes:
+        if dim in ds.indexes and dim != name:  # an index that differs is located by position
             parts.append(f"{dim}={_plain(ds.indexes[dim][index])!r}")
         else:
             parts.append(f"{dim}={int(index)}")

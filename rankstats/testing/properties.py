@@ -75,10 +75,11 @@ def values_of(result, field=None) -> np.ndarray:
     return np.asarray(result, dtype=float)
 
 
-def _call(statistic, *args, **kwargs):
+def _evaluate(statistic, field, *args) -> np.ndarray:
+    """The statistic's values for ``args``; lazy results are computed here, warnings silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return statistic(*args, **kwargs)
+        return values_of(statistic(*args), field)
 
 
 def _name(statistic) -> str:
@@ -141,8 +142,8 @@ def check_permutation_invariance(statistic: Callable, *, axis="objects", equivar
         size = x.shape[position]
         order = np.asarray(data.draw(st.permutations(range(size)), label="permutation"))
         moved = np.take(x, order, axis=position)
-        before = values_of(_call(statistic, x), field)
-        after = values_of(_call(statistic, moved), field)
+        before = _evaluate(statistic, field, x)
+        after = _evaluate(statistic, field, moved)
         expected = np.take(before, order, axis=position) if equivariant else before
         assert _close(after, expected, rtol, atol), (
             f"{_name(statistic)} is not {'equi' if equivariant else 'in'}variant to permuting "
@@ -192,8 +193,8 @@ def check_monotone_invariance(statistic: Callable, *, per_judge: bool = True, in
             moved = np.stack([maps[i](x[..., i, :]) for i in range(rows)], axis=-2)
         else:
             moved = maps[0](x)
-        before = values_of(_call(statistic, x), field)
-        after = values_of(_call(statistic, moved), field)
+        before = _evaluate(statistic, field, x)
+        after = _evaluate(statistic, field, moved)
         assert _close(after, before, rtol, atol), (
             f"{_name(statistic)} changed under the strictly increasing map(s) {maps}:\n"
             f"  x = {_show(x)}\n  gives {_show(before)}\n  mapped = {_show(moved)}\n"
@@ -229,8 +230,8 @@ def check_symmetry(statistic: Callable, *, inputs=None, field=None, rtol: float 
     @given(pair=inputs)
     def search(pair):
         x, y = pair
-        xy = values_of(_call(statistic, x, y), field)
-        yx = values_of(_call(statistic, y, x), field)
+        xy = _evaluate(statistic, field, x, y)
+        yx = _evaluate(statistic, field, y, x)
         assert _close(xy, yx, rtol, atol), (
             f"{_name(statistic)}(x, y) != {_name(statistic)}(y, x):\n  x = {_show(x)}\n"
             f"  y = {_show(y)}\n  (x, y) gives {_show(xy)}, (y, x) gives {_show(yx)}")
@@ -268,7 +269,7 @@ def check_bounds(statistic: Callable, low: float, high: float, *, inputs=None, f
 
     @given(x=inputs)
     def search(x):
-        got = values_of(_call(statistic, x), field)
+        got = _evaluate(statistic, field, x)
         nan = np.isnan(got)
         inside = (got >= low) & (got <= high)
         assert (inside | (nan & allow_nan)).all(), (
@@ -301,9 +302,12 @@ def check_vectorised(statistic: Callable, *, inputs=None, field=None, rtol: floa
 
     @given(x=inputs)
     def search(x):
-        stacked = values_of(_call(statistic, x), field)
+        stacked = _evaluate(statistic, field, x)
+        assert stacked.shape[:1] == x.shape[:1], (
+            f"{_name(statistic)} of a stack of {len(x)} slices gives shape {stacked.shape}, "
+            f"not one result per slice:\n  x = {_show(x)}\n  gives {_show(stacked)}")
         for i, block in enumerate(x):
-            single = values_of(_call(statistic, block), field)
+            single = _evaluate(statistic, field, block)
             assert _close(stacked[i], single, rtol, atol), (
                 f"{_name(statistic)} of a stack differs from its slice {i}:\n"
                 f"  x = {_show(x)}\n  stacked call gives {_show(stacked)}\n"
@@ -347,8 +351,8 @@ def check_dask(statistic: Callable, *, inputs=None, chunks=None, field=None,
 
     @given(cube=inputs)
     def search(cube):
-        eager = values_of(_call(statistic, cube), field)
-        lazy = values_of(_call(statistic, cube.chunk(chunks)), field)
+        eager = _evaluate(statistic, field, cube)
+        lazy = _evaluate(statistic, field, cube.chunk(chunks))
         assert _close(lazy, eager, rtol, atol), (
             f"{_name(statistic)} of the chunked cube differs from the eager one:\n{cube}\n"
             f"  eager: {_show(eager)}\n  chunked: {_show(lazy)}")

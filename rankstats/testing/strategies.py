@@ -7,10 +7,11 @@ unless the failure needs them.
 
 Examples
 --------
->>> from hypothesis import given
+>>> from hypothesis import given, settings
 >>> import rankstats
 >>> from rankstats.testing import strategies
->>> @given(strategies.cubes())
+>>> @settings(max_examples=20)
+... @given(strategies.cubes())
 ... def test_every_cube_is_valid(cube):
 ...     rankstats.validate(cube)
 >>> test_every_cube_is_valid()
@@ -89,10 +90,12 @@ def monotone_transforms() -> st.SearchStrategy:
     Examples
     --------
     >>> import numpy as np
+    >>> from hypothesis import given
     >>> from rankstats.testing.strategies import monotone_transforms
-    >>> transform = monotone_transforms().example()
-    >>> bool(np.all(np.diff(transform(np.arange(-20.0, 21.0))) > 0))
-    True
+    >>> @given(monotone_transforms())
+    ... def test_increasing(transform):
+    ...     assert np.all(np.diff(transform(np.arange(-20.0, 21.0))) > 0)
+    >>> test_increasing()
     """
     return st.sampled_from(list(INCREASING.values()))
 
@@ -138,7 +141,8 @@ def _as_values(levels: np.ndarray, kind: str, n_levels: int) -> np.ndarray:
     if kind == "proportion":
         return levels / max(n_levels - 1, 1)
     if kind == "continuous":
-        return (levels - n_levels // 2) / 4.0
+        # 0, 0.25, -0.25, 0.5, -0.5, ...: level 0, where shrinking goes, is 0.0
+        return np.where(levels % 2 == 1, 1.0, -1.0) * np.ceil(levels / 2.0) / 4.0 + 0.0
     return levels + 1.0  # ranks
 
 
@@ -199,10 +203,12 @@ def missing_masks(shape, pattern: str = "scattered") -> st.SearchStrategy:
 
     Examples
     --------
+    >>> from hypothesis import given
     >>> from rankstats.testing.strategies import missing_masks
-    >>> mask = missing_masks((3, 4), "judges").example()
-    >>> bool(((mask == mask[..., :1]).all()))
-    True
+    >>> @given(missing_masks((3, 4), "judges"))
+    ... def test_whole_rows(mask):
+    ...     assert (mask == mask[:, :1]).all()
+    >>> test_whole_rows()
     """
     _choice(pattern, NAN_PATTERNS, "pattern")
     shape = tuple(int(s) for s in shape)
@@ -237,7 +243,8 @@ def _arrays(draw, shape, kind, ties, nan, constant_rows, elements):
     rows = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
     n = shape[-1]
     x = draw(_rows(rows, n, kind, ties, elements)).reshape(shape)
-    if constant_rows == "allow" and x.size and rows and draw(st.booleans(), label="constant row"):
+    if (constant_rows == "allow" and ties != "none" and x.size
+            and draw(st.booleans(), label="constant row")):
         flat = x.reshape(rows, n)
         row = draw(st.integers(0, rows - 1), label="constant row index")
         flat[row] = flat[row, 0]
@@ -266,9 +273,11 @@ def score_arrays(shape=None, *, kind: str = "continuous", ties="some", nan: str 
 
     Examples
     --------
+    >>> from hypothesis import find
     >>> from rankstats.testing.strategies import score_arrays
-    >>> score_arrays((2, 3, 4), kind="ranks").example().shape
-    (2, 3, 4)
+    >>> find(score_arrays((2, 3), kind="ranks"), lambda x: True)
+    array([[1., 1., 1.],
+           [1., 1., 1.]])
     """
     _check_matrix_options(kind, ties, nan, constant_rows, elements)
     if shape is None:
@@ -291,8 +300,9 @@ def score_matrices(*, judges=(1, 6), objects=(2, 7), kind: str = "continuous", t
         defaults reach one judge and two objects.
     kind : {"binary", "proportion", "continuous", "ranks"}
         ``binary``: 0 and 1; ``proportion``: multiples of ``1 / (levels - 1)``
-        in [0, 1]; ``continuous``: signed multiples of 0.25; ``ranks``: the
-        integers 1 to n.
+        in [0, 1]; ``continuous``: 0, 0.25, -0.25, 0.5, ...; ``ranks``: the
+        integers 1 to n. Level 0, where shrinking goes, is the kind's 0 (1 for
+        ranks).
     ties : {"none", "some", "many"} or int
         How often values tie within a row: never, by chance (as many levels
         as objects), or nearly always (two levels); an int is the number of
@@ -319,10 +329,17 @@ def score_matrices(*, judges=(1, 6), objects=(2, 7), kind: str = "continuous", t
     Examples
     --------
     >>> import numpy as np
+    >>> from hypothesis import find, given
     >>> from rankstats.testing.strategies import score_matrices
-    >>> x = score_matrices(judges=3, objects=4, kind="ranks", ties="none").example()
-    >>> x.shape, sorted(x[0].tolist())
-    ((3, 4), [1.0, 2.0, 3.0, 4.0])
+    >>> @given(score_matrices(judges=3, objects=4, kind="ranks", ties="none"))
+    ... def test_rows_are_permutations(x):
+    ...     assert (np.sort(x, axis=1) == [1, 2, 3, 4]).all()
+    >>> test_rows_are_permutations()
+
+    A failing example shrinks to the smallest matrix that fails:
+
+    >>> find(score_matrices(), lambda x: (x == x[:, :1]).all(axis=1).any())
+    array([[0., 0.]])
     """
     _check_matrix_options(kind, ties, nan, constant_rows, elements)
     m, n = _sizes(judges, "judges"), _sizes(objects, "objects")
@@ -357,9 +374,10 @@ def score_vectors(size=(2, 10), *, kind: str = "continuous", ties="some", nan: s
 
     Examples
     --------
+    >>> from hypothesis import find
     >>> from rankstats.testing.strategies import score_vectors
-    >>> score_vectors(5, kind="binary").example().shape
-    (5,)
+    >>> find(score_vectors(5, kind="binary"), lambda x: x.sum() >= 2)
+    array([0., 0., 0., 1., 1.])
     """
     rows = "allow" if constant else "none"
     return score_matrices(judges=1, objects=size, kind=kind, ties=ties, nan=nan,
@@ -371,11 +389,12 @@ def pvalues(size=(1, 25), *, missing: bool = True) -> st.SearchStrategy:
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from hypothesis import given
     >>> from rankstats.testing.strategies import pvalues
-    >>> p = pvalues(missing=False).example()
-    >>> bool(((p >= 0) & (p <= 1)).all())
-    True
+    >>> @given(pvalues(missing=False))
+    ... def test_probabilities(p):
+    ...     assert ((p >= 0) & (p <= 1)).all()
+    >>> test_probabilities()
     """
     sizes = _sizes(size, "size")
     values = st.one_of(st.sampled_from([0.0, 0.01, 0.05, 0.5, 1.0]),
@@ -401,7 +420,7 @@ def _cube_scores(levels: np.ndarray, kind: str) -> np.ndarray:
     if kind == "proportion":
         return levels / 4.0
     if kind == "continuous":
-        return (levels - 3.0) / 2.0
+        return np.where(levels % 2 == 1, 1.0, -1.0) * np.ceil(levels / 2.0) / 2.0 + 0.0
     return levels
 
 
@@ -422,7 +441,7 @@ def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing
         with_samples = draw(st.booleans(), label="sample dimension")
     n_samples = draw(sample_sizes, label="samples") if with_samples else 0
     kind = draw(st.sampled_from(SCORE_KINDS), label="score_kind") if kind is None else kind
-    better = (draw(st.booleans(), label="higher_is_better") if higher_is_better is None
+    better = (not draw(st.booleans(), label="lower is better") if higher_is_better is None
               else bool(higher_is_better))
 
     def real_counts(size, label):
@@ -536,11 +555,16 @@ def cubes(*, tasks=(1, 3), models=(1, 4), templates=(1, 4), samples=None, kind=N
 
     Examples
     --------
+    >>> from hypothesis import find, given, settings
     >>> import rankstats
     >>> from rankstats.testing.strategies import cubes
-    >>> cube = cubes(samples=True, kind="binary").example()
-    >>> rankstats.validate(cube).score.dims
-    ('model', 'task', 'template', 'sample')
+    >>> @settings(max_examples=20)
+    ... @given(cubes(samples=True, kind="binary", extra_dims=True))
+    ... def test_valid(cube):
+    ...     assert rankstats.validate(cube).score.dims[-2:] == ("sample", "run")
+    >>> test_valid()
+    >>> find(cubes(), lambda cube: cube.score.isnull().all()).score.shape
+    (1, 1, 1)
     """
     if kind is not None:
         _choice(kind, SCORE_KINDS, "kind")
