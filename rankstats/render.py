@@ -117,14 +117,18 @@ def _conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
     resampling = (f"{n} bootstrap replicates over {attrs.get('over') or 'templates'}, seed "
                   f"{attrs.get('seed')}" if n else "none (n_resamples=0: no stability section)")
     kind = attrs.get("score_kind") or "score kind not recorded"
+    templates, ties = attrs.get("templates", "all"), attrs.get("ties", "average")
+    correction = attrs.get("tie_correction", 1)
     rows = {
         "metric": f"{attrs.get('metric', 'score')} ({kind})",
-        "templates": f"{attrs.get('templates', 'all')} templates of each task (the filtering "
-                     "section compares with those marked valid)",
-        "ties": f"{attrs.get('ties', 'average')} (tied models share the mean of their ranks)"
-                if attrs.get("ties", "average") == "average" else str(attrs.get("ties")),
-        "tie correction": ("on" if int(attrs.get("tie_correction", 1)) else "off")
-                          + " (W, both Friedman tests)",
+        "conventions": _CONVENTIONS.get(str(attrs.get("conventions", "standard")),
+                                        f"{attrs.get('conventions')}: {_PER_STATISTIC}"),
+        "templates": f"{templates} templates of each task (the filtering section compares "
+                     "with those marked valid)" if templates != _MIXED else _PER_STATISTIC,
+        "ties": f"{ties} (tied models share the mean of their ranks)" if ties == "average"
+                else _PER_STATISTIC if ties == _MIXED else str(ties),
+        "tie correction": _PER_STATISTIC if correction == _MIXED else
+                          ("on" if int(correction) else "off") + " (W, both Friedman tests)",
         "missing values": _NAN_POLICY.get(policy, f"nan_policy={policy!r}"),
         "structure": "templates without any score (padding) and models without any score on a "
                      "task (absent) drop out of that task before nan_policy applies",
@@ -135,6 +139,21 @@ def _conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
         "resampling": resampling,
     }
     return pd.DataFrame({"value": rows}).rename_axis("setting")
+
+
+_MIXED = "per statistic"
+_PER_STATISTIC = "per statistic: see 'Conventions of each statistic'"
+_CONVENTIONS = {"standard": "standard: every template, average ranks, tie correction on; "
+                            "each statistic's in 'Conventions of each statistic'"}
+_CONVENTION_COLUMNS = {"statistic": "statistic", "sections": "sections",
+                       "templates": "templates", "ties": "ties",
+                       "tie_correction": "tie correction", "note": "note"}
+
+
+def _statistic_conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
+    frame = pd.DataFrame({label: np.asarray(analysis[f"convention_{name}"].values)
+                          for name, label in _CONVENTION_COLUMNS.items()})
+    return frame.set_index("statistic")
 
 
 _DROP_COLUMNS = {"section": "section", "task": "task", "model": "model", "what": "left out",
@@ -224,7 +243,8 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     ...     for p, s in zip(["p1", "p2"], scores)
     ... ])
     >>> [s.key for s in sections(rankstats.report(cube, n_resamples=0))]
-    ['conventions', 'dropped', 'agreement', 'pairs', 'metrics', 'average_rank']
+    ['conventions', 'statistic_conventions', 'dropped', 'agreement', 'pairs', 'metrics',
+     'average_rank']
     >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-2:]
     ['stability', 'templates_needed']
     """
@@ -289,8 +309,12 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     if "tie_group" in analysis:
         board = analysis[["avgp_low", "avgp_high", "rank_low", "rank_high", "tie_group",
                           "arena_rank"]].to_dataframe(dim_order=["task", "model"])
-        avgp = _by_task_and_model(analysis["metric_value"])["avgp"]
-        rank = _by_task_and_model(analysis["metric_rank"])["avgp"]
+        if "stability_avgp" in analysis:  # the metrics follow other conventions
+            avgp = analysis["stability_avgp"].transpose("task", "model").to_series()
+            rank = analysis["stability_rank"].transpose("task", "model").to_series()
+        else:
+            avgp = _by_task_and_model(analysis["metric_value"])["avgp"]
+            rank = _by_task_and_model(analysis["metric_rank"])["avgp"]
         table = pd.DataFrame({
             "AvgP": avgp, "AvgP low": board["avgp_low"], "AvgP high": board["avgp_high"],
             "rank": rank, "rank low": board["rank_low"], "rank high": board["rank_high"],
@@ -340,6 +364,14 @@ def _preamble(analysis: xr.Dataset) -> list[Section]:
     out = [Section("conventions", "Conventions",
                    "The settings every number of this report was computed with.",
                    _conventions_frame(analysis))]
+    if "convention_templates" in analysis:
+        out.append(Section(
+            "statistic_conventions", "Conventions of each statistic",
+            f"Under the conventions '{analysis.attrs.get('conventions', 'standard')}': the "
+            "templates each statistic uses (all, or those marked valid by template_valid), how "
+            "tied scores are ranked (average: tied models share the mean of their ranks; min: "
+            "they share the lowest), and whether its variance is corrected for ties; the "
+            "report sections that show it.", _statistic_conventions_frame(analysis)))
     if "drop_section" not in analysis:
         return out
     table = _dropped_frame(analysis)

@@ -20,6 +20,7 @@ from ..statistics.metrics import divergence, prompt_metrics
 from ..statistics.multitest import adjust_pvalues
 from ..statistics.significance import cochran_q, friedman, mcnemar
 from ..validation import score_kind_of
+from . import _conventions
 from ._left_out import EVERY_SECTION, Log, Structure
 
 __all__ = ["METRICS", "report"]
@@ -45,10 +46,11 @@ def _resamples_or_none(function: str, name: str, value) -> int:
     return value
 
 
-@checked(cube=_cube, threshold=o.finite, n_resamples=_resamples_or_none)
+@checked(cube=_cube, threshold=o.finite, n_resamples=_resamples_or_none,
+         conventions=_conventions.resolve)
 def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
            higher_is_better: bool | None = None, n_resamples: int = 200,
-           seed=None) -> xr.Dataset:
+           seed=None, conventions=None) -> xr.Dataset:
     """Analyse a cube: agreement, significance, divergence, metrics, rankings.
 
     Parameters
@@ -71,6 +73,20 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     {seed}
         Seeds the bootstrap and the template subsets; an int seeds each the
         same way, so a run is reproducible.
+    conventions : None, "standard" or mapping, default None
+        The template set, tie method and tie correction of Kendall's W
+        (``kendall_w``), Friedman's tests (``friedman``) and the metrics and
+        their ranks (``metric_ranks``). None and ``"standard"`` use every
+        template, average ranks and the tie correction. A mapping such as
+        ``{{"kendall_w": {{"templates": "valid", "ties": "min",
+        "tie_correction": False}}}}`` sets some of them (the rest stay
+        standard): ``templates`` is ``"all"`` or ``"valid"`` (the templates
+        whose ``template_valid`` is true), ``ties`` one of ``"average"``,
+        ``"min"``, ``"max"``, ``"dense"``, ``"ordinal"``, ``tie_correction``
+        a bool; ``reproduces``, a Friedman ``orientation`` and a top-level
+        ``name`` only label them. A published study's conventions come as
+        such a mapping, e.g.
+        :func:`rankstats.reproduce.mizrahi2024.paper_conventions`.
 
     Returns
     -------
@@ -133,9 +149,20 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``drop_what`` (``templates``, ``models``, ``tasks``, ``samples``,
         ``task`` when a task's statistic is NaN, ``section`` when the cube
         cannot have the section), ``drop_count``, ``drop_which`` (the labels)
-        and ``drop_why``. The attributes record the conventions:
-        ``templates``, ``ties``, ``tie_correction``, ``nan_policy``,
-        ``higher_is_better``, ``over``.
+        and ``drop_why``. The conventions of each statistic, over
+        ``convention`` (``kendall_w``, ``friedman``, ``metric_ranks``,
+        ``kendall_tau``, ``divergence``, ``leaderboard``,
+        ``templates_needed``): ``convention_statistic``,
+        ``convention_sections``, ``convention_templates``,
+        ``convention_ties``, ``convention_tie_correction`` (``on``, ``off``,
+        or empty where the statistic has none) and ``convention_note``.
+        With metric ranks under other than the standard conventions, the
+        stability section keeps its own ``stability_avgp`` and
+        ``stability_rank`` (every template, average ranks). The attributes
+        record ``conventions`` (its name: ``standard``, a mapping's
+        ``name``, else ``custom``), ``templates``, ``ties`` and
+        ``tie_correction`` (the value every statistic shares, else ``per
+        statistic``), ``nan_policy``, ``higher_is_better``, ``over``.
 
     Raises
     ------
@@ -146,6 +173,9 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     CubeError
         When ``score_kind`` or ``higher_is_better`` is not one of the
         allowed values (an array, a misspelt kind, the text ``"maybe"``).
+    OptionError
+        When ``conventions`` names an unknown statistic, option or value, or
+        asks for valid templates of a cube without ``template_valid``.
 
     Notes
     -----
@@ -191,17 +221,27 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     (['p1'], ['p3'])
     >>> analysis.metric_rank.sel(task="t", metric="maxp").values.tolist()
     [1.0, 2.0, 3.0]
+
+    Another convention for W: ranks of tied scores take the lowest rank, and
+    no tie correction:
+
+    >>> other = rankstats.report(cube, n_resamples=0, conventions={
+    ...     "kendall_w": {"ties": "min", "tie_correction": False}})
+    >>> other.convention_ties.sel(convention="kendall_w").item(), other.attrs["ties"]
+    ('min', 'per statistic')
     """
     _check_dims(cube)
     kind = _score_kind(cube)
     scores = template_scores(cube)
+    _check_valid(scores, conventions)
     best_first = _xr.higher_is_better_of(cube, higher_is_better)
     structure, log = Structure(scores), Log()
     _structure_drops(log, structure)
     parts = [
-        _agreement(scores, nan_policy, structure, log),
+        _agreement(scores, nan_policy, structure, log, conventions),
         _least_agreeing_pair(scores, best_first, nan_policy, structure, log),
-        _metrics(scores, best_first, nan_policy, threshold, structure, log),
+        _metrics(scores, best_first, nan_policy, threshold, structure, log,
+                 conventions["metric_ranks"]),
     ]
     if "template_is_original" in scores.coords:
         parts.append(_divergence(scores, nan_policy, structure, log))
@@ -217,7 +257,7 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     if n_resamples:
         over = "both" if "sample" in _score_dims(cube) else "templates"
         parts.append(_stability(cube, scores, n_resamples, over, seed, nan_policy, structure,
-                                log))
+                                log, best_first, conventions["metric_ranks"]))
     item_level = _item_level_refusal(cube, kind)
     if item_level is None:
         parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first,
@@ -233,9 +273,13 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
 
         parts.append(verbalizer_analysis(cube))
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
-    by_benchmark = _by_benchmark(analysis, scores, best_first, structure, log)
+    # the best templates are found among all of them, whatever the metric ranks use
+    maxp = (parts[2]["metric_value"].sel(metric="maxp", drop=True)
+            if conventions["metric_ranks"]["templates"] == "all" else
+            prompt_metrics(scores, higher_is_better=best_first, nan_policy=nan_policy).maxp)
+    by_benchmark = _by_benchmark(analysis, scores, best_first, structure, log, maxp)
     analysis = analysis.drop_vars("benchmark", errors="ignore").merge(by_benchmark)
-    analysis = analysis.merge(log.dataset())
+    analysis = analysis.merge(log.dataset()).merge(_conventions.table(conventions))
     analysis.attrs = {
         "statistic": "report",
         "threshold": threshold,
@@ -243,9 +287,10 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         "seed": seed if isinstance(seed, int) else "Generator" if seed is not None else "None",
         "over": over or "",
         "nan_policy": nan_policy,
-        "templates": "all",
-        "ties": "average",
-        "tie_correction": 1,
+        "conventions": conventions["name"],
+        "templates": _conventions.uniform(conventions, "templates"),
+        "ties": _conventions.uniform(conventions, "ties"),
+        "tie_correction": _as_attr(_conventions.uniform(conventions, "tie_correction")),
         "higher_is_better": int(best_first),
         "score_kind": kind or "",
         "metric": str(cube.attrs.get("metric", "score")),
@@ -255,6 +300,42 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
 
 
 _REPORT_DIMS = ("model", "task", "template", "sample")
+
+
+def _as_attr(value):
+    """A boolean as 0 or 1 (netCDF attributes have no booleans); anything else as it is."""
+    return int(value) if isinstance(value, bool) else value
+
+
+def _check_valid(scores, conventions) -> None:
+    """Refuse conventions that ask for valid templates of a cube that does not mark them."""
+    if "template_valid" in scores.coords:
+        return
+    for key in _conventions.STANDARD:
+        if conventions[key]["templates"] == "valid":
+            raise OptionError(f"report: conventions {key}.templates='valid' needs the cube's "
+                              "template_valid coordinate (which templates passed a check), "
+                              "and the cube has none")
+
+
+def _over(scores, templates: str):
+    """The scores of a convention's template set: all, or those marked valid."""
+    if templates == "all":
+        return scores
+    return scores.where(xr.DataArray(_task_template_mask(scores["template_valid"]),
+                                     dims=("task", "template")))
+
+
+def _structure_of(scores, st: Structure, templates: str) -> Structure:
+    return st if templates == "all" else Structure(_over(scores, templates))
+
+
+def _invalid_drops(log: Log, section: str, st: Structure, scores, what: str) -> None:
+    """The scored templates a convention of valid templates leaves out of ``what``."""
+    valid = _task_template_mask(scores["template_valid"])
+    log.templates(section, st, st.scored & ~valid,
+                  f"marked invalid (template_valid is false): left out of {what} (conventions: "
+                  "valid templates only)")
 
 
 def _score_dims(cube) -> tuple:
@@ -327,11 +408,23 @@ def _too_few(log: Log, section: str, st: Structure, what: str) -> np.ndarray:
     return (st.n_models >= 2) & (st.n_templates >= 2)
 
 
-def _agreement(scores, nan_policy, st: Structure, log: Log):
-    w = kendall_w(scores, nan_policy=nan_policy)
-    by_template = friedman(scores, nan_policy=nan_policy)
-    by_model = friedman(scores, blocks="template", treatments="model", nan_policy=nan_policy)
-    _agreement_drops(log, st, nan_policy, w, by_template)
+def _agreement(scores, nan_policy, st: Structure, log: Log, conventions: dict):
+    w_options, f_options = conventions["kendall_w"], conventions["friedman"]
+    w = kendall_w(_over(scores, w_options["templates"]), ties=w_options["ties"],
+                  tie_correction=w_options["tie_correction"], nan_policy=nan_policy)
+    f_scores = _over(scores, f_options["templates"])
+    f_kwargs = {"ties": f_options["ties"], "tie_correction": f_options["tie_correction"],
+                "nan_policy": nan_policy}
+    by_template = friedman(f_scores, **f_kwargs)
+    by_model = friedman(f_scores, blocks="template", treatments="model", **f_kwargs)
+    same = w_options["templates"] == f_options["templates"]
+    if "valid" in (w_options["templates"], f_options["templates"]):
+        what = ("W and both Friedman tests" if same else
+                "W" if w_options["templates"] == "valid" else "both Friedman tests")
+        _invalid_drops(log, "agreement", st, scores, what)
+    w_st = _structure_of(scores, st, w_options["templates"])
+    _agreement_drops(log, w_st, w_st if same else _structure_of(scores, st, f_options["templates"]),
+                     nan_policy, w, by_template)
     return xr.Dataset({
         "w": w.statistic,
         "w_chi2": w.chi2,
@@ -350,22 +443,30 @@ def _per_task(array: xr.DataArray) -> np.ndarray:
     return np.asarray(array.transpose("task").values, dtype=float)
 
 
-def _agreement_drops(log: Log, st: Structure, nan_policy: str, w, by_template) -> None:
+def _agreement_drops(log: Log, st: Structure, st_f: Structure, nan_policy: str, w,
+                     by_template) -> None:
+    """What W (over ``st``'s templates) and Friedman (over ``st_f``'s) leave out."""
     section = "agreement"
     if nan_policy == "omit":
+        by_w = "W and Friedman (models)" if st is st_f else "W"
         log.templates(section, st, st.incomplete_template,
-                      "lacking a score for some model present on the task: left out of W and "
-                      "Friedman (models) by listwise deletion (nan_policy='omit')")
-        log.models(section, st, st.incomplete_model,
+                      f"lacking a score for some model present on the task: left out of {by_w} "
+                      "by listwise deletion (nan_policy='omit')")
+        if st is not st_f:
+            log.templates(section, st_f, st_f.incomplete_template,
+                          "lacking a score for some model present on the task: left out of "
+                          "Friedman (models) by listwise deletion (nan_policy='omit')")
+        log.models(section, st_f, st_f.incomplete_model,
                    "lacking a score on some template of the task: left out of Friedman "
                    "(templates) by listwise deletion (nan_policy='omit')")
     else:
-        log.templates(section, st, st.incomplete_template,
+        log.templates(section, st, st.incomplete_template | st_f.incomplete_template,
                       "lacking a score for some model present on the task: W and both "
                       "Friedman tests are NaN (nan_policy='propagate'; 'omit' would leave "
                       "these templates out)")
     enough = _too_few(log, section, st, "W, both Friedman tests and min τ are NaN")
-    poisoned = st.incomplete_template.any(1) & (nan_policy != "omit")
+    poisoned = ((st.incomplete_template.any(1) | st_f.incomplete_template.any(1))
+                & (nan_policy != "omit"))
     w_nan = np.isnan(_per_task(w.statistic))
     judges = _per_task(w.n_judges)
     f_nan = np.isnan(_per_task(by_template.statistic))
@@ -447,7 +548,7 @@ def _without_template_coords(array):
                             if "template" in coord.dims])
 
 
-def _metric_values(scores, best_first, nan_policy, valid=None):
+def _metric_values(scores, best_first, nan_policy, valid=None, ties="average"):
     values = prompt_metrics(scores, valid=valid, higher_is_better=best_first,
                             nan_policy=nan_policy)
     stacked = xr.concat([values[name] for name in METRICS],
@@ -457,15 +558,24 @@ def _metric_values(scores, best_first, nan_policy, valid=None):
     direction = xr.DataArray([best_first, best_first, True, best_first], dims="metric",
                              coords={"metric": _METRIC_INDEX})
     ranks = xr.concat(
-        [rank(stacked.sel(metric=name), "model", higher_is_better=bool(direction.sel(metric=name)))
+        [rank(stacked.sel(metric=name), "model", ties=ties,
+              higher_is_better=bool(direction.sel(metric=name)))
          for name in METRICS],
         dim=_METRIC_INDEX,
     )
     return stacked, ranks
 
 
-def _metrics(scores, best_first, nan_policy, threshold, st: Structure, log: Log):
-    values, ranks = _metric_values(scores, best_first, nan_policy)
+def _metrics(scores, best_first, nan_policy, threshold, st: Structure, log: Log,
+             options: dict):
+    valid = options["templates"] == "valid"
+    values, ranks = _metric_values(scores, best_first, nan_policy, valid=True if valid else None,
+                                   ties=options["ties"])
+    if valid:
+        _invalid_drops(log, "metrics", st, scores, "MaxP, AvgP, saturation, CPS, their ranks "
+                       "and the share above the threshold")
+        st = _structure_of(scores, st, "valid")
+        scores = _over(scores, "valid")
     observed = scores.notnull()
     above = ((scores > threshold) & observed).sum("template")
     present = observed.sum("template")
@@ -635,8 +745,14 @@ def _filtering(scores, best_first, nan_policy, st: Structure, log: Log):
     return xr.Dataset({"filtering_tau": tau.statistic})
 
 
-def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure, log: Log):
-    """Rank intervals and tie groups, and how many templates are enough."""
+def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure, log: Log,
+               best_first, metric_options):
+    """Rank intervals and tie groups, and how many templates are enough.
+
+    The leaderboard ranks the AvgP over every template with average ranks;
+    when the metrics section follows other conventions, the section keeps
+    its own point AvgP and rank (``stability_avgp``, ``stability_rank``).
+    """
     from ..stability.bootstrap import leaderboard
     from ..stability.needed import templates_needed
 
@@ -646,7 +762,13 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
     needed = templates_needed(scores, n_resamples=min(n_resamples, 100), seed=seed,
                               nan_policy=nan_policy)
     _stability_drops(log, st, board, needed, nan_policy)
+    own = {}
+    if any(metric_options[k] != v for k, v in _conventions.STANDARD["metric_ranks"].items()):
+        values, ranks = _metric_values(scores, best_first, nan_policy)
+        own = {"stability_avgp": values.sel(metric="avgp", drop=True),
+               "stability_rank": ranks.sel(metric="avgp", drop=True)}
     return xr.Dataset({
+        **own,
         "n_templates": needed["n_templates"],
         "avgp_low": board["score_low"],
         "avgp_high": board["score_high"],
@@ -711,8 +833,8 @@ def _minimal_edits(cube, top=20):
     })
 
 
-def _by_benchmark(analysis, scores, best_first, st: Structure, log: Log):
-    """Average ranks and the methods of the best templates, per benchmark."""
+def _by_benchmark(analysis, scores, best_first, st: Structure, log: Log, maxp):
+    """Average ranks and the methods of the best templates (``maxp``: all templates)."""
     benchmark = (scores["benchmark"] if "benchmark" in scores.coords
                  else xr.DataArray(np.full(scores.sizes["task"], "all"), dims="task"))
     benchmark = benchmark.astype(str).rename("benchmark").drop_vars(
@@ -733,7 +855,6 @@ def _by_benchmark(analysis, scores, best_first, st: Structure, log: Log):
     # "generation_method", not "method": that name would shadow .sel(method=...)
     one_hot = methods == xr.DataArray(names, dims="generation_method",
                                       coords={"generation_method": names})
-    maxp = analysis["metric_value"].sel(metric="maxp", drop=True)
     best = (scores == maxp) & scores.notnull()
     counts = (best & one_hot).sum("template").assign_coords(benchmark=benchmark)
     per_model = counts.groupby("benchmark").sum("task")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 from ._shared import (
+    UsageError,
     add_cube_argument,
     add_output_options,
     check_outputs,
@@ -28,6 +31,13 @@ def add(commands) -> None:
     add_cube_argument(parser)
     parser.add_argument("--threshold", type=float, default=0.05,
                         help="score above which a model counts as working (default 0.05)")
+    parser.add_argument("--conventions", default="standard", metavar="{standard,paper,FILE}",
+                        help="the template set, tie method and tie correction of W, Friedman "
+                             "and the metric ranks: 'standard' (default: every template, "
+                             "average ranks, tie correction), 'paper' (those under which the "
+                             "tables of Mizrahi et al. 2024 reproduce, as 'rankstats reproduce "
+                             "mizrahi2024' finds them; for the mizrahi2024 data only), or a "
+                             "JSON file {statistic: {option: value}}")
     parser.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
     parser.add_argument("--no-figures", action="store_true",
                         help="leave the figures out of the HTML report")
@@ -43,8 +53,11 @@ def run(arguments) -> int:
     from ..analyses.report import report
 
     check_outputs(arguments, html=arguments.html)
-    analysis = noted(report, load_cube(arguments.cube), threshold=arguments.threshold,
-                     n_resamples=arguments.n_resamples, seed=arguments.seed)
+    cube = load_cube(arguments.cube)
+    conventions = resolve_conventions(arguments.conventions, cube)
+    analysis = noted(report, cube, threshold=arguments.threshold,
+                     n_resamples=arguments.n_resamples, seed=arguments.seed,
+                     conventions=conventions)
     if prints_markdown(arguments):
         print(render.to_markdown(analysis))
     if arguments.html:
@@ -63,3 +76,44 @@ def run(arguments) -> int:
                   "n_resamples": arguments.n_resamples, "seed": arguments.seed,
                   **analysis.attrs})
     return 0
+
+
+def _is_mizrahi2024(cube) -> bool:
+    """Whether ``cube`` holds the mizrahi2024 data (the release's accuracy CSVs), or part of it."""
+    from .. import datasets
+
+    reference = datasets.load("mizrahi2024").attrs
+    return all(cube.attrs.get(key) == reference[key] for key in ("source", "accuracies"))
+
+
+def resolve_conventions(given: str, cube):
+    """``--conventions``: ``standard``, ``paper`` (the mizrahi2024 data only) or a JSON file.
+
+    ``paper`` becomes :func:`rankstats.reproduce.mizrahi2024.paper_conventions`,
+    named ``paper``; a file holds a mapping as :func:`rankstats.report`
+    takes it. Anything else is a usage error.
+    """
+    if given == "standard":
+        return None
+    if given == "paper":
+        if not _is_mizrahi2024(cube):
+            raise UsageError(
+                "--conventions paper: the paper's conventions are those of Mizrahi et al. "
+                "(2024), found on the mizrahi2024 data, and this cube is not that data (its "
+                f"source is {cube.attrs.get('source', 'not recorded')!r}); give --conventions "
+                "standard, or a JSON file of conventions")
+        from ..reproduce.mizrahi2024 import paper_conventions
+
+        return {"name": "paper", **paper_conventions()}
+    path = Path(given)
+    if not path.is_file():
+        raise UsageError(f"--conventions {given!r}: neither 'standard', 'paper' nor a JSON file "
+                         "of conventions")
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"--conventions {given}: not a readable JSON file ({error})") from None
+    if not isinstance(found, dict):
+        raise UsageError(f"--conventions {given}: the JSON must be an object {{statistic: "
+                         f"{{option: value}}}}, not {type(found).__name__}")
+    return {"name": path.stem, **found}

@@ -103,7 +103,9 @@ def plot_rank_agreement(analysis: xr.Dataset, ax=None):
     tau = analysis["tau_min"].to_series().reindex(w.index)
     ax = _axes(ax, (6.0, 0.25 * len(w) + 1.5))
     positions = np.arange(len(w))
-    ax.barh(positions, w.values, label="Kendall's W (all templates)")
+    templates = (str(analysis["convention_templates"].sel(convention="kendall_w").item())
+                 if "convention_templates" in analysis else "all")
+    ax.barh(positions, w.values, label=f"Kendall's W ({templates} templates)")
     ax.scatter(tau.values, positions, color="black", marker="|", s=60,
                label="smallest pairwise τ-b")
     ax.axvline(0.0, color="grey", linewidth=0.5)
