@@ -21,7 +21,10 @@ from ._version import __version__
 from .analyses.budget import estimate_avgp, estimate_maxp, simulate_avgp, simulate_maxp
 from .analyses.compare import compare
 from .analyses.edits import describe_edit, edit_pairs, edit_rules, largest_edits, minimal_edits
+from .analyses.estimators import simulate_estimators
+from .analyses.irt import estimate_distribution, planted_cube, random_design
 from .analyses.report import report
+from .analyses.sensitivity import sensitive_samples
 from .analyses.verbalizer import verbalizer_analysis
 from .cube import from_records, template_scores
 from .errors import (
@@ -45,6 +48,7 @@ from .statistics.incomplete import durbin, skillings_mack
 from .statistics.metrics import avgp, cps, divergence, maxp, prompt_metrics, saturation
 from .statistics.multitest import adjust_pvalues, pairwise_mcnemar
 from .statistics.posthoc import bonferroni_dunn, critical_difference, nemenyi, nonsignificant_groups
+from .statistics.sensitivity import prompt_sensitivity
 from .statistics.significance import cochran_q, friedman, mcnemar
 from .validation import validate
 
@@ -75,6 +79,7 @@ __all__ = [
     "edit_pairs",
     "edit_rules",
     "estimate_avgp",
+    "estimate_distribution",
     "estimate_maxp",
     "friedman",
     "from_records",
@@ -90,13 +95,18 @@ __all__ = [
     "open_cube",
     "pairwise_mcnemar",
     "plan",
+    "planted_cube",
     "prompt_metrics",
+    "prompt_sensitivity",
+    "random_design",
     "rank",
     "report",
     "samples_needed",
     "saturation",
     "save",
+    "sensitive_samples",
     "simulate_avgp",
+    "simulate_estimators",
     "simulate_maxp",
     "skillings_mack",
     "smallest_k",

@@ -181,6 +181,17 @@ def _hand_clustered(values: np.ndarray, original: np.ndarray) -> dict[str, float
             "n_clusters": float(clusters)}
 
 
+def _hand_sensitivity(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
+    """ProSA's score by hand: each sample's mean |difference| over its observed template pairs."""
+    per_sample = []
+    for column in values.T:
+        seen = column[~np.isnan(column)]
+        pairs = [abs(a - b) for i, a in enumerate(seen) for b in seen[i + 1:]]
+        if pairs:
+            per_sample.append(np.mean(pairs))
+    return {"prompt_sensitivity": float(np.mean(per_sample))}
+
+
 def _pvalues(scores: xr.DataArray) -> xr.DataArray:
     """Per-template scores in [0, 1], read as p-values (NaN: untested)."""
     return rankstats.template_scores(scores)
@@ -368,6 +379,9 @@ STATS = [
          ("model", "model_b"), kwargs={"small_sample": False, "use_t": True},
          np_type=ClusteredDifferenceResult, deletion="pairwise", reduce=_drop_hole_cell,
          reduce_policy="omit"),
+    Stat("prompt_sensitivity", rankstats.prompt_sensitivity, "sample", ("template", "sample"),
+         ("template", "sample"), deletion="skip", hand=_hand_sensitivity,
+         nan_outputs=("value",)),
     Stat("binomial_test", rankstats.binomial_test, "sample", (), (),
          kwargs={"alternative": "greater"}, np_type=BinomialTestResult,
          prepare=_binomial_counts),
@@ -385,6 +399,10 @@ NOT_STATISTICS = {
     # test_budget.py)
     "report", "minimal_edits", "edit_pairs", "edit_rules", "largest_edits", "describe_edit",
     "verbalizer_analysis", "estimate_avgp", "estimate_maxp", "simulate_avgp", "simulate_maxp",
+    # the distribution across templates from a partial design, and the samples most sensitive
+    # to wording (tests/test_irt.py, test_sensitivity.py)
+    "estimate_distribution", "planted_cube", "random_design", "simulate_estimators",
+    "sensitive_samples",
     # resampling and design planning (tests/test_stability.py, test_templates_needed.py)
     "samples_needed", "smallest_k", "templates_needed",
     # generalizability theory (tests/test_variance_components.py, test_plan.py)

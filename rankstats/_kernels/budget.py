@@ -255,3 +255,44 @@ def synthetic_samples(p: np.ndarray, n_samples, correlation: float, rng) -> np.n
     successes = np.rint(np.nan_to_num(np.clip(p, 0.0, 1.0)) * n[..., None])
     scores = (place < successes[..., None]).astype(float)
     return np.where(inside & ~np.isnan(p)[..., None], scores, np.nan)
+
+
+def item_model_samples(p: np.ndarray, n_samples, sample_sd: float, rng,
+                       iterations: int = 60) -> np.ndarray:
+    r"""Per-sample 0/1 scores from an item-difficulty model fitted to template accuracies.
+
+    ``p`` is ``(..., template)``, ``n_samples`` the samples per slice. Each
+    slice draws difficulties :math:`b_i \sim N(0, \text{sample\_sd}^2)`, shared
+    by its templates, and gives template t the ability :math:`\theta_t` for
+    which the mean over the slice's samples of
+    :math:`\operatorname{logistic}(\theta_t - b_i)` is :math:`p_t` (found by
+    Newton's method on the increasing mean; :math:`p_t` of 0 or 1 gives
+    every outcome 0 or 1). Outcomes are then Bernoulli of those
+    probabilities, independent given the difficulties: a hard sample is
+    hard under every template, and a template's expected accuracy is
+    :math:`p_t`. Returns ``(..., template, sample)``, NaN beyond a slice's
+    samples and for templates without a score.
+    """
+    lead = p.shape[:-1]
+    n = np.broadcast_to(np.asarray(n_samples, dtype=np.int64), lead)
+    width = int(n.max()) if n.size else 0
+    inside = np.arange(width) < n[..., None, None]  # (..., 1, sample)
+    b = sample_sd * rng.standard_normal((*lead, 1, width))
+    target = np.clip(np.nan_to_num(p), 0.0, 1.0)
+    edge = (target <= 0.0) | (target >= 1.0)
+    goal = np.clip(target, 1e-9, 1 - 1e-9)
+    count = np.maximum(n, 1)[..., None]
+    # start from the probit approximation of the mean of logistic(theta - b)
+    theta = np.log(goal / (1 - goal)) * np.sqrt(1 + np.pi * sample_sd**2 / 8)
+    for _ in range(iterations):
+        q = 1.0 / (1.0 + np.exp(-(theta[..., None] - b)))
+        mean = np.where(inside, q, 0.0).sum(-1) / count
+        slope = np.where(inside, q * (1 - q), 0.0).sum(-1) / count
+        step = np.clip((mean - goal) / np.maximum(slope, 1e-12), -2.0, 2.0)
+        theta = theta - step
+        if np.max(np.abs(step), initial=0.0) < 1e-10:
+            break
+    q = 1.0 / (1.0 + np.exp(-(theta[..., None] - b)))
+    q = np.where(edge[..., None], np.round(target)[..., None], q)
+    scores = (rng.random(q.shape) < q).astype(float)
+    return np.where(inside & ~np.isnan(p)[..., None], scores, np.nan)

@@ -1,9 +1,18 @@
-"""``rankstats estimate CUBE``: the budgeted AvgP and MaxP estimators replayed on a known cube.
+"""``rankstats estimate CUBE``: the budgeted estimators, spent once or replayed on a known cube.
 
-Replays the random-assignment estimate of AvgP and the successive-halving
-search for MaxP (Mizrahi et al., 2024, section 7) many times on a cube whose
-every score is known, and prints how close they come to the exact metrics
-and how many model calls they spend, as the paper's tables 19 and 20.
+Three modes:
+
+* ``--method M --budget N``: each estimator named (``random-avgp``,
+  ``halving-maxp``, ``irt``) spends N evaluations per model and task on
+  the cube's cells (``irt`` without ``--budget`` reads a partial cube as it
+  is) and its estimates are printed with the evaluations spent;
+* ``--simulate``: partial designs drawn from a complete per-sample cube at
+  several budgets, and each estimator's error against the full-data value
+  (:func:`rankstats.simulate_estimators`); ``--figure PATH`` draws it;
+* neither: the paper's replay of the random-assignment estimate of AvgP and
+  the successive-halving search for MaxP (Mizrahi et al., 2024, section 7)
+  many times, with how close they come to the exact metrics and how many
+  model calls they spend, as the paper's tables 19 and 20.
 
 Examples
 --------
@@ -31,7 +40,10 @@ from ._shared import (
     write_tables,
 )
 
-__all__ = ["PAPER_STAGES", "add", "parse_stages", "run"]
+__all__ = ["PAPER_STAGES", "add", "parse_budgets", "parse_stages", "run"]
+
+#: The estimators ``--method`` names.
+METHODS = ("random-avgp", "halving-maxp", "irt")
 
 #: The search stages of the paper, as ``--stages`` takes them.
 PAPER_STAGES = "all:10,100:10,10:rest"
@@ -54,6 +66,22 @@ def parse_stages(text: str) -> tuple[tuple[int | None, int | None], ...]:
             raise argparse.ArgumentTypeError(
                 f"expected TEMPLATES:SAMPLES pairs such as {PAPER_STAGES}, not {text!r}")
     return tuple(stages)
+
+
+def parse_budgets(text: str) -> tuple[int, ...]:
+    """Budgets, comma-separated positive integers (an argparse ``type``).
+
+    >>> parse_budgets("100,200")
+    (100, 200)
+    """
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected positive integers separated by commas, such as 100,200, not {text!r}")
+    return values
 
 
 def add(commands) -> None:
@@ -88,6 +116,27 @@ def add(commands) -> None:
                              "with each template's exact accuracy and this latent correlation "
                              "between templates (0 to 1) instead of independent draws")
     parser.add_argument("--valid", action="store_true", help="only templates marked valid")
+    parser.add_argument("--sample-sd", type=float, metavar="SD",
+                        help="for per-template scores: replay on per-sample outcomes drawn from "
+                             "an item-difficulty model, difficulties N(0, SD^2) shared by the "
+                             "templates, each template's ability fitted to its accuracy")
+    budgeted = parser.add_argument_group(
+        "spend a budget (--method, --budget) or compare the estimators (--simulate)")
+    budgeted.add_argument("--method", action="append", choices=METHODS,
+                          help="an estimator to run (repeatable; default: all three with "
+                               "--budget or --simulate)")
+    budgeted.add_argument("--budget", type=parse_budgets, metavar="N[,N...]",
+                          help="evaluations per model and task; with --simulate, the budgets "
+                               "to compare (default 1, 2, 4 and 8 times the samples)")
+    budgeted.add_argument("--simulate", action="store_true",
+                          help="draw partial designs from this complete per-sample cube and "
+                               "print each estimator's error against the full-data value")
+    budgeted.add_argument("--figure", metavar="PATH.png",
+                          help="with --simulate: draw the errors against the budget (needs "
+                               "matplotlib)")
+    budgeted.add_argument("--template-covariate", metavar="COORD",
+                          help="irt: a (task, template) coordinate grouping the templates, "
+                               "e.g. template_method")
     add_output_options(parser, n_resamples=200,
                        resamples_help="simulated runs of each estimator per model and task")
     parser.set_defaults(run=run)
@@ -168,12 +217,22 @@ def _frame(dataset):
     return frame[[c for c in frame.columns if frame[c].dtype != object]]
 
 
+def _budgeted(arguments) -> bool:
+    return bool(arguments.method or arguments.budget or arguments.simulate)
+
+
 def run(arguments) -> int:
     """Simulate, print and write."""
     from ..analyses.budget import simulate_avgp, simulate_maxp
 
-    check_outputs(arguments)
+    if arguments.figure and not arguments.simulate:
+        raise UsageError("--figure draws the comparison of --simulate; add --simulate")
+    check_outputs(arguments, figure=arguments.figure)
     cube = _select(load_cube(arguments.cube), arguments)
+    if _budgeted(arguments):
+        if arguments.simulate:
+            return _simulate(cube, arguments)
+        return _spend(cube, arguments)
     valid = True if arguments.valid else None
     shown = prints_markdown(arguments)
     tables = {}
@@ -181,7 +240,7 @@ def run(arguments) -> int:
         avg = noted(simulate_avgp, cube, templates_per_sample=arguments.templates_per_sample,
                     n_resamples=arguments.n_resamples, tolerance=arguments.tolerance,
                     samples=arguments.samples, valid=valid, correlation=arguments.correlation,
-                    seed=arguments.seed)
+                    sample_sd=arguments.sample_sd, seed=arguments.seed)
         if shown:
             print("\n".join(_avgp_report(avg, arguments.templates_per_sample,
                                           arguments.n_resamples)))
@@ -192,7 +251,8 @@ def run(arguments) -> int:
     if arguments.metric in ("maxp", "both"):
         best = noted(simulate_maxp, cube, stages=arguments.stages,
                      n_resamples=arguments.n_resamples, samples=arguments.samples,
-                     valid=valid, correlation=arguments.correlation, seed=arguments.seed + 1)
+                     valid=valid, correlation=arguments.correlation,
+                     sample_sd=arguments.sample_sd, seed=arguments.seed + 1)
         if shown:
             print("\n".join(_maxp_report(best, arguments.n_resamples)))
         tables["maxp"] = _frame(best)
@@ -203,3 +263,168 @@ def run(arguments) -> int:
                   "tolerance": arguments.tolerance, "seed": arguments.seed,
                   "tasks": [str(t) for t in cube["task"].values]})
     return 0
+
+
+def _error_table(result) -> list[str]:
+    """The errors as a markdown table: a row per budget and estimator, a column per target."""
+    targets = [str(t) for t in result["target"].values]
+    lines = ["| budget | estimator | calls | " + " | ".join(targets) + " |",
+             "|---:|---|---:|" + "---:|" * len(targets)]
+    for budget in result["budget"].values:
+        for method in result["estimator"].values:
+            one = result.sel(budget=budget, estimator=method)
+            cells = ["" if np.isnan(v) else f"{v:.4f}" for v in one["error"].values]
+            lines.append(f"| {int(budget)} | {method} | {float(one['calls']):,.0f} | "
+                         + " | ".join(cells) + " |")
+    return lines
+
+
+def _margins(result) -> list[str]:
+    """How much lower the irt error is than random-avgp's, for the quantiles and MaxP."""
+    methods = set(map(str, result["estimator"].values))
+    if not {"irt", "random-avgp"} <= methods:
+        return []
+    lines = ["", "irt against random-avgp (error of random-avgp minus error of irt; "
+             "positive: irt is closer; ± twice the standard error of the difference):"]
+    for budget in result["budget"].values:
+        parts = []
+        for target in result["target"].values:
+            a = result.sel(budget=budget, target=target, estimator="random-avgp")
+            b = result.sel(budget=budget, target=target, estimator="irt")
+            margin = float(a["error"] - b["error"])
+            se = float(np.hypot(a["error_se"], b["error_se"]))
+            parts.append(f"{target} {margin:+.4f} (±{2 * se:.4f})")
+        lines.append(f"  budget {int(budget)}: " + ", ".join(parts))
+    return lines
+
+
+def _simulate(cube, arguments) -> int:
+    from ..analyses.estimators import simulate_estimators
+
+    methods = arguments.method or METHODS
+    n_resamples = arguments.n_resamples if arguments.n_resamples != 200 else 10
+    result = noted(simulate_estimators, cube, budgets=arguments.budget, methods=methods,
+                   n_resamples=n_resamples, seed=arguments.seed)
+    if prints_markdown(arguments):
+        print(f"Each estimator's mean absolute error against the full-data value "
+              f"({n_resamples} partial designs per budget; every model and task; "
+              f"{result.attrs['full_calls']:,.0f} cells per model and task in all):")
+        print()
+        print("\n".join(_error_table(result) + _margins(result)))
+    if arguments.figure:
+        from ..io import write_atomically
+        from ..plot import to_png
+        from ..plot.estimators import plot_estimator_errors
+
+        write_atomically(arguments.figure, to_png(plot_estimator_errors(result)))
+        if prints_markdown(arguments):
+            print(f"figure written to {arguments.figure}")
+    write_tables(arguments, {"errors": result[["error", "error_se", "bias"]].to_dataframe(),
+                             "calls": result[["calls"]].to_dataframe()},
+                 {"cube": arguments.cube, "mode": "simulate", "methods": list(methods),
+                  "n_resamples": n_resamples, "seed": arguments.seed,
+                  "budgets": [int(b) for b in result["budget"].values]})
+    return 0
+
+
+def _spend(cube, arguments) -> int:
+    """Each estimator spends the budget once on the cube's cells; print the estimates."""
+    import pandas as pd
+
+    from .._kernels import budget as _kb
+    from .._kernels import irt as _ki
+    from ..analyses.irt import (
+        QUANTILES,
+        estimate_distribution,
+        per_sample_scores,
+        positions,
+        random_design,
+    )
+
+    methods = arguments.method or METHODS
+    budgets = arguments.budget or (None,)
+    if len(budgets) > 1:
+        raise UsageError("--budget: give one budget without --simulate")
+    budget = budgets[0]
+    if budget is None and set(methods) - {"irt"}:
+        raise UsageError("--budget N is needed for random-avgp and halving-maxp (irt alone "
+                         "reads a partial cube as it is)")
+    scores = per_sample_scores(cube, "rankstats estimate")
+    rng = np.random.default_rng(arguments.seed)
+    partial = scores if budget is None else scores.where(
+        random_design(scores, budget=budget, seed=rng))
+    rows = []
+    shown = prints_markdown(arguments)
+    for method in methods:
+        if method == "irt":
+            out = noted(estimate_distribution, partial, n_resamples=arguments.n_resamples,
+                        template_covariate=arguments.template_covariate, seed=rng)
+            frame = out[["avgp", "avgp_low", "avgp_high", "maxp", "maxp_low", "maxp_high",
+                         "calls"]].to_dataframe()
+            quantiles = out["quantiles"].to_dataframe().unstack("quantile")["quantiles"]
+            quantiles.columns = [f"{100 * q:g}%" for q in quantiles.columns]
+            frame = frame.join(quantiles)
+        elif method == "random-avgp":
+            ordered = partial.transpose(..., "task", "model", "template", "sample")
+            templates, samples = positions(ordered)
+            got = _ki.observed_summaries(ordered.values, templates[..., None, :],
+                                         samples[..., None, :], QUANTILES)
+            frame = _frame_of(ordered, {"avgp": got["avgp"], "maxp": got["maxp"],
+                                        "calls": got["calls"].astype(float),
+                                        **{f"{100 * q:g}%": got["quantile"][..., k]
+                                           for k, q in enumerate(QUANTILES)}})
+        else:
+            ordered = scores.transpose(..., "template", "sample")
+            n_t, n_s = ordered.sizes["template"], ordered.sizes["sample"]
+            stages = _ki.halving_stages(n_t, n_s, budget)
+            run = _kb.successive_halving(ordered.values, per_sample=True, n_samples=None,
+                                         stages=stages, trials=1, rng=rng)
+            lead = ordered.dims[:-2]
+            chosen = run["chosen"][..., 0].ravel()
+            ids = (ordered["template_id"].broadcast_like(ordered.isel(sample=0, drop=True))
+                   .transpose(*lead, "template").values.reshape(-1, n_t)
+                   if "template_id" in ordered.coords else None)
+            best = [str(ids[i, c]) if ids is not None and c >= 0 else str(c)
+                    for i, c in enumerate(chosen)]
+            frame = _frame_of(ordered, {"maxp": run["observed"][..., 0],
+                                        "calls": run["calls"][..., 0],
+                                        "template": np.array(best).reshape(chosen.shape)})
+        frame = frame.reset_index()
+        frame.insert(0, "method", method)
+        rows.append(frame)
+        if shown:
+            print(f"{method} ({'every observed cell' if budget is None else f'budget {budget}'}"
+                  f"; evaluations spent per model and task: mean "
+                  f"{float(frame['calls'].mean()):,.0f}):")
+            columns = [c for c in ("model", "task", "5%", "50%", "95%", "avgp", "maxp",
+                                   "template", "calls") if c in frame.columns]
+            print("\n".join(_markdown(frame[columns])))
+            print()
+    table = pd.concat(rows, ignore_index=True)
+    write_tables(arguments, {"estimates": table},
+                 {"cube": arguments.cube, "mode": "spend", "methods": list(methods),
+                  "budget": budget, "seed": arguments.seed})
+    return 0
+
+
+def _frame_of(ordered, columns: dict):
+    """Columns over the leading dims of ``ordered`` (all but template and sample), as a frame."""
+    import pandas as pd
+
+    lead = list(ordered.dims[:-2])
+    index = pd.MultiIndex.from_product([ordered[d].values for d in lead], names=lead)
+    return pd.DataFrame({name: np.asarray(value).ravel() for name, value in columns.items()},
+                        index=index)
+
+
+def _markdown(frame) -> list[str]:
+    def cell(value):
+        if isinstance(value, float):
+            return "" if np.isnan(value) else f"{value:.4f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |",
+             "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
+              for row in frame.itertuples(index=False)]
+    return lines

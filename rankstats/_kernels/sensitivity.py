@@ -1,0 +1,70 @@
+r"""Sensitivity of each sample's outcome to the template: mean absolute difference over pairs.
+
+For one sample scored under n templates with scores :math:`x_1..x_n`, the
+mean over the :math:`n(n-1)/2` template pairs of :math:`|x_a - x_b|` is, with
+the scores sorted ascending :math:`x_{(1)} \le \dots \le x_{(n)}`,
+
+.. math::
+
+   \frac{2}{n(n-1)} \sum_{i=1}^{n} (2i - n - 1)\, x_{(i)},
+
+and for 0/1 scores with k correct, :math:`2k(n-k) / (n(n-1))`: a count
+instead of a sort. Blocks are ``(..., template, sample)``; the pairs run
+over the templates a sample is observed under.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .clustered import NAN_POLICIES, _holes, _raise_holes
+from .ranking import check_choice
+
+
+def per_sample(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's mean absolute difference over pairs of its observed templates.
+
+    Returns ``(..., sample)`` values (NaN where fewer than two templates) and
+    the number of templates each sample is observed under.
+    """
+    x = np.asarray(x, dtype=float)
+    observed = ~np.isnan(x)
+    n = observed.sum(-2).astype(float)
+    pairs = n * (n - 1.0)
+    values = x[observed]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if np.all((values == 0.0) | (values == 1.0)):
+            k = np.where(observed, x, 0.0).sum(-2)
+            mad = 2.0 * k * (n - k) / pairs
+        else:
+            ordered = np.sort(x, axis=-2)  # NaN last
+            rank = np.arange(1, x.shape[-2] + 1, dtype=float).reshape(-1, 1)
+            weight = 2.0 * rank - n[..., None, :] - 1.0
+            inside = rank <= n[..., None, :]
+            total = np.where(inside, weight * np.where(inside, ordered, 0.0), 0.0).sum(-2)
+            mad = 2.0 * total / pairs
+    return np.where(n >= 2, mad, np.nan), n
+
+
+def prosa(
+    x: np.ndarray, *, nan_policy: str = "propagate", statistic: str = "prompt_sensitivity"
+) -> dict:
+    """ProSA's PromptSensiScore of ``(..., template, sample)`` blocks: the mean over samples.
+
+    Padded templates and samples (never observed) drop out; a cell missing
+    among a block's present templates and samples is a hole: NaN for the
+    block (propagate), pairs over the templates the sample has (omit), or
+    an error (raise).
+    """
+    check_choice("nan_policy", nan_policy, NAN_POLICIES)
+    x = np.asarray(x, dtype=float)
+    holes = _holes(~np.isnan(x))
+    if nan_policy == "raise":
+        _raise_holes(statistic, holes, "per model")
+    mad, _ = per_sample(x)
+    counted = ~np.isnan(mad)
+    items = counted.sum(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(counted, mad, 0.0).sum(-1) / items
+    poisoned = holes.any((-2, -1)) if nan_policy == "propagate" else np.zeros(score.shape, bool)
+    return {"value": np.where(poisoned | (items == 0), np.nan, score)}

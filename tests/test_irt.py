@@ -1,0 +1,269 @@
+"""The item-response estimator of the distribution across templates, and the comparison.
+
+Oracles: the penalised fit at fixed prior variances against SciPy's L-BFGS on
+the dense design (an independent optimiser of the same objective); a
+complete design against the exact template scores; the planted truth of
+simulated cubes for the estimator's error and its intervals' coverage.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import optimize, special
+
+import rankstats
+from rankstats._kernels import irt as kernel
+from rankstats.cli import main
+from rankstats.errors import CubeError, DimensionError, OptionError
+
+
+def test_penalised_fit_matches_scipy_on_the_dense_design():
+    rng = np.random.default_rng(3)
+    n_t, n_s = 7, 9
+    p = special.expit(rng.normal(0, 1, (n_t, 1)) + rng.normal(0, 1, (1, n_s)))
+    y = (rng.random((n_t, n_s)) < p).astype(float)
+    y[rng.random((n_t, n_s)) < 0.4] = np.nan
+    var_a, var_b = 0.8, 1.7
+    fit = kernel.fit(
+        y,
+        np.ones(n_t, bool),
+        np.ones(n_s, bool),
+        variances=(var_a, var_b),
+        tolerance=1e-11,
+        max_iter=20000,
+    )
+    t, s = np.nonzero(~np.isnan(y))
+    design = np.zeros((t.size, 1 + n_t + n_s))
+    design[:, 0] = 1
+    design[np.arange(t.size), 1 + t] = 1
+    design[np.arange(t.size), 1 + n_t + s] = 1
+    prior = np.r_[1 / kernel.FIXED_VARIANCE, np.full(n_t, 1 / var_a), np.full(n_s, 1 / var_b)]
+    outcome = y[t, s]
+
+    def objective(beta):
+        eta = design @ beta
+        loss = np.sum(np.logaddexp(0, eta) - outcome * eta) + 0.5 * np.sum(prior * beta**2)
+        return loss, design.T @ (special.expit(eta) - outcome) + prior * beta
+
+    oracle = optimize.minimize(
+        objective,
+        np.zeros(design.shape[1]),
+        jac=True,
+        method="L-BFGS-B",
+        options={"gtol": 1e-12, "ftol": 1e-15},
+    ).x
+    np.testing.assert_allclose(fit["mu"][0], oracle[0], atol=1e-6)
+    np.testing.assert_allclose(fit["a"][0], oracle[1 : 1 + n_t], atol=1e-6)
+    np.testing.assert_allclose(fit["b"][0], oracle[1 + n_t :], atol=1e-6)
+
+
+def test_every_cell_observed_gives_the_exact_distribution():
+    cube = rankstats.planted_cube(models=3, templates=15, samples=12, seed=4)
+    out = rankstats.estimate_distribution(cube, n_resamples=20, seed=0)
+    exact = rankstats.template_scores(cube)
+    np.testing.assert_allclose(out.template_accuracy.transpose(*exact.dims), exact, atol=1e-12)
+    quantiles = exact.quantile(out["quantile"].values, "template")
+    np.testing.assert_allclose(out.quantiles.transpose(*quantiles.dims), quantiles, atol=1e-12)
+    np.testing.assert_allclose(
+        out.avgp, exact.mean("template").transpose(*out.avgp.dims), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        out.maxp, exact.max("template").transpose(*out.maxp.dims), atol=1e-12
+    )
+    np.testing.assert_array_equal(out.calls, 15 * 12)
+
+
+def test_the_planted_template_spread_is_recovered_with_many_cells():
+    cube = rankstats.planted_cube(
+        models=6, templates=30, samples=60, template_sd=0.8, interaction_sd=0.0, seed=5
+    )
+    design = rankstats.random_design(cube, budget=900, seed=0)
+    out = rankstats.estimate_distribution(cube.where(design), n_resamples=20, seed=0)
+    assert 0.55 < float(out.template_sd.max()) < 1.1
+    assert 1.0 < float(out.sample_sd.max()) < 2.1
+
+
+def _errors(models, templates, samples, budget, n_resamples, seed):
+    cube = rankstats.planted_cube(models=models, templates=templates, samples=samples, seed=seed)
+    result = rankstats.simulate_estimators(
+        cube, budgets=[budget], n_resamples=n_resamples, seed=seed
+    )
+    return result.sel(budget=budget)
+
+
+def _assert_irt_wins(result):
+    for target in ("5%", "50%", "95%"):
+        irt = float(result.error.sel(estimator="irt", target=target))
+        plain = float(result.error.sel(estimator="random-avgp", target=target))
+        se = float(
+            np.hypot(
+                result.error_se.sel(estimator="irt", target=target),
+                result.error_se.sel(estimator="random-avgp", target=target),
+            )
+        )
+        assert irt + 2 * se < plain, (target, irt, plain, se)
+
+
+def test_irt_beats_random_templates_on_the_quantiles_fast():
+    result = _errors(models=6, templates=40, samples=40, budget=80, n_resamples=4, seed=11)
+    _assert_irt_wins(result)
+    assert float(result.calls.sel(estimator="irt")) == 80
+
+
+@pytest.mark.slow
+def test_irt_beats_random_templates_on_the_quantiles_full():
+    # the acceptance configuration: 16 models x 100 templates x 100 samples, 2 cells per sample
+    result = _errors(models=16, templates=100, samples=100, budget=200, n_resamples=10, seed=0)
+    _assert_irt_wins(result)
+
+
+def test_intervals_cover_the_planted_truth():
+    # measured: AvgP 0.97, quantiles 0.78-0.97 over 4 cubes of 8 models (nominal 0.95)
+    covered = []
+    for seed in range(2):
+        cube = rankstats.planted_cube(models=8, templates=40, samples=40, seed=seed)
+        out = rankstats.estimate_distribution(
+            cube.where(rankstats.random_design(cube, budget=80, seed=seed)),
+            n_resamples=100,
+            seed=seed,
+        )
+        exact = rankstats.template_scores(cube).mean("template")
+        covered.append(((out.avgp_low <= exact) & (exact <= out.avgp_high)).values.ravel())
+    assert np.mean(covered) >= 0.8
+
+
+def test_random_design_is_balanced_and_respects_padding():
+    cube = rankstats.planted_cube(models=3, templates=9, samples=7, seed=0)
+    design = rankstats.random_design(cube, budget=17, seed=2)
+    np.testing.assert_array_equal(design.sum(["template", "sample"]), 17)
+    per_sample = design.sum("template").values
+    assert per_sample.min() == 17 // 7 and per_sample.max() == 17 // 7 + 1
+    padded = cube.copy()
+    padded["template_id"] = padded.template_id.where(padded.template < 6, "")
+    design = rankstats.random_design(padded.where(padded.template < 6), budget=100, seed=0)
+    assert not design.isel(template=slice(6, None)).any()
+    np.testing.assert_array_equal(design.sum(["template", "sample"]), 6 * 7)
+
+
+def test_halving_stages_spend_about_the_budget():
+    for templates, samples, budget in [(100, 100, 200), (100, 100, 800), (30, 40, 120)]:
+        stages = kernel.halving_stages(templates, samples, budget)
+        keeps = [templates if k is None else k for k, _ in stages]
+        spent = sum(k * size for k, (_, size) in zip(keeps, stages, strict=True))
+        assert spent <= budget + keeps[-1] and sum(size for _, size in stages) <= samples
+        assert keeps == sorted(keeps, reverse=True)
+
+
+def test_absent_models_and_template_groups():
+    cube = rankstats.planted_cube(models=4, templates=20, samples=20, seed=1)
+    cube = cube.assign_coords(template_method=(("task", "template"), [["a"] * 10 + ["b"] * 10]))
+    partial = cube.where(rankstats.random_design(cube, budget=60, seed=0))
+    partial["score"][0] = np.nan  # a model never run
+    out = rankstats.estimate_distribution(
+        partial, template_covariate="template_method", n_resamples=20, seed=0
+    )
+    assert np.isnan(out.avgp.sel(model="m0")).all() and out.calls.sel(model="m0") == 0
+    assert out.avgp.sel(model="m1").notnull().all()
+    assert out.attrs["covariate_groups"] == "a, b"
+
+
+def test_bad_input_is_refused_by_name():
+    cube = rankstats.planted_cube(models=2, templates=4, samples=5, seed=0)
+    with pytest.raises(DimensionError, match="sample"):
+        rankstats.estimate_distribution(rankstats.template_scores(cube))
+    with pytest.raises(CubeError, match="template_covariate='nope'"):
+        rankstats.estimate_distribution(cube, template_covariate="nope")
+    with pytest.raises(CubeError, match=r"\[0, 1\]"):
+        rankstats.estimate_distribution(cube * 3)
+    with pytest.raises(OptionError, match="quantiles"):
+        rankstats.estimate_distribution(cube, quantiles=[1.5])
+    with pytest.raises(OptionError, match="methods"):
+        rankstats.simulate_estimators(cube, methods=["best"])
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def planted(tmp_path):
+    cube = rankstats.planted_cube(models=4, templates=16, samples=16, seed=2)
+    return str(rankstats.save(cube, tmp_path / "planted.nc"))
+
+
+def test_cli_simulate_prints_the_errors_and_the_margin(planted, capsys, tmp_path):
+    figure = tmp_path / "errors.png"
+    code = main(
+        [
+            "estimate",
+            planted,
+            "--simulate",
+            "--budget",
+            "16,32",
+            "--n-resamples",
+            "2",
+            "--seed",
+            "0",
+            "--json",
+            str(tmp_path / "out.json"),
+            "--figure",
+            str(figure),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "| 32 | irt |" in printed and "irt against random-avgp" in printed
+    assert figure.read_bytes()[:4] == b"\x89PNG"
+    tables = json.loads((tmp_path / "out.json").read_text())["tables"]
+    assert {row["estimator"] for row in tables["errors"]} == {"random-avgp", "halving-maxp", "irt"}
+
+
+def test_cli_spends_a_budget_with_each_method(planted, capsys):
+    code = main(
+        [
+            "estimate",
+            planted,
+            "--method",
+            "irt",
+            "--method",
+            "random-avgp",
+            "--method",
+            "halving-maxp",
+            "--budget",
+            "32",
+            "--n-resamples",
+            "20",
+            "--seed",
+            "1",
+            "--csv",
+            "-",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = out.splitlines()
+    header = rows[1].split(",")
+    assert {"method", "model", "task", "avgp", "maxp", "calls"} <= set(header)
+    spent = [float(r.split(",")[header.index("calls")]) for r in rows[2:] if r]
+    assert max(spent) <= 32
+
+
+def test_cli_irt_reads_a_partial_cube_as_it_is(tmp_path, capsys):
+    cube = rankstats.planted_cube(models=2, templates=10, samples=10, seed=0)
+    partial = cube.where(rankstats.random_design(cube, budget=30, seed=0))
+    path = rankstats.save(partial, tmp_path / "partial.nc")
+    assert (
+        main(["estimate", str(path), "--method", "irt", "--n-resamples", "20", "--seed", "0"]) == 0
+    )
+    assert "every observed cell" in capsys.readouterr().out
+    assert main(["estimate", str(path), "--method", "random-avgp"]) == 2
+    assert main(["estimate", str(path), "--figure", str(tmp_path / "x.png")]) == 2
+
+
+def test_planted_cube_is_a_valid_cube():
+    cube = rankstats.planted_cube(models=2, templates=3, samples=4, seed=0)
+    assert rankstats.validate(cube) is cube
+    assert isinstance(cube.score, xr.DataArray) and set(np.unique(cube.score)) <= {0.0, 1.0}
