@@ -315,3 +315,34 @@ def test_correlated_replay_keeps_the_exact_metrics():
     assert "latent correlation 0.7" in result.attrs["samples"]
     with pytest.raises(ValueError, match="per-template scores only"):
         rankstats.simulate_maxp(per_sample_cube(), correlation=0.5)
+
+
+# ---- per-sample outcomes from an item-difficulty model --------------------------------------
+
+def test_item_model_keeps_each_template_s_accuracy_and_correlates_samples():
+    rng = np.random.default_rng(0)
+    p = np.array([[0.0, 0.15, 0.5, 0.85, 1.0, np.nan]])
+    n = 40000
+    scores = kernel.item_model_samples(p, n, 2.0, rng)
+    accuracy = np.nanmean(scores[0, :5], -1)
+    assert accuracy[0] == 0.0 and accuracy[4] == 1.0 and np.isnan(scores[0, 5]).all()
+    for got, want in zip(accuracy[1:4], p[0, 1:4], strict=True):
+        # given the difficulties, the mean of logistic(theta - b) over the samples is p exactly;
+        # the Bernoulli draws add at most binomial noise
+        assert abs(got - want) < 4 * np.sqrt(want * (1 - want) / n)
+    # a hard sample is hard under every template: outcomes correlate across templates
+    assert np.corrcoef(scores[0, 2], scores[0, 3])[0, 1] > 0.2
+    independent = kernel.item_model_samples(p, n, 1e-9, rng)
+    assert abs(np.corrcoef(independent[0, 2], independent[0, 3])[0, 1]) < 0.03
+
+
+def test_item_model_replay_finds_the_best_template_more_often_than_independent_draws():
+    cube = rankstats.datasets.load("mizrahi2024").isel(task=[0], model=[0, 1, 2])
+    independent = rankstats.simulate_maxp(cube, n_resamples=30, seed=0)
+    items = rankstats.simulate_maxp(cube, n_resamples=30, sample_sd=2.0, seed=0)
+    assert "item-difficulty model" in items.attrs["samples"]
+    assert float(items.found.mean()) > float(independent.found.mean())
+    with pytest.raises(OptionError, match="give one"):
+        rankstats.simulate_maxp(cube, correlation=0.5, sample_sd=1.0)
+    with pytest.raises(OptionError, match="sample_sd"):
+        rankstats.simulate_avgp(per_sample_cube(), sample_sd=1.0)
