@@ -133,6 +133,37 @@ def test_interval_equals_scipy_bootstrap_on_the_same_draws(lm_eval_runs, seed):
         assert float(one.standard_error) == pytest.approx(oracle.standard_error, rel=1e-9)
 
 
+def test_two_runs_of_one_model_imported_from_one_folder(tmp_path):
+    """lm-eval's layout for a rerun: the same model folder, a second dated results/samples pair.
+
+    The real asdiv run is copied under a later date: with ``repeats="all"`` each run is a
+    template of its own, and the two are compared with ``between``. Identical runs: no
+    discordant item, p = 1, and no minimum detectable effect (NaN: nothing to scale it by).
+    """
+    import shutil
+
+    from collectors.files import lm_eval
+
+    source = ROOT / "tests" / "data" / "fixtures" / "lm_eval" / "asdiv"
+    folder = tmp_path / "meta-llama__Meta-Llama-3-8B-Instruct"
+    shutil.copytree(source / folder.name, folder)
+    for path in list(folder.iterdir()):
+        shutil.copy(path, folder / path.name.replace("2024-08-21T03-44-09", "2024-09-01T00-00-00"))
+    cube = lm_eval.load(tmp_path, repeats="all")
+    assert cube.template_id.values.tolist() == [["default|run=1", "default|run=2"]]
+    result = rankstats.compare(
+        cube, between={"template": ("default|run=1", "default|run=2")}, n_resamples=100, seed=0
+    )
+    one = result.squeeze()
+    assert (float(one.difference), float(one.pvalue), int(one.b), int(one.c)) == (0, 1, 0, 0)
+    assert float(one.score_a) == pytest.approx(0.92) and int(one.n_items) == 50
+    assert np.isnan(float(one.mde)) and one.verdict.item() == "no detectable difference"
+    # the folder against itself: both runs paired template by template, bootstrapped
+    itself = rankstats.compare(cube, cube, n_resamples=100, seed=0).squeeze()
+    assert itself.test.item() == "bootstrap" and int(itself.n_templates) == 2
+    assert float(itself.pvalue) == 1 and np.isnan(float(itself.mde))
+
+
 # --------------------------------------------------------------------------- several tasks
 
 

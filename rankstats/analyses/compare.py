@@ -596,7 +596,9 @@ def compare(
         - ``b``, ``c``: items A gets right and B wrong, and the reverse
           (McNemar only, NaN otherwise);
         - ``mde``: the minimum detectable effect, as an absolute difference
-          of scores, at ``alpha`` and ``power`` for the observed data;
+          of scores, at ``alpha`` and ``power`` for the observed data; NaN
+          where the runs never differ (no discordant item; no variation
+          between replicates), which leaves nothing to scale it by;
         - ``n_items``: items both runs score; ``n_unpaired``: scores one run
           has and the other lacks on a shared item and template, left out;
         - ``verdict``: ``"A better"``, ``"B better"``, ``"no detectable
@@ -822,9 +824,11 @@ def compare(
 
 
 def _normal_mde(standard_error, alpha, power):
+    """Bloom's MDE; NaN where the replicates never vary (the runs never differ: no scale)."""
     from scipy import stats
 
-    return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * standard_error
+    scale = np.where(standard_error > 0, standard_error, np.nan)
+    return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * scale
 
 
 def _log_unpaired(log: _Log, n_unpaired, cells, coords) -> None:
@@ -913,6 +917,11 @@ def _pvalue(value) -> str:
     return "" if np.isnan(value) else f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
+def _cell(value) -> str:
+    """A markdown table cell: a label's own ``|`` (``default|run=2``) must not end the cell."""
+    return str(value).replace("|", "\\|")
+
+
 def compare_markdown(result: xr.Dataset) -> str:
     """The result of :func:`compare` as markdown: the comparisons, then what was dropped.
 
@@ -940,7 +949,7 @@ def compare_markdown(result: xr.Dataset) -> str:
         f"interval ({attrs['n_resamples']} resamples over {attrs['over']}, seed "
         f"{attrs['seed']}); p-values adjusted by {attrs['p_adjust']} across tasks; "
         f"verdict at alpha {attrs['alpha']:g}; MDE: minimum detectable effect at power "
-        f"{attrs['power']:g}.",
+        f"{attrs['power']:g} (blank where the runs never differ).",
         "",
     ]
     table = compare_tables(result)["comparison"].reset_index()
@@ -955,7 +964,7 @@ def compare_markdown(result: xr.Dataset) -> str:
             "| "
             + " | ".join(
                 [
-                    *(str(row[d]) for d in cells),
+                    *(_cell(row[d]) for d in cells),
                     str(int(row["n_items"])),
                     _number(row["score_a"]),
                     _number(row["score_b"]),
@@ -983,7 +992,7 @@ def compare_markdown(result: xr.Dataset) -> str:
             "|---|---|---|---|---|---|",
         ]
         lines += [
-            "| " + " | ".join(str(value) for value in row) + " |"
+            "| " + " | ".join(_cell(value) for value in row) + " |"
             for row in dropped.itertuples(index=False)
         ]
     return "\n".join(lines)
