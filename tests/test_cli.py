@@ -259,8 +259,8 @@ def test_a_collector_whose_extra_is_missing_is_3_naming_the_extra():
 
 # ---- one set of shared options --------------------------------------------------------------
 
-TABLE_COMMANDS = {"report", "stability", "reproduce", "estimate", "edits", "info"}
-RESAMPLING = {"report", "stability", "estimate"}
+TABLE_COMMANDS = {"report", "stability", "reproduce", "estimate", "edits", "info", "compare"}
+RESAMPLING = {"report", "stability", "estimate", "compare"}
 
 
 def test_every_command_dispatches_through_run():
