@@ -19,6 +19,7 @@ import rankstats
 from rankstats.errors import InputTypeError, OptionError, UnknownNameError
 from rankstats.statistics import posthoc
 from rankstats.testing import (
+    _oracles,
     assert_cube_equal,
     check_against_references,
     check_bounds,
@@ -31,7 +32,6 @@ from rankstats.testing import (
     reference_vectors,
     strategies,
 )
-from rankstats.testing import _oracles
 
 # derandomized, so every run checks the same examples; few, as each check runs a search
 FAST = settings(max_examples=30, derandomize=True, database=None, deadline=None,
@@ -84,9 +84,9 @@ MATRIX_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "ties", "nan", "rows"), MATRIX_CASES[::7] + [
-    ("binary", "many", "scattered", "none"), ("ranks", "none", "none", "none"),
-    ("continuous", 3, "judges", "not_all")])
+@pytest.mark.parametrize(("kind", "ties", "nan", "rows"), [
+    *MATRIX_CASES[::7], ("binary", "many", "scattered", "none"),
+    ("ranks", "none", "none", "none"), ("continuous", 3, "judges", "not_all")])
 def test_score_matrices_keep_their_promises(kind, ties, nan, rows):
     @FAST
     @given(strategies.score_matrices(judges=(1, 4), objects=(2, 5), kind=kind, ties=ties,
@@ -171,7 +171,7 @@ def test_bad_options_are_refused():
         strategies.score_matrices(kind="ordinal")
     with pytest.raises(OptionError, match="binary scores tie"):
         strategies.score_matrices(kind="binary", ties="none")
-    with pytest.raises(OptionError, match="judges=.*need 0 <= low <= high"):
+    with pytest.raises(OptionError, match=r"judges=.*need 0 <= low <= high"):
         strategies.score_matrices(judges=(3, 1))
     with pytest.raises(OptionError, match="pattern='rows'"):
         strategies.missing_masks((2, 2), "rows")

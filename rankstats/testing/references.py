@@ -166,8 +166,8 @@ def check_against_references(function: Callable, statistic: str, *, options: str
         failures += _check_one(function, vector, options == "all", field, rtol, atol)
     if failures:
         name = getattr(function, "__name__", repr(function))
-        raise AssertionError(f"{name} disagrees with {len(failures)} of {len(vectors)} reference vectors "
-                             f"of {statistic}:\n" + "\n".join(failures))
+        raise AssertionError(f"{name} disagrees with {len(failures)} of {len(vectors)} "
+                             f"reference vectors of {statistic}:\n" + "\n".join(failures))
     return len(vectors)
 
 

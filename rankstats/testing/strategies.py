@@ -147,8 +147,11 @@ def _as_values(levels: np.ndarray, kind: str, n_levels: int) -> np.ndarray:
 
 
 def _check_matrix_options(kind, ties, nan, constant_rows, elements):
-    _choice(kind, KINDS, "kind")
-    if not isinstance(ties, numbers.Integral) or isinstance(ties, bool):
+    if kind is not None:
+        _choice(kind, KINDS, "kind")
+    if ties is None:
+        pass
+    elif not isinstance(ties, numbers.Integral) or isinstance(ties, bool):
         _choice(ties, TIE_DENSITIES, "ties")
     elif ties < 1:
         raise OptionError(f"ties={ties!r}: a number of levels is at least 1")
@@ -160,7 +163,8 @@ def _check_matrix_options(kind, ties, nan, constant_rows, elements):
 
 
 @st.composite
-def _rows(draw, rows: int, n: int, kind: str, ties, elements):
+def _rows(draw, rows: int, n: int, kind: str, ties, elements, constant_rows="allow",
+          group=None):
     """A (rows, n) float array of values, before missing values and row checks."""
     if rows == 0 or n == 0:
         return np.zeros((rows, n))
@@ -182,6 +186,15 @@ def _rows(draw, rows: int, n: int, kind: str, ties, elements):
     else:
         levels = draw(hnp.arrays(np.int64, (rows, n), elements=st.integers(0, n_levels - 1)),
                       label="levels")
+        if constant_rows != "allow" and n >= 2 and n_levels >= 2:
+            # made to vary by construction, not by filtering: a constant row gets a last
+            # value one level up (so 0 0 0 shrinks to 0 0 1)
+            constant = (levels == levels[:, :1]).all(axis=1)
+            if constant_rows == "not_all":  # in each group of rows (a slice of a stack)
+                groups = constant.reshape(-1, group or rows)
+                constant = (groups.all(axis=1, keepdims=True)
+                            & (np.arange(groups.shape[1]) == 0)).ravel()
+            levels[constant, -1] = (levels[constant, 0] + 1) % n_levels
     return _as_values(levels, kind, n_levels)
 
 
@@ -240,9 +253,16 @@ def _row_check(x: np.ndarray, constant_rows: str) -> bool:
 
 @st.composite
 def _arrays(draw, shape, kind, ties, nan, constant_rows, elements):
+    if kind is None:
+        kind = draw(st.sampled_from(KINDS), label="kind")
+    if ties is None:
+        ties = draw(st.sampled_from(TIE_DENSITIES), label="ties")
+    if kind == "binary" and ties == "none":
+        ties = "some"
     rows = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
     n = shape[-1]
-    x = draw(_rows(rows, n, kind, ties, elements)).reshape(shape)
+    group = shape[-2] if len(shape) > 2 else None
+    x = draw(_rows(rows, n, kind, ties, elements, constant_rows, group)).reshape(shape)
     if (constant_rows == "allow" and ties != "none" and x.size
             and draw(st.booleans(), label="constant row")):
         flat = x.reshape(rows, n)
@@ -298,15 +318,16 @@ def score_matrices(*, judges=(1, 6), objects=(2, 7), kind: str = "continuous", t
     judges, objects : int, (int, int) or strategy of ints
         How many rows and columns (a fixed number or an inclusive range). The
         defaults reach one judge and two objects.
-    kind : {"binary", "proportion", "continuous", "ranks"}
-        ``binary``: 0 and 1; ``proportion``: multiples of ``1 / (levels - 1)``
-        in [0, 1]; ``continuous``: 0, 0.25, -0.25, 0.5, ...; ``ranks``: the
-        integers 1 to n. Level 0, where shrinking goes, is the kind's 0 (1 for
-        ranks).
-    ties : {"none", "some", "many"} or int
+    kind : {"binary", "proportion", "continuous", "ranks"} or None
+        None draws one for each matrix. ``binary``: 0 and 1; ``proportion``:
+        multiples of ``1 / (levels - 1)`` in [0, 1]; ``continuous``: 0, 0.25,
+        -0.25, 0.5, ...; ``ranks``: the integers 1 to n. Level 0, where
+        shrinking goes, is the kind's 0 (1 for ranks).
+    ties : {"none", "some", "many"}, int or None
         How often values tie within a row: never, by chance (as many levels
         as objects), or nearly always (two levels); an int is the number of
-        levels. ``binary`` rows of more than two objects always tie.
+        levels; None draws a density for each matrix. ``binary`` rows of more
+        than two objects always tie.
     nan : {"none", "scattered", "judges", "objects", "any"}
         Which scores are missing (NaN), see :func:`missing_masks`.
     constant_rows : {"allow", "not_all", "none"}

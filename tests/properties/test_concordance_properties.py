@@ -10,26 +10,14 @@ import pandas as pd
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 import rankstats
+from rankstats.testing import strategies as rs
 
 TIES = ("average", "min", "max", "dense", "ordinal")
 FEW = max(5, settings.default.max_examples // 3)
 
-# Strictly increasing maps that keep distinct small integers distinct in float64.
-INCREASING = (
-    lambda v: v,
-    lambda v: 3.0 * v - 7.0,
-    lambda v: v**3,
-    lambda v: np.exp(v / 4.0),
-    np.arctan,
-    lambda v: np.log(v + 100.0),
-)
-
-small_ints = st.integers(0, 4).map(float)
-grid = st.integers(-400, 400).map(lambda i: i / 8.0)
 floats = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
@@ -37,18 +25,18 @@ def close(actual, expected, rel=1e-9, abs_=1e-12):
     np.testing.assert_allclose(actual, expected, rtol=rel, atol=abs_, equal_nan=False)
 
 
-@st.composite
-def blocks(draw, elements=small_ints, min_rows=2, max_rows=6, min_cols=2, max_cols=7,
-           unique=False):
-    """A (rows, columns) score matrix in which some row is not constant."""
-    m = draw(st.integers(min_rows, max_rows), label="rows")
-    n = draw(st.integers(min_cols, max_cols), label="columns")
-    x = draw(hnp.arrays(np.float64, (m, n), elements=elements, unique=unique))
-    assume(np.ptp(x, axis=1).max() > 0)
-    return x
+def blocks(values="any", *, judges=(2, 6), objects=(2, 7), ties=None, rows="not_all",
+           slices=None):
+    """Judges x objects scores; by default some judge does not tie every object.
 
-
-any_scores = st.one_of(small_ints, grid, floats)
+    ``values="any"``: the public strategy's kinds and tie densities, or floats; None: its
+    kinds only; else a strategy of values.
+    """
+    options = {"judges": judges, "objects": objects, "ties": ties, "slices": slices}
+    if values == "any":
+        return st.one_of(blocks(None, rows=rows, **options), blocks(floats, rows=rows, **options))
+    return rs.score_matrices(elements=values, kind=None if values is None else "continuous",
+                             constant_rows=rows, **options)
 
 
 def tie_term(row):
@@ -76,7 +64,7 @@ def concordant_minus_discordant(x, y):
 # --------------------------------------------------------------------------- Kendall's W
 
 
-@given(x=blocks(any_scores), ties=st.sampled_from(TIES), correction=st.booleans())
+@given(x=blocks(), ties=st.sampled_from(TIES), correction=st.booleans())
 def test_w_lies_in_unit_interval(x, ties, correction):
     # the uncorrected form assumes average ranks; with other tie methods it is unbounded
     assume(correction or ties == "average" or all(np.unique(row).size == row.size for row in x))
@@ -96,7 +84,7 @@ def test_uncorrected_w_with_min_ranks_is_returned_as_computed():
     close(rankstats.kendall_w(x, ties="min").statistic, 1.0)
 
 
-@given(x=blocks(any_scores))
+@given(x=blocks())
 def test_corrected_w_is_bounded_without_clipping(x):
     # Cauchy–Schwarz bounds the tie-corrected W by 1 for every ties method, so the
     # reference formula (which clips nothing) must agree and stay in [0, 1].
@@ -105,13 +93,13 @@ def test_corrected_w_is_bounded_without_clipping(x):
     close(rankstats.kendall_w(x).statistic, min(max(w, 0.0), 1.0))
 
 
-@given(x=blocks(any_scores), correction=st.booleans())
+@given(x=blocks(), correction=st.booleans())
 def test_w_matches_textbook_formula(x, correction):
     close(rankstats.kendall_w(x, tie_correction=correction).statistic,
           kendall_w_reference(x, correction))
 
 
-@given(x=blocks(any_scores), ties=st.sampled_from(TIES), correction=st.booleans())
+@given(x=blocks(), ties=st.sampled_from(TIES), correction=st.booleans())
 def test_chi2_and_f_identities(x, ties, correction):
     r = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     m, n = x.shape
@@ -129,7 +117,7 @@ def test_chi2_and_f_identities(x, ties, correction):
     close(r.f_kbs_dof2, (m - 1) * (n - 1 - 2 / m))
 
 
-@given(x=blocks(any_scores), ties=st.sampled_from(TIES), correction=st.booleans(),
+@given(x=blocks(), ties=st.sampled_from(TIES), correction=st.booleans(),
        seed=st.integers(0, 2**32 - 1))
 def test_w_invariant_to_permuting_judges(x, ties, correction, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[0])
@@ -138,7 +126,7 @@ def test_w_invariant_to_permuting_judges(x, ties, correction, seed):
 
 
 # "ordinal" breaks ties by position, so it is deliberately left out here.
-@given(x=blocks(any_scores), ties=st.sampled_from(TIES[:4]), correction=st.booleans(),
+@given(x=blocks(), ties=st.sampled_from(TIES[:4]), correction=st.booleans(),
        seed=st.integers(0, 2**32 - 1))
 def test_w_invariant_to_permuting_objects(x, ties, correction, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[1])
@@ -146,29 +134,27 @@ def test_w_invariant_to_permuting_objects(x, ties, correction, seed):
           rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic)
 
 
-@given(x=blocks(st.integers(-20, 20).map(float)), ties=st.sampled_from(TIES),
-       correction=st.booleans(), data=st.data())
+@given(x=blocks(None), ties=st.sampled_from(TIES), correction=st.booleans(), data=st.data())
 def test_w_invariant_to_monotone_transform_per_judge(x, ties, correction, data):
-    picks = data.draw(st.lists(st.integers(0, len(INCREASING) - 1),
-                               min_size=x.shape[0], max_size=x.shape[0]), label="transforms")
-    transformed = np.stack([INCREASING[p](row) for p, row in zip(picks, x, strict=True)])
+    picks = data.draw(st.lists(rs.monotone_transforms(), min_size=x.shape[0],
+                               max_size=x.shape[0]), label="transforms")
+    transformed = np.stack([p(row) for p, row in zip(picks, x, strict=True)])
     before = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     after = rankstats.kendall_w(transformed, ties=ties, tie_correction=correction)
     assert after.statistic == before.statistic
     assert after.pvalue == before.pvalue
 
 
-@given(row=hnp.arrays(np.float64, st.integers(2, 8), elements=st.integers(-20, 20).map(float)),
+@given(row=rs.score_vectors((2, 8), kind=None, ties=None, constant=False),
        ties=st.sampled_from(TIES), data=st.data())
 def test_w_is_one_when_all_judges_agree(row, ties, data):
-    assume(np.ptp(row) > 0)
-    picks = data.draw(st.lists(st.integers(0, len(INCREASING) - 1), min_size=2, max_size=6),
+    picks = data.draw(st.lists(rs.monotone_transforms(), min_size=2, max_size=6),
                       label="transforms")
-    x = np.stack([INCREASING[p](row) for p in picks])
+    x = np.stack([p(row) for p in picks])
     close(rankstats.kendall_w(x, ties=ties).statistic, 1.0)
 
 
-@given(x=blocks(any_scores))
+@given(x=blocks())
 def test_correction_never_lowers_w(x):
     corrected = rankstats.kendall_w(x, tie_correction=True).statistic
     uncorrected = rankstats.kendall_w(x, tie_correction=False).statistic
@@ -180,13 +166,13 @@ def test_correction_never_lowers_w(x):
         close(corrected, uncorrected)
 
 
-@given(x=blocks(floats, min_rows=2, max_rows=2, min_cols=3, max_cols=12, unique=True))
+@given(x=blocks(floats, judges=2, objects=(3, 12), ties="none"))
 def test_w_of_two_judges_is_shifted_spearman(x):
     rho = stats.spearmanr(x[0], x[1]).statistic
     close(rankstats.kendall_w(x).statistic, (1 + rho) / 2, abs_=1e-12)
 
 
-@given(x=blocks(any_scores), ties=st.sampled_from(TIES))
+@given(x=blocks(), ties=st.sampled_from(TIES))
 def test_w_axes_can_be_given_explicitly(x, ties):
     expected = rankstats.kendall_w(x, ties=ties)
     swapped = rankstats.kendall_w(x.T, judges=1, objects=0, ties=ties)
@@ -194,13 +180,10 @@ def test_w_axes_can_be_given_explicitly(x, ties):
     assert swapped.pvalue == expected.pvalue
 
 
-@given(data=st.data(), ties=st.sampled_from(TIES), correction=st.booleans())
-def test_w_is_computed_slice_by_slice(data, ties, correction):
-    k = data.draw(st.integers(1, 4), label="slices")
-    m = data.draw(st.integers(2, 5), label="judges")
-    n = data.draw(st.integers(2, 6), label="objects")
-    x = data.draw(hnp.arrays(np.float64, (k, m, n), elements=any_scores), label="x")
-    assume(all(np.ptp(s, axis=1).max() > 0 for s in x))
+@given(x=blocks(judges=(2, 5), objects=(2, 6), slices=(1, 4)), ties=st.sampled_from(TIES),
+       correction=st.booleans())
+def test_w_is_computed_slice_by_slice(x, ties, correction):
+    k = x.shape[0]
     batched = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     assert batched.statistic.shape == (k,)
     for i in range(k):
@@ -209,9 +192,9 @@ def test_w_is_computed_slice_by_slice(data, ties, correction):
         close(batched.pvalue[i], single.pvalue, rel=1e-9)
 
 
-@given(x=blocks(small_ints, max_rows=7), data=st.data())
+@given(x=blocks(None, judges=(2, 7), ties=5), data=st.data())
 def test_w_omit_drops_incomplete_judges(x, data):
-    holes = data.draw(hnp.arrays(np.bool_, x.shape, elements=st.booleans()), label="holes")
+    holes = data.draw(rs.missing_masks(x.shape), label="holes")
     with_holes = np.where(holes, np.nan, x)
     objects = ~np.isnan(with_holes).all(axis=0)
     judges = ~np.isnan(with_holes).all(axis=1)
@@ -227,9 +210,10 @@ def test_w_omit_drops_incomplete_judges(x, data):
 
 
 @settings(max_examples=FEW)
-@given(x=blocks(small_ints, min_rows=3, max_rows=6, min_cols=3, max_cols=6))
+@given(x=blocks(None, judges=(3, 6), objects=(3, 6), ties=5))
 def test_w_and_f_test_match_pingouin(x):
     pingouin = pytest.importorskip("pingouin")
+    assume(rankstats.kendall_w(x).statistic < 1)  # pingouin divides by 1 - W for its F
     frame = pd.DataFrame(x, columns=[f"t{j}" for j in range(x.shape[1])])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -255,17 +239,14 @@ def test_w_is_nan_with_a_warning_when_every_judge_ties_everything():
 TAU_VARIANTS = ("a", "b", "c")
 
 
-@st.composite
-def tau_pairs(draw, elements=small_ints, min_n=2, max_n=25, unique=False):
-    n = draw(st.integers(min_n, max_n), label="objects")
-    x = draw(hnp.arrays(np.float64, n, elements=elements, unique=unique), label="x")
-    y = draw(hnp.arrays(np.float64, n, elements=elements, unique=unique), label="y")
-    assume(np.ptp(x) > 0 and np.ptp(y) > 0)
-    return x, y
+def tau_pairs(values=None, *, kind=None, n=(2, 25), ties=5):
+    """Two rankings (x, y) of the same objects, neither constant."""
+    return rs.score_matrices(judges=2, objects=n, kind=kind, ties=ties, elements=values,
+                             constant_rows="none").map(tuple)
 
 
-tied_or_not = st.one_of(tau_pairs(), tau_pairs(floats, unique=True),
-                        tau_pairs(st.integers(0, 1).map(float)))
+tied_or_not = st.one_of(tau_pairs(), tau_pairs(floats, kind="continuous", ties="none"),
+                        tau_pairs(kind="binary"))
 
 
 @given(pair=tied_or_not, variant=st.sampled_from(TAU_VARIANTS))
@@ -299,12 +280,12 @@ def test_tau_flips_sign_with_reversed_ranking(pair, variant):
     close(flipped.pvalue, plain.pvalue, rel=1e-12)
 
 
-@given(pair=tau_pairs(st.integers(-20, 20).map(float)), variant=st.sampled_from(TAU_VARIANTS),
-       f=st.integers(0, len(INCREASING) - 1), g=st.integers(0, len(INCREASING) - 1))
+@given(pair=tau_pairs(ties=None), variant=st.sampled_from(TAU_VARIANTS),
+       f=rs.monotone_transforms(), g=rs.monotone_transforms())
 def test_tau_invariant_under_monotone_transforms(pair, variant, f, g):
     x, y = pair
     before = rankstats.kendall_tau(x, y, variant=variant)
-    after = rankstats.kendall_tau(INCREASING[f](x), INCREASING[g](y), variant=variant)
+    after = rankstats.kendall_tau(f(x), g(y), variant=variant)
     assert after.statistic == before.statistic
     assert after.pvalue == before.pvalue
 
@@ -318,9 +299,10 @@ def test_tau_a_counts_concordant_minus_discordant_pairs(pair):
 
 
 @settings(max_examples=2 * settings.default.max_examples)
-@given(pair=st.one_of(tau_pairs(max_n=40), tau_pairs(floats, max_n=40, unique=True),
-                      tau_pairs(st.integers(0, 1).map(float), max_n=40),
-                      tau_pairs(st.integers(0, 20).map(float), min_n=10, max_n=60)),
+@given(pair=st.one_of(tau_pairs(n=(2, 40)),
+                      tau_pairs(floats, kind="continuous", n=(2, 40), ties="none"),
+                      tau_pairs(kind="binary", n=(2, 40)),
+                      tau_pairs(kind="ranks", n=(10, 60), ties=21)),
        variant=st.sampled_from(("b", "c")))
 def test_tau_matches_scipy(pair, variant):
     x, y = pair
@@ -330,7 +312,7 @@ def test_tau_matches_scipy(pair, variant):
     close(actual.pvalue, expected.pvalue, abs_=0)
 
 
-@given(pair=tau_pairs(floats, min_n=3, max_n=30, unique=True),
+@given(pair=tau_pairs(floats, kind="continuous", n=(3, 30), ties="none"),
        method=st.sampled_from(("exact", "asymptotic")))
 def test_tau_pvalue_methods_match_scipy(pair, method):
     x, y = pair
@@ -338,12 +320,12 @@ def test_tau_pvalue_methods_match_scipy(pair, method):
     close(rankstats.kendall_tau(x, y, method=method).pvalue, expected.pvalue, abs_=0)
 
 
-@given(pair=tau_pairs(small_ints, min_n=3, max_n=20), variant=st.sampled_from(TAU_VARIANTS),
+@given(pair=tau_pairs(n=(3, 20)), variant=st.sampled_from(TAU_VARIANTS),
        data=st.data())
 def test_tau_omit_is_pairwise_deletion(pair, variant, data):
     x, y = pair
-    holes_x = data.draw(hnp.arrays(np.bool_, x.shape, elements=st.booleans()), label="holes_x")
-    holes_y = data.draw(hnp.arrays(np.bool_, y.shape, elements=st.booleans()), label="holes_y")
+    holes_x = data.draw(rs.missing_masks(x.shape), label="holes_x")
+    holes_y = data.draw(rs.missing_masks(y.shape), label="holes_y")
     both = ~holes_x & ~holes_y
     assume(both.sum() >= 2 and np.ptp(x[both]) > 0 and np.ptp(y[both]) > 0)
     actual = rankstats.kendall_tau(np.where(holes_x, np.nan, x), np.where(holes_y, np.nan, y),
@@ -354,15 +336,10 @@ def test_tau_omit_is_pairwise_deletion(pair, variant, data):
     assert actual.n_objects == both.sum()
 
 
-@st.composite
-def tau_rows(draw, max_rows=5, max_n=12, elements=None):
-    m = draw(st.integers(2, max_rows), label="rows")
-    n = draw(st.integers(2, max_n), label="objects")
-    if elements is None:
-        elements = st.one_of(small_ints, grid)
-    x = draw(hnp.arrays(np.float64, (m, n), elements=elements))
-    assume((np.ptp(x, axis=1) > 0).all())
-    return x
+def tau_rows(max_rows=5, max_n=12, slices=None, kind=None):
+    """Rows ranking the same objects (the judges of a tau matrix), none constant."""
+    return rs.score_matrices(judges=(2, max_rows), objects=(2, max_n), kind=kind, ties="some",
+                             constant_rows="none", slices=slices)
 
 
 @given(x=tau_rows(), variant=st.sampled_from(TAU_VARIANTS))
@@ -395,13 +372,9 @@ def test_tau_matrix_entries_equal_pairwise_calls(x, variant):
             close(r.pvalue[i, j], pair.pvalue, rel=1e-12, abs_=0)
 
 
-@given(data=st.data(), variant=st.sampled_from(TAU_VARIANTS))
-def test_tau_matrix_is_computed_slice_by_slice(data, variant):
-    k = data.draw(st.integers(1, 3), label="slices")
-    m = data.draw(st.integers(2, 4), label="rows")
-    n = data.draw(st.integers(2, 10), label="objects")
-    x = data.draw(hnp.arrays(np.float64, (k, m, n), elements=st.one_of(small_ints, grid)))
-    assume((np.ptp(x, axis=-1) > 0).all())
+@given(x=tau_rows(max_rows=4, max_n=10, slices=(1, 3)), variant=st.sampled_from(TAU_VARIANTS))
+def test_tau_matrix_is_computed_slice_by_slice(x, variant):
+    k = x.shape[0]
     batched = rankstats.kendall_tau_matrix(x, variant=variant)
     for i in range(k):
         single = rankstats.kendall_tau_matrix(x[i], variant=variant)
@@ -415,9 +388,10 @@ def test_tau_is_nan_with_a_warning_for_a_constant_ranking():
     assert math.isnan(result.statistic)
 
 
-@given(x=tau_rows(max_rows=4, max_n=10), variant=st.sampled_from(TAU_VARIANTS), data=st.data())
+@given(x=tau_rows(max_rows=4, max_n=10, kind="continuous"), variant=st.sampled_from(TAU_VARIANTS),
+       data=st.data())
 def test_tau_matrix_omit_equals_pairwise_deletion(x, variant, data):
-    holes = data.draw(hnp.arrays(np.bool_, x.shape, elements=st.booleans()), label="holes")
+    holes = data.draw(rs.missing_masks(x.shape), label="holes")
     m = x.shape[0]
     for i in range(m):
         for j in range(i + 1, m):
@@ -451,14 +425,9 @@ def test_tau_exact_pvalue_of_nearly_identical_orders_matches_scipy(n, swap, seed
     close(actual.pvalue, expected.pvalue, abs_=0)
 
 
-@given(data=st.data(), ties=st.sampled_from(TIES))
-def test_labelled_kendall_w_and_tau_matrix_match_numpy(data, ties):
+@given(x=tau_rows(max_rows=4, max_n=6, slices=(1, 3)), ties=st.sampled_from(TIES))
+def test_labelled_kendall_w_and_tau_matrix_match_numpy(x, ties):
     xr = pytest.importorskip("xarray")
-    k = data.draw(st.integers(1, 3), label="tasks")
-    m = data.draw(st.integers(2, 4), label="templates")
-    n = data.draw(st.integers(2, 6), label="models")
-    x = data.draw(hnp.arrays(np.float64, (k, m, n), elements=st.one_of(small_ints, grid)))
-    assume((np.ptp(x, axis=-1) > 0).all())
     labelled = xr.DataArray(x, dims=("task", "template", "model"))
     w = rankstats.kendall_w(labelled, ties=ties)
     assert w.statistic.dims == ("task",)
