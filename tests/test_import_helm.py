@@ -110,9 +110,25 @@ def test_statistics_that_are_not_scores_are_refused(metric):
 
 
 def test_an_absent_metric_lists_the_scores_there_are():
-    with pytest.raises(ImporterError, match=r"no stat 'rouge_l' on split 'test'; the runs have: "
-                                            r"exact_match, quasi_exact_match$"):
+    with pytest.raises(ImporterError, match=r"^no stat 'rouge_l' on split 'test' in the \d+ run "
+                                            r"folder\(s\); the scores they have: exact_match, "
+                                            r"quasi_exact_match \(pass metric=NAME; files: "):
         helm.load(SUITE, metric="rouge_l")
+
+
+def test_an_absent_metric_says_what_is_wrong_first_and_names_few_files(tmp_path):
+    runs = _copy(tmp_path, RUNS[:1])
+    many = []
+    for i in range(12):
+        copy = tmp_path / f"copy{i}" / runs[0].name
+        shutil.copytree(runs[0], copy)
+        many.append(copy)
+    with pytest.raises(ImporterError) as raised:
+        helm.load(many, metric="rouge_l", runs="latest")
+    message = str(raised.value)
+    assert message.startswith("no stat 'rouge_l'")
+    assert message.count("per_instance_stats.json") == 3 and message.endswith("and 9 more)")
+    assert len(message) < 1200  # three paths, not twelve
 
 
 def _copy(tmp_path, runs=RUNS) -> list[Path]:
@@ -220,3 +236,37 @@ def test_imported_by_the_command(tmp_path, capsys):
                  "--option", 'template_args=["max_train_instances"]']) == 0
     assert "helm: read 60 rows from 4 files" in capsys.readouterr().out
     assert main(["report", str(out), "--quiet", "--json", str(tmp_path / "r.json")]) == 0
+
+
+# --- the runs helm-run wrote (tests/data/helm/make_fixture.sh; version in VERSION) ---
+
+PRODUCED = Path(__file__).parent / "data" / "helm" / "runs" / "v1"
+
+
+@pytest.mark.parametrize("metric", ["exact_match", "quasi_exact_match"])
+def test_helm_run_output_means_equal_the_stats_helm_reports(metric):
+    cube = helm.load(PRODUCED, template_args=["variant"], metric=metric)
+    means = cube.score.mean("sample").sel(model="simple/model1").squeeze("task")
+    got = dict(zip(cube.template_id.values[0].tolist(), means.values.tolist(), strict=True))
+    expected = {}
+    for run in sorted(PRODUCED.iterdir()):
+        name = json.loads((run / "run_spec.json").read_text())["name"]
+        variant = dict(arg.split("=") for arg in name.split(":")[1].split(","))["variant"]
+        for stat in json.loads((run / "stats.json").read_text()):
+            name = stat["name"]
+            perturbation = name.get("perturbation")
+            if name["name"] != metric or name["split"] != "test" or (
+                    perturbation is not None and perturbation["computed_on"] != "perturbed"):
+                continue
+            expected[f"variant={variant}|{_label(perturbation)}"] = stat["mean"]
+    assert set(got) == set(expected) and len(got) == 6
+    np.testing.assert_allclose([got[k] for k in expected], list(expected.values()))
+
+
+def test_helm_run_perturbations_are_templates_and_the_unperturbed_is_original():
+    cube = helm.load(PRODUCED, template_args=["variant"])
+    ids = cube.template_id.values[0].tolist()
+    original = cube.template_is_original.values[0].tolist()
+    assert original == [i.endswith("|original") for i in ids] and sum(original) == 2
+    assert set(cube.template_perturbation.values[0]) == {"original", "lowercase",
+                                                         "typos(prob=0.3)"}

@@ -357,3 +357,138 @@ def test_copies_keep_their_sources():
     assert "EleutherAI/lm-evaluation-harness" in sources and "MIT" in sources
     assert (DATA / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
     assert "constructed" in (DATA / "README.md").read_text(encoding="utf-8")
+
+
+# --- output lm-eval wrote (tests/data/lm_eval/make_fixture.sh; versions in VERSION) ---
+
+PRODUCED = ROOT / "tests" / "data" / "lm_eval"
+RUNS = PRODUCED / "out" / "folder"
+V03 = PRODUCED / "v0_3"
+
+
+def _reported_by_results_files(files) -> dict:
+    """(model, template, run date) -> the acc each results file reports."""
+    found = {}
+    for path in files:
+        data = read_json(path)
+        for task, values in data["results"].items():
+            found[(data["model_name"], task.rsplit("_", 1)[1], path.name)] = values["acc,none"]
+    return found
+
+
+def _template_means(cube) -> dict:
+    means = rankstats.template_scores(cube) if "sample" in cube.dims else cube.score
+    return {(model, template): float(means.sel(model=model).isel(task=0, template=j))
+            for model in cube.model.values.tolist()
+            for j, template in enumerate(cube.template_id.values[0].tolist())
+            if not np.isnan(float(means.sel(model=model).isel(task=0, template=j)))}
+
+
+def test_lm_eval_output_sample_means_equal_the_reported_accuracies():
+    cube = lm_eval.load(RUNS)
+    latest = {}
+    for (model, template, _), acc in sorted(
+            _reported_by_results_files(RUNS.glob("*/results_*.json")).items()):
+        latest[(model, template)] = acc  # names sort by date: the latest run wins
+    assert _template_means(cube) == pytest.approx(latest)
+    assert cube.template_lm_eval_task.values.tolist() == [["tiny_prompt_1", "tiny_prompt_2"]]
+
+
+@pytest.mark.parametrize("repeats", ["latest", "all"])
+def test_lm_eval_output_aggregates_follow_repeats_as_samples_do(repeats):
+    samples = lm_eval.load(RUNS, repeats=repeats)
+    aggregates = lm_eval.load(RUNS, repeats=repeats, aggregated=True)
+    assert "sample" not in aggregates.dims
+    assert sorted(samples.template_id.values[0]) == sorted(aggregates.template_id.values[0])
+    assert _template_means(samples) == pytest.approx(_template_means(aggregates))
+    if repeats == "all":
+        reported = _reported_by_results_files(sorted(RUNS.glob("org__dummy-a/results_*.json")))
+        runs = [acc for (_, template, _), acc in sorted(reported.items()) if template == "1"]
+        means = _template_means(aggregates)
+        assert [means[("org/dummy-a", f"1|run={n}")] for n in (1, 2)] == runs
+        assert "template_run" in aggregates.coords
+
+
+def test_lm_eval_output_aggregates_refuse_repeats_as_samples_do():
+    for aggregated in (False, True):
+        with pytest.raises(ImporterError, match=r"model 'org/dummy-a' ran task 'tiny_prompt_1' "
+                                                r"more than once .*repeats=all"):
+            lm_eval.load(RUNS, repeats="error", aggregated=aggregated)
+    latest = lm_eval.load(RUNS, aggregated=True)
+    assert "2 × an older run of the same model and task" in latest.attrs["import_summary"]
+
+
+def test_lm_eval_049_output_path_file_naming():
+    (named,) = (PRODUCED / "out" / "named").glob("run_*.json")
+    for path in (named, named.parent):
+        cube = lm_eval.load(path, aggregated=True)
+        data = read_json(named)
+        assert cube.model.values.tolist() == ["org/dummy-a"]
+        assert cube.score.values.ravel().tolist() == [
+            data["results"][f"tiny_prompt_{n}"]["acc,none"] for n in (1, 2)]
+
+
+def test_lm_eval_03_results_file():
+    data = read_json(V03 / "results.json")
+    cube = lm_eval.load(V03 / "results.json", aggregated=True, metric="acc_norm")
+    assert cube.model.values.tolist() == ["org/dummy-03"]  # from config.model_args
+    assert cube.template_id.values.tolist() == [["1", "2"]]
+    assert cube.score.values.ravel().tolist() == [
+        data["results"][f"tiny_prompt_{n}"]["acc_norm"] for n in (1, 2)]
+    with pytest.raises(ImporterError, match=r"reports several scores \(acc,none, "
+                                            r"acc_norm,none; read as an lm-evaluation-harness "
+                                            r"0\.3 results file\)"):
+        lm_eval.load(V03 / "results.json", aggregated=True)
+
+
+@pytest.mark.parametrize("table, results", [
+    (PRODUCED / "out" / "console_dummy-b.md", RUNS / "org__dummy-b"),
+    (V03 / "console.md", V03),
+])
+def test_console_tables_equal_the_results_files(table, results):
+    from_table = lm_eval.load(table, aggregated=True, metric="acc")
+    from_json = lm_eval.load(sorted(results.glob("*.json")), aggregated=True, metric="acc")
+    assert from_table.model.values.tolist() == from_json.model.values.tolist()
+    assert from_table.template_id.values.tolist() == from_json.template_id.values.tolist()
+    # the table prints three or four decimals
+    np.testing.assert_allclose(from_table.score.values, from_json.score.values, atol=5e-4)
+
+
+def test_console_table_templates_from_the_file_name_or_a_column(tmp_path):
+    tables = sorted((PRODUCED / "out").glob("console_dummy-?.md"))
+    by_file = lm_eval.load(tables, aggregated=True, template_from="file", model="dummy",
+                           template_pattern=None)
+    assert by_file.task.values.tolist() == ["tiny_prompt_1", "tiny_prompt_2"]
+    assert by_file.template_id.values.tolist() == [["console_dummy-a", "console_dummy-b"]] * 2
+    by_column = lm_eval.load(tables, aggregated=True, template_from="n-shot")
+    assert by_column.template_id.values.tolist() == [["0"], ["0"]]
+    with pytest.raises(ImporterError, match=r"the table has no column 'shots' \(its columns: "
+                                            r"'Tasks', 'Version', 'Filter', 'n-shot'"):
+        lm_eval.load(tables, aggregated=True, template_from="shots")
+    with pytest.raises(ImporterError, match="holds aggregates only; pass aggregated=true"):
+        lm_eval.load(tables)
+    with pytest.raises(ImporterError, match=r"ran task 'tiny_prompt_1' more than once.*console "
+                                            r"table.*carries no date; pass repeats=all"):
+        lm_eval.load([*tables, PRODUCED / "out" / "console_dummy-a_rerun.md"], aggregated=True)
+
+
+def test_refusals_name_the_layout_or_say_why_it_is_not_lm_eval(tmp_path):
+    other = tmp_path / "scores.json"
+    other.write_text('{"accuracy": 0.5}')
+    with pytest.raises(ImporterError, match=r"not an lm-evaluation-harness results file: no "
+                                            r"'results' object \(lm-evaluation-harness writes"):
+        lm_eval.load(other, aggregated=True)
+    lines = tmp_path / "notes.md"
+    lines.write_text("# Results\n\n| model | acc |\n|---|---|\n| a | 0.5 |\n")
+    with pytest.raises(ImporterError, match=r"not lm-evaluation-harness output: no table whose "
+                                            r"header is \|Tasks\|"):
+        lm_eval.load(lines, aggregated=True)
+    (named,) = (PRODUCED / "out" / "named").glob("run_*.json")
+    with pytest.raises(ImporterError, match=r"read as an lm-evaluation-harness 0\.4\.9\+ results "
+                                            r"file .*pass model=NAME"):
+        copy = tmp_path / named.name
+        data = read_json(named)
+        data.pop("model_name")
+        data["config"]["model_args"] = None
+        copy.write_text(json.dumps(data))
+        lm_eval.load(copy, aggregated=True)

@@ -7,7 +7,10 @@
 the model (``google__gemma-2b__results_<date>.json``) or add a suffix before
 the extension (``samples_asdiv_<date>.first20.jsonl``). Early 0.4 releases
 wrote ``samples_<task>.jsonl`` without a date, or named the log after the model
-arguments (``pretrained__<org>__<name>_<task>.jsonl``).
+arguments (``pretrained__<org>__<name>_<task>.jsonl``). From 0.4.9,
+``--output_path FILE.json`` writes ``FILE_<date>.json``. The 0.3 series wrote
+one results file where ``--output_path`` said, with ``results``, ``versions``
+and ``config`` and metric keys without a filter (``"acc"``, not ``"acc,none"``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,12 @@ from ._paths import as_paths, found_in, lexists, readable_file
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES = re.compile(rf"samples_(?P<task>.+?)(?:_(?P<date>{DATE})(?P<rest>[^/\\]*))?\.jsonl?")
-RESULTS = re.compile(rf"(?:(?P<prefix>.+)__)?results_(?P<date>{DATE})(?P<rest>[^/\\]*)\.json")
+RESULTS = re.compile(rf"(?:(?:(?P<prefix>.+)__)?results|(?P<stem>.+))_(?P<date>{DATE})"
+                     rf"(?P<rest>[^/\\]*)\.json")
+LAYOUT_03 = "an lm-evaluation-harness 0.3 results file"
+LAYOUT_04 = "an lm-evaluation-harness 0.4 results file (results_<date>.json)"
+LAYOUT_049 = "an lm-evaluation-harness 0.4.9+ results file (<output_path>_<date>.json)"
+LAYOUT_JSON = "an lm-evaluation-harness 0.4 results file"
 
 
 @dataclass
@@ -37,6 +45,8 @@ class Results:
     groups: set = field(repr=False)
     higher_is_better: dict = field(repr=False)
     configs: dict = field(repr=False)
+    layout: str = LAYOUT_JSON
+    columns: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -76,13 +86,19 @@ def expand(paths, *, task: str | None) -> tuple[list[SamplesFile], list[Results]
 
 
 def _classify(path: Path, file: str, task: str | None, samples: list, results: list) -> None:
+    from ._lm_eval_table import is_table_file, read_table
+
+    if is_table_file(path):
+        results.append(read_table(path, file))
+        return
     match = SAMPLES.fullmatch(path.name)
     if match:
         samples.append(SamplesFile(path, file, match["task"], match["date"]))
         return
     match = RESULTS.fullmatch(path.name)
-    if match or (path.suffix == ".json" and "results" in path.name and task is None):
-        results.append(read_results(path, file, match["date"] if match else None))
+    if match or (path.suffix == ".json" and task is None):
+        results.append(read_results(path, file, match["date"] if match else None,
+                                    layout=_layout_of_name(match)))
         return
     if task is None:
         raise line_error(file, "the file name does not say which task the log is of "
@@ -91,25 +107,53 @@ def _classify(path: Path, file: str, task: str | None, samples: list, results: l
     samples.append(SamplesFile(path, file, task, None))
 
 
-def read_results(path: Path, file: str, date: str | None) -> Results:
-    """Read a results file (small: one whole JSON object)."""
+def _layout_of_name(match) -> str:
+    if match is None:
+        return LAYOUT_JSON
+    return LAYOUT_049 if match["stem"] is not None else LAYOUT_04
+
+
+def read_results(path: Path, file: str, date: str | None, *, layout: str = LAYOUT_JSON
+                 ) -> Results:
+    """Read a results file (small: one whole JSON object).
+
+    A JSON object without a ``results`` object is refused as not lm-evaluation-harness
+    output; a 0.3 file (``versions`` and ``config``, no ``configs``, metric keys
+    without a filter) is recognised as such.
+    """
     readable_file(path, file)
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise line_error(file, f"not a JSON results file ({error})") from None
+        raise line_error(file, f"not lm-evaluation-harness output: not a JSON results file "
+                               f"({error})") from None
     except OSError as error:
         raise line_error(file, f"cannot be read ({error.strerror or error})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise line_error(file, "not an lm-evaluation-harness results file: no 'results' object",
-                         field="results")
+        raise line_error(file, "not an lm-evaluation-harness results file: no 'results' object "
+                               "(lm-evaluation-harness writes 'results' with 'versions' and "
+                               "'config' in 0.3, and with 'configs' in 0.4)", field="results")
+    results = data["results"]
+    if _is_03(data):
+        layout = LAYOUT_03
+        # 0.3 had no filters: its "acc" is 0.4's "acc,none"
+        results = {task: {f"{key},none": value for key, value in values.items()}
+                   if isinstance(values, dict) else values for task, values in results.items()}
     groups = set(data.get("groups") or {})
     for name, members in (data.get("group_subtasks") or {}).items():
         if members:
             groups.add(name)
-    return Results(path, file, date, results_model(data), data["results"], groups,
-                   data.get("higher_is_better") or {}, data.get("configs") or {})
+    return Results(path, file, date, results_model(data), results, groups,
+                   data.get("higher_is_better") or {}, data.get("configs") or {}, layout)
+
+
+def _is_03(data: dict) -> bool:
+    """A 0.3 results file: ``versions`` and ``config``, no ``configs``, no ``metric,filter`` key."""
+    if "configs" in data or not isinstance(data.get("config"), dict) or "versions" not in data:
+        return False
+    return not any("," in key for values in data["results"].values()
+                   if isinstance(values, dict) for key in values)
 
 
 def results_model(data: dict) -> str | None:
@@ -144,9 +188,11 @@ def sibling_results(log: SamplesFile, known: list[Results]) -> Results | None:
     for results in known:
         if results.date == log.date and results.path.parent == log.path.parent:
             return results
-    for candidate in sorted(log.path.parent.glob(f"*results_{log.date}*.json")):
-        if RESULTS.fullmatch(candidate.name) and lexists(candidate):
-            results = read_results(candidate, str(candidate), log.date)
+    for candidate in sorted(log.path.parent.glob(f"*_{log.date}*.json")):
+        match = RESULTS.fullmatch(candidate.name)
+        if match and not SAMPLES.fullmatch(candidate.name) and lexists(candidate):
+            results = read_results(candidate, str(candidate), log.date,
+                                   layout=_layout_of_name(match))
             known.append(results)
             return results
     return None

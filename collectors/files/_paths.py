@@ -19,7 +19,7 @@ from rankstats.errors import InputTypeError
 
 from . import file_error
 
-__all__ = ["as_paths", "files_in", "found_in", "lexists", "readable_file"]
+__all__ = ["as_paths", "few", "files_in", "found_in", "lexists", "readable_file"]
 
 
 def as_paths(paths) -> list[Path]:
@@ -32,6 +32,20 @@ def as_paths(paths) -> list[Path]:
             raise InputTypeError(f"a path is text or an os.PathLike, not {type(path).__name__} "
                                  f"({path!r})")
     return [Path(path) for path in paths]
+
+
+def few(paths, limit: int = 3) -> str:
+    """At most ``limit`` of ``paths``, quoted, and how many more: for messages about many files.
+
+    Examples
+    --------
+    >>> from collectors.files._paths import few
+    >>> few(["a.json", "b.json", "c.json", "d.json", "e.json"])
+    "'a.json', 'b.json', 'c.json' and 2 more"
+    """
+    paths = [str(path) for path in paths]
+    shown = ", ".join(repr(path) for path in paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
 def lexists(path: Path) -> bool:

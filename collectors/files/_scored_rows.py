@@ -16,8 +16,8 @@ from rankstats import _text
 from rankstats.cube import infer_score_kind, label_text
 from rankstats.validation import SCORE_KINDS, label_problem
 
-from . import file_error
-from ._paths import as_paths, files_in
+from . import ImporterError, file_error
+from ._paths import as_paths, few, files_in
 from ._summary import ImportSummary
 
 __all__ = ["KEYS", "NON_FINITE", "SCORE_OPTIONS", "as_paths", "check_range", "drop_repeats",
@@ -158,8 +158,9 @@ def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric:
     ``aggregated`` scores) and the summary says so.
     """
     if frame.empty:
-        raise file_error(", ".join(summary.files), "no scores were read: "
-                         + (_skipped(summary) or "the files hold no scored samples"))
+        raise ImporterError("no scores were read: "
+                            + (_skipped(summary) or "the files hold no scored samples")
+                            + f" (files: {few(summary.files)})")
     frame = drop_repeats(frame, summary)
     scores = frame["score"].to_numpy(dtype=float)
     kind = kind_of(scores, summary, score_kind, aggregated=aggregated,

@@ -36,7 +36,7 @@ from ._helm_runs import (
     stat_value,
     task_and_variant,
 )
-from ._paths import lexists, readable_file
+from ._paths import few, lexists, readable_file
 from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, as_paths, label, number, to_cube
 from ._summary import ImportSummary
 
@@ -106,6 +106,7 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
     xarray.Dataset
         ``score(model, task, template, sample)``, with
         ``template_perturbation`` (``original`` or the perturbation),
+        ``template_is_original`` (True for the unperturbed instances),
         ``template_variant`` (the prompt variant, ``""`` if none) and, with
         several trials, ``template_trial``. ``metric`` is the stat's name.
 
@@ -170,8 +171,9 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
     frame = pd.concat(frames, ignore_index=True)
     if frame.empty and seen:
         scores = sorted(name for name in seen if not NOT_SCORES.fullmatch(name))
-        raise file_error(", ".join(files), f"no stat {metric!r} on split {split!r}; the runs "
-                                           f"have: {', '.join(scores)}")
+        raise ImporterError(f"no stat {metric!r} on split {split!r} in the {len(files)} run "
+                            f"folder(s); the scores they have: {', '.join(scores) or 'none'} "
+                            f"(pass metric=NAME; files: {few(files)})")
     frame = _templates(_resolve_runs(frame, runs, summary), trials)
     return to_cube(frame, summary, metric=metric, score_kind=score_kind,
                    aggregated=trials == "mean" and "template_trial" not in frame,
@@ -291,7 +293,8 @@ def _templates(frame: pd.DataFrame, trials: str) -> pd.DataFrame:
         template = template.where(~several, template + "|trial=" + frame["trial"].astype(str))
         frame = frame.assign(template_trial=frame["trial"])
     return frame.drop(columns="trial", errors="ignore").rename(
-        columns={"perturbation": "template_perturbation"}).assign(template=template)
+        columns={"perturbation": "template_perturbation"}).assign(
+        template=template, template_is_original=frame["perturbation"] == "original")
 
 
 def _resolve_runs(frame: pd.DataFrame, runs: str, summary) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,14 +25,16 @@ from rankstats import _text
 
 from ._lm_eval_files import Results, SamplesFile, expand, folder_model, sibling_results
 from ._lm_eval_read import count_records, line_error, records
-from ._lm_eval_samples import Log, metrics_of, read_log
+from ._lm_eval_samples import metrics_of, read_log
+from ._lm_eval_table import LAYOUT_TABLE
 from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
 from ._summary import ImportSummary
 
-__all__ = ["OPTIONS", "REPEATS", "TEMPLATE_PATTERN", "describe", "load"]
+__all__ = ["OPTIONS", "REPEATS", "TEMPLATE_FROM", "TEMPLATE_PATTERN", "describe", "load"]
 
 TEMPLATE_PATTERN = r"(?P<task>.+)_prompt_(?P<template>\d+)"
-REPEATS = ("latest", "error")
+REPEATS = ("latest", "all", "error")
+TEMPLATE_FROM = ("task", "file")
 _DEFAULT_TEMPLATE = "default"
 _IMPORTER = "lm_eval"
 
@@ -49,6 +52,7 @@ OPTIONS = {
     "tasks": _text.optional(_text.text_list), "template_pattern": _pattern_option,
     "repeats": _text.choice(*REPEATS), "aggregated": _text.boolean,
     "higher_is_better": _text.optional(_text.boolean),
+    "template_from": _text.text,
     **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
@@ -59,7 +63,8 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
          model: str | None = None, task: str | None = None, tasks=None,
          template_pattern: str | None = TEMPLATE_PATTERN, repeats: str = "latest",
          aggregated: bool = False, higher_is_better: bool | None = None,
-         score_kind: str | None = None, non_finite: str = "error") -> xr.Dataset:
+         template_from: str = "task", score_kind: str | None = None,
+         non_finite: str = "error") -> xr.Dataset:
     """Read lm-evaluation-harness output into a cube.
 
     Parameters
@@ -67,7 +72,11 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
     paths : str, os.PathLike or a sequence of them
         Per-sample logs (``samples_<task>_<date>.jsonl``, or ``.json``
         holding JSON lines or one JSON array), results files
-        (``results_<date>.json``), or folders searched deeply for both.
+        (``results_<date>.json``; ``<output_path>_<date>.json`` from 0.4.9;
+        any ``.json`` named on its own, such as a 0.3 results file), console
+        tables lm-evaluation-harness printed (``.md``, ``.txt`` or ``.log``,
+        named on their own; read as aggregates), or folders searched deeply
+        for logs and results files.
     metric : str, optional
         The metric to import (``acc``, ``exact_match``, ...). Needed when a
         log records several; a log that does not record it is skipped (and
@@ -94,15 +103,24 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
         (``masakhaner_luo_prompt_3`` -> task ``masakhaner_luo``, template
         ``3``). Tasks it does not match (or all, with None) have the single
         template ``"default"``.
-    repeats : {"latest", "error"}, default "latest"
-        Several runs of one model on one task (logs of different dates):
-        keep the latest run's, or raise.
+    repeats : {"latest", "all", "error"}, default "latest"
+        Several runs of one model on one task (logs or results files of
+        different dates), alike with and without ``aggregated``: keep the
+        latest run's, keep every run as its own template (``1|run=2``, the
+        runs numbered from the oldest, ``template_run`` the number), or
+        raise.
     aggregated : bool, default False
         Import the aggregates the results files report (a cube without a
         ``sample`` dimension) instead of the per-sample logs.
     higher_is_better : bool, optional
         Whether higher scores are better; by default what the results files
         say of the metric, else True.
+    template_from : str, default "task"
+        Where the template of an aggregate comes from: ``"task"`` (the task
+        name, split by ``template_pattern``), ``"file"`` (the stem of the
+        file it was read from: one file per prompt variant), or the name of
+        a column of a console table (``"n-shot"``, ``"Filter"``). Only
+        ``"task"`` applies to per-sample logs.
     score_kind : {"binary", "proportion", "continuous"}, optional
         The kind of the scores; a score outside its range is an error naming
         the file and line. Inferred from the values when omitted (never
@@ -160,8 +178,16 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
                             [str(p) for p in _text_paths(paths)])
     if aggregated:
         frame, context = _aggregated_rows(results, summary, metric=metric, filter_=filter,
-                                          model=model, wanted=wanted, non_finite=non_finite)
+                                          model=model, wanted=wanted, repeats=repeats,
+                                          non_finite=non_finite, template_from=template_from)
     else:
+        tables = [run.file for run in results if run.layout == LAYOUT_TABLE]
+        if tables:
+            raise line_error(tables[0], f"read as {LAYOUT_TABLE}: it holds aggregates only; "
+                                        "pass aggregated=true")
+        if template_from != "task":
+            raise line_error(", ".join(summary.files), f"template_from={template_from!r} "
+                             "applies to aggregates only (aggregated=true)")
         frame, context = _sample_rows(logs, results, summary, metric=metric, filter_=filter,
                                       model=model, wanted=wanted, repeats=repeats,
                                       non_finite=non_finite)
@@ -237,13 +263,24 @@ def _selected(task: str, wanted) -> bool:
     return wanted is None or any(fnmatch.fnmatchcase(task, glob) for glob in wanted)
 
 
+@dataclass
+class _Run:
+    """One run's scores of one model on one lm-evaluation-harness task, from one file."""
+
+    file: str
+    date: str | None
+    rows: int
+    scores: object  # a Log (per-sample) or a row dict (aggregate)
+    results: Results | None
+
+
 def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, metric, filter_,
                  model, wanted, repeats, non_finite):
     if not files:
         raise line_error(", ".join(summary.files), "no per-sample logs among the files (pass "
                                                    "aggregated=true to import results files)")
     known = list(results)
-    runs: dict[tuple[str, str], list[tuple[Log, Results | None]]] = {}
+    runs: dict[tuple[str, str], list[_Run]] = {}
     for source in sorted(files, key=lambda log: _natural(log.task)):
         if not _selected(source.task, wanted):
             summary.skip(f"task {source.task!r} not among the tasks asked for",
@@ -261,26 +298,35 @@ def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, m
         for reason, count in log.skipped.items():
             summary.skip(reason, count)
         if log.rows:
-            runs.setdefault((name, source.task), []).append((log, run))
+            runs.setdefault((name, source.task), []).append(
+                _Run(log.file, log.date, log.rows, log, run))
     kept = _resolve_repeats(runs, repeats, summary)
     if not kept:
         raise line_error(", ".join(summary.files), f"no scores to import: {_why(summary)}")
-    used = {log.metric for log, _ in kept.values()}
+    used = {run.scores.metric for _, run, _ in kept}
     if len(used) > 1:
         raise line_error(", ".join(summary.files), "the logs record different metrics "
                          f"({', '.join(sorted(used))}); choose one with metric=NAME")
     parts, hashes = [], {}
-    for (name, lm_task), (log, _) in kept.items():
+    for (name, lm_task), run, number in kept:
+        log = run.scores
         parts.append(pd.DataFrame({"model": name, "lm_task": lm_task, "sample": log.doc_id,
                                    "score": log.score, "lm_eval_filter": log.filter,
-                                   "_file": log.file, "_line": log.line}))
+                                   "run": number, "_file": log.file, "_line": log.line}))
         summary.read(log.rows)
         if log.hashes is not None:
-            hashes[(name, lm_task)] = (log.doc_id, log.hashes, log.file)
+            hashes[(name, lm_task, number)] = (log.doc_id, log.hashes, log.file)
     frame = pd.concat(parts, ignore_index=True)
-    runs_used = {key: run for key, (_, run) in kept.items()}
-    return frame, {"metric": used.pop(), "runs": runs_used, "hashes": hashes,
-                   "filters": sorted({log.filter for log, _ in kept.values()})}
+    return frame, {"metric": used.pop(), "runs": _latest_results(kept), "hashes": hashes,
+                   "filters": sorted({run.scores.filter for _, run, _ in kept})}
+
+
+def _latest_results(kept) -> dict:
+    """The results file of each model and task's latest run (its settings and directions)."""
+    found = {}
+    for key, run, _ in kept:
+        found[key] = run.results
+    return found
 
 
 def _line_count(source: SamplesFile) -> int:
@@ -292,36 +338,54 @@ def _why(summary) -> str:
         "the files hold no records"
 
 
-def _resolve_repeats(runs: dict, repeats: str, summary) -> dict:
-    kept = {}
+def _resolve_repeats(runs: dict, repeats: str, summary) -> list[tuple[tuple, _Run, int]]:
+    """``(key, run, number)`` for the runs kept: number 0 for a lone run, else 1, 2, ... by date.
+
+    ``latest`` keeps the run of the latest date (the others counted as
+    skipped), ``all`` keeps every run numbered from the oldest, ``error``
+    refuses any repeat; a repeat that cannot be dated, or two of one date, is
+    refused unless every run is kept.
+    """
+    kept = []
     for key, found in runs.items():
         if len(found) == 1:
-            kept[key] = found[0]
+            kept.append((key, found[0], 0))
             continue
-        found = sorted(found, key=lambda pair: pair[0].date or "")
-        if repeats == "error" or any(log.date is None for log, _ in found) or \
-                found[-1][0].date == found[-2][0].date:
-            files = ", ".join(repr(log.file) for log, _ in found)
-            raise line_error(found[-1][0].file, f"model {key[0]!r} ran task {key[1]!r} more "
-                             f"than once ({files}); pass repeats=latest to keep the latest "
-                             "run (runs must be dated by their file names), or import fewer "
-                             "files")
-        for log, _ in found[:-1]:
-            summary.skip(f"an older run of the same model and task ({log.file})", log.rows)
-        kept[key] = found[-1]
+        found = sorted(found, key=lambda run: (run.date or "", run.file))
+        if repeats == "all":
+            kept.extend((key, run, number) for number, run in enumerate(found, start=1))
+            continue
+        undated = any(run.date is None for run in found) or found[-1].date == found[-2].date
+        if repeats == "error" or undated:
+            files = ", ".join(repr(run.file) for run in found)
+            if repeats == "error":
+                advice = ("pass repeats=latest to keep the latest run, repeats=all to keep "
+                          "every run as its own template, or import fewer files")
+            else:
+                layout = found[-1].results.layout if found[-1].results is not None else ""
+                advice = ("which is the latest cannot be told: runs are dated by their file "
+                          "names" + (f", and {layout} carries no date" if layout
+                                     and found[-1].date is None else "")
+                          + "; pass repeats=all to keep every run as its own template, or "
+                            "import fewer files")
+            raise line_error(found[-1].file, f"model {key[0]!r} ran task {key[1]!r} more "
+                                             f"than once ({files}); {advice}")
+        for run in found[:-1]:
+            summary.skip(f"an older run of the same model and task ({run.file})", run.rows)
+        kept.append((key, found[-1], 0))
     return kept
 
 
 def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model, wanted,
-                     non_finite):
+                     repeats, non_finite, template_from):
     if not results:
         raise line_error(", ".join(summary.files), "no results files among the files")
-    rows, runs, dates = [], {}, {}
+    runs: dict[tuple[str, str], list[_Run]] = {}
     for run in results:
         name = model or run.model or folder_model(run.path)
         if name is None:
-            raise line_error(run.file, "no model: the results file names none and its folder "
-                                       "is not named <org>__<model>; pass model=NAME")
+            raise line_error(run.file, f"read as {run.layout}, which names no model, and its "
+                                       "folder is not named <org>__<model>; pass model=NAME")
         for lm_task, values in run.results.items():
             if lm_task in run.groups:
                 summary.skip(f"group {lm_task!r}: an aggregate of tasks, not a task")
@@ -330,18 +394,22 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
                 summary.skip(f"task {lm_task!r} not among the tasks asked for")
                 continue
             if not isinstance(values, dict):
-                raise line_error(run.file, "not an object", field=f"results.{lm_task}")
+                raise line_error(run.file, f"not an object (read as {run.layout})",
+                                 field=f"results.{lm_task}")
             name = label(name, run.file, column="model")
             label(lm_task, run.file, column=f"results.{lm_task}")
-            key = _aggregate_key(values, metric, filter_, run.file, lm_task)
+            key = _aggregate_key(values, metric, filter_, run, lm_task)
             if key is None:
                 summary.skip(f"task {lm_task!r} reports no {metric!r} under the filter "
                              f"{filter_ or 'none'!r}")
                 continue
             value = values[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise line_error(run.file, f"{value!r} is not a number",
+                raise line_error(run.file, f"{value!r} is not a number (read as {run.layout})",
                                  field=f"results.{lm_task}.{key}")
+            if math.isnan(value):
+                summary.skip("a score that is NaN (missing)")
+                continue
             if not math.isfinite(value):
                 if non_finite != "missing":
                     raise line_error(run.file, f"{value!r} is not a finite number (pass "
@@ -349,29 +417,56 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
                                                "missing)", field=f"results.{lm_task}.{key}")
                 summary.skip(NOT_FINITE)
                 continue
-            previous = dates.get((name, lm_task))
-            if previous is not None:
-                raise line_error(run.file, f"model {name!r} ran task {lm_task!r} in another "
-                                 f"results file too ({previous}); import one run at a time")
-            dates[(name, lm_task)] = run.file
             metric_name, _, used = key.partition(",")
-            rows.append({"model": name, "lm_task": lm_task, "score": float(value),
-                         "lm_eval_filter": used, "metric": metric_name,
-                         "_file": run.file, "_line": None})
-            runs[(name, lm_task)] = run
-            summary.read()
-    if not rows:
+            row = {"model": name, "lm_task": lm_task, "score": float(value),
+                   "lm_eval_filter": used, "metric": metric_name,
+                   "template": _template_of(run, lm_task, key, template_from),
+                   "_file": run.file, "_line": _table_line(run, lm_task, key)}
+            runs.setdefault((name, lm_task, row["template"]), []).append(
+                _Run(run.file, run.date, 1, row, run))
+    kept = _resolve_repeats(runs, repeats, summary)
+    if not kept:
         raise line_error(", ".join(summary.files), f"no scores to import: {_why(summary)}")
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame([{**run.scores, "run": number} for _, run, number in kept])
+    summary.read(len(frame))
     used = set(frame.pop("metric"))
     if len(used) > 1:
         raise line_error(", ".join(summary.files), "the results report different metrics "
                          f"({', '.join(sorted(used))}); choose one with metric=NAME")
-    return frame, {"metric": used.pop(), "runs": runs, "hashes": {},
+    results_of = {key[:2]: run.results for key, run, _ in kept}
+    return frame, {"metric": used.pop(), "runs": results_of, "hashes": {},
                    "filters": sorted(set(frame["lm_eval_filter"]))}
 
 
-def _aggregate_key(values: dict, metric, filter_, file: str, lm_task: str) -> str | None:
+def _template_of(run: Results, lm_task: str, key: str, template_from: str) -> str | None:
+    """The template ``template_from`` names for an aggregate; None to split the task name."""
+    if template_from == "task":
+        return None
+    if template_from == "file":
+        return run.path.name.rsplit(".", 1)[0]
+    row = run.columns.get(lm_task, {}).get(key)
+    if row is None:
+        raise line_error(run.file, f"template_from={template_from!r} names a column of a "
+                                   f"console table, but this is {run.layout}; use "
+                                   "template_from=task or file")
+    if template_from not in row or template_from.startswith("_"):
+        names = ", ".join(repr(c) for c in row if c and not c.startswith("_"))
+        raise line_error(run.file, f"the table has no column {template_from!r} (its columns: "
+                                   f"{names}; or template_from=task or file)",
+                         line=row["_line"])
+    value = row[template_from]
+    if not value:
+        raise line_error(run.file, f"the template column {template_from!r} is empty",
+                         line=row["_line"], field=template_from)
+    return value
+
+
+def _table_line(run: Results, lm_task: str, key: str):
+    row = run.columns.get(lm_task, {}).get(key)
+    return None if row is None else row["_line"]
+
+
+def _aggregate_key(values: dict, metric, filter_, run: Results, lm_task: str) -> str | None:
     """The ``"<metric>,<filter>"`` key to read; None when the task reports no such score."""
     keys = [k for k in values if "," in k and not k.split(",", 1)[0].endswith("_stderr")]
     if metric is not None:
@@ -383,8 +478,9 @@ def _aggregate_key(values: dict, metric, filter_, file: str, lm_task: str) -> st
     if not keys:
         return None
     what = "metric and filter" if metric is None else "filter"
-    raise line_error(file, f"reports several scores ({', '.join(keys)}); choose the {what} "
-                           "with metric=NAME and filter=NAME", field=f"results.{lm_task}")
+    raise line_error(run.file, f"reports several scores ({', '.join(keys)}; read as "
+                               f"{run.layout}); choose the {what} with metric=NAME and "
+                               "filter=NAME", field=f"results.{lm_task}")
 
 
 def _split_task(lm_task: str, pattern) -> tuple[str, str]:
@@ -398,9 +494,21 @@ def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better
           aggregated: bool, score_kind: str | None) -> xr.Dataset:
     names = pd.unique(frame["lm_task"])
     split = {name: _split_task(name, pattern) for name in names}
-    _require_one_template_each(split, frame)
-    frame["task"] = frame["lm_task"].map(lambda name: split[name][0])
-    frame["template"] = frame["lm_task"].map(lambda name: split[name][1])
+    given = frame["template"] if "template" in frame else pd.Series(None, index=frame.index)
+    given = given.where(given.notna(), None)
+    frame["task"] = np.where(given.isna(), frame["lm_task"].map(lambda n: split[n][0]),
+                             frame["lm_task"])
+    frame["template"] = np.where(given.isna(), frame["lm_task"].map(lambda n: split[n][1]),
+                                 given.astype(object))
+    runs = frame.pop("run").to_numpy()
+    if (runs > 0).any():
+        frame["template"] = np.where(runs > 0, frame["template"] + "|run=" + runs.astype(str),
+                                     frame["template"])
+        frame["template_run"] = runs
+        summary.note("repeats=all: runs of one model and task are templates '<template>|run=N', "
+                     "numbered from the oldest")
+    triples = frame[["lm_task", "task", "template"]].drop_duplicates()
+    _require_one_template_each(triples, frame)
     metric = context["metric"]
     better = _higher_is_better(context["runs"], metric, higher_is_better)
     filters = ", ".join(repr(f) for f in context["filters"])
@@ -409,12 +517,13 @@ def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better
     kind = kind_of(scores, summary, score_kind, aggregated=aggregated)
     check_range(scores, kind, lambda at, problem: line_error(
         frame["_file"].iloc[at], problem, line=_line(frame["_line"].iloc[at]), field=metric))
+    lookup = {(t.task, t.template): t.lm_task for t in triples.itertuples(index=False)}
     cube = rankstats.from_records(
         frame.drop(columns=["lm_task", "_file", "_line"]), score_kind=kind,
         higher_is_better=better, metric=metric,
         source=f"lm-evaluation-harness {what}: metric {metric!r}, filter {filters}",
         task_attrs=["lm_eval_filter"])
-    cube = _template_coordinates(cube, split, context["runs"])
+    cube = _template_coordinates(cube, lookup, context["runs"])
     if not aggregated:
         cube = _sample_coordinates(cube, frame, context["hashes"])
     cube.attrs.update(lm_eval_metric=metric, lm_eval_filters=filters,
@@ -428,10 +537,11 @@ def _line(line):
     return None if line is None or (isinstance(line, float) and math.isnan(line)) else int(line)
 
 
-def _require_one_template_each(split: dict, frame: pd.DataFrame) -> None:
+def _require_one_template_each(triples: pd.DataFrame, frame: pd.DataFrame) -> None:
     seen = {}
-    for name, key in split.items():
-        if key in seen:
+    for name, *key in triples.itertuples(index=False):
+        key = tuple(key)
+        if key in seen and seen[key] != name:
             raise line_error(", ".join(sorted(set(frame["lm_task"]))),
                              f"the tasks {seen[key]!r} and {name!r} both map to task "
                              f"{key[0]!r}, template {key[1]!r} under the template pattern")
@@ -455,9 +565,8 @@ def _higher_is_better(runs: dict, metric: str, given: bool | None) -> bool:
     return next(iter(said), True)
 
 
-def _template_coordinates(cube: xr.Dataset, split: dict, runs: dict) -> xr.Dataset:
+def _template_coordinates(cube: xr.Dataset, lookup: dict, runs: dict) -> xr.Dataset:
     """``template_lm_eval_task`` and ``template_text`` from the (task, template) ids."""
-    lookup = {key: name for name, key in split.items()}
     texts = {}
     for (_, lm_task), run in runs.items():
         config = (run.configs.get(lm_task) or {}) if run is not None else {}
@@ -491,7 +600,7 @@ def _sample_coordinates(cube: xr.Dataset, frame: pd.DataFrame, hashes: dict) -> 
     task_of = {lm_task: task for lm_task, task in
                frame[["lm_task", "task"]].drop_duplicates().itertuples(index=False)}
     by_task: dict[str, list[pd.DataFrame]] = {}
-    for (_, lm_task), (docs, values, _) in hashes.items():
+    for (_, lm_task, _), (docs, values, _) in hashes.items():
         by_task.setdefault(task_of[lm_task], []).append(
             pd.DataFrame({"doc": docs, "hash": values}))
     for i, task_name in enumerate(cube.task.values.tolist()):
