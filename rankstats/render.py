@@ -415,7 +415,8 @@ def _item_sections(analysis: xr.Dataset) -> list[Section]:
 
 _EDIT_COLUMNS = {"edit": "edit", "model": "model", "task": "task", "template": "template",
                  "score": "score", "template_b": "template b", "score_b": "score b",
-                 "difference": "difference", "pvalue_adjusted": "p (adjusted)"}
+                 "difference": "difference", "pvalue_adjusted": "p (adjusted)",
+                 "n_dropped": "samples left out"}
 
 
 def _edits_note(test: str, what: str, family: str = "all") -> str:
@@ -424,18 +425,23 @@ def _edits_note(test: str, what: str, family: str = "all") -> str:
     return (f"{what + ' ' if what else ''}Pairs of templates of one task that differ by a "
             "minimal edit (a word, a punctuation mark, a placeholder's quoting); difference = "
             "score under template b − score under template. "
-            + (f"p: {test} over {scope}." if tested
+            + (f"p: {test} over {scope}; a sample scored under one template of a pair only "
+               "is left out of its test (pairwise deletion), and counted in 'samples left "
+               "out'." if tested
                else f"No significance test: {test.removeprefix('none: ')}."))
 
 
 def _edits_section(analysis: xr.Dataset) -> Section:
     names = {f"edit_{key}": label for key, label in _EDIT_COLUMNS.items() if key != "edit"}
     names["edit_rule"] = "edit"
-    table = pd.DataFrame({label: analysis[name].values for name, label in names.items()})
-    table = table[list(_EDIT_COLUMNS.values())]
+    table = pd.DataFrame({label: analysis[name].values for name, label in names.items()
+                          if name in analysis})
+    table = table[[label for label in _EDIT_COLUMNS.values() if label in table]]
     test = str(analysis["edits_test"].values)
     if test.startswith("none"):
         table = table.drop(columns="p (adjusted)")
+    elif "samples left out" in table:
+        table["samples left out"] = table["samples left out"].astype("Int64")
     return Section("edits", "Minimal template edits: the largest effects",
                    _edits_note(test, "The largest score differences between two templates "
                                      "that differ by a minimal edit (Mizrahi et al. 2024, "
@@ -474,6 +480,8 @@ def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
             zip(table[f"template{side}"], table[f"text{side}"], strict=True)]
     table = table.rename(columns=_EDIT_COLUMNS)
     table = table[[c for c in _EDIT_COLUMNS.values() if c in table]]
+    if "samples left out" in table:
+        table["samples left out"] = table["samples left out"].astype("Int64")
     test = str(edits.attrs.get("test", "none"))
     distance = edits.attrs.get("max_distance")
     unit = str(edits.attrs.get("unit", "tokens")).removesuffix("s")

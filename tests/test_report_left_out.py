@@ -151,7 +151,7 @@ def test_a_complete_cube_leaves_nothing_out(tmp_path):
     assert "template_valid" in one(table, section="filtering")["why"]
     complete = rankstats.report(cube.drop_vars("template_is_original").assign_coords(
         template_valid=(("task", "template"), [[True, True]])), n_resamples=0)
-    assert set(dropped(complete)["section"]) == {"divergence", "template_effect"}
+    assert set(dropped(complete)["section"]) == {"divergence", "template_effect", "edits"}
 
 
 def test_tasks_without_an_original_template():
@@ -291,3 +291,162 @@ def test_stability_command_refuses_when_nothing_is_ranked(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("rankstats: error: no task has a ranked model: t, a: no score on "
                           "1 template (y)")
+
+
+def every_format(analysis, tmp_path, section: str, title: str) -> dict:
+    """The section's note in markdown and HTML, and the dropped rows of CSV and JSON."""
+    markdown = render.to_markdown(analysis)
+    assert f"## {title}" in markdown, title
+    note = markdown.split(f"## {title}")[1].split("\n## ")[0]
+    page = render.to_html(analysis)
+    html_note = page.split(f'id="{section}"')[1].split("<h2")[0]
+    render.to_csv(analysis, tmp_path / section)
+    csv = pd.read_csv(tmp_path / section / "dropped.csv", keep_default_na=False)
+    document = json.loads(render.to_json(analysis))["data_vars"]
+    rows = pd.DataFrame({name.removeprefix("drop_"): document[name]["data"]
+                         for name in document if name.startswith("drop_")})
+    return {"markdown": note, "html": html_note, "csv": csv[csv["section"] == section],
+            "json": rows[rows["section"] == section]}
+
+
+def edits_cube():
+    """Binary, with wording. t1: p0-p2 one token apart, p3 scored without wording; b lacks
+    p1; a lacks samples 3, 4 under p2; c answers p0 on samples 0-9 only and p1 on 10-19
+    only. t2: one worded template."""
+    rng = np.random.default_rng(5)
+    texts = {"p0": "Use {x}.", "p1": "Use {x}:", "p2": "Use {x}!", "p3": ""}
+    records = []
+    for m, accuracy in {"a": 0.8, "b": 0.5, "c": 0.3}.items():
+        for p, text in texts.items():
+            for s in range(20):
+                if (m, p) == ("b", "p1") or (m, p, s) in {("a", "p2", 3), ("a", "p2", 4)}:
+                    continue
+                if m == "c" and ((p == "p0" and s >= 10) or (p == "p1" and s < 10)):
+                    continue
+                records.append({"model": m, "task": "t1", "template": p, "sample": s,
+                                "template_text": text, "score": float(rng.random() < accuracy)})
+        for p, text in {"q0": "Name {y}.", "q1": ""}.items():
+            records += [{"model": m, "task": "t2", "template": p, "sample": s,
+                         "template_text": text, "score": float(rng.random() < accuracy)}
+                        for s in range(20)]
+    return rankstats.from_records(records, score_kind="binary",
+                                  template_attrs=("template_text",))
+
+
+def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
+    cube = edits_cube()
+    analysis = rankstats.report(cube, n_resamples=0)
+    rows = dropped(analysis, "edits")
+    row = one(rows, task="t1", what="templates")
+    assert (row["count"], row["which"]) == (1, "p3") and "no wording" in row["why"]
+    row = one(rows, task="t2", what="task")
+    assert "fewer than two templates with a score and a wording" in row["why"]
+    assert one(rows, task="t2", what="templates")["which"] == "q1"
+    row = one(rows, task="t1", model="b", what="template pairs")
+    assert (row["count"], row["which"]) == (2, "p0 ~ p1, p1 ~ p2")
+    assert "no score from this model under one of the two templates" in row["why"]
+    row = one(rows, task="t1", model="c", what="template pairs")
+    assert (row["which"], row["why"]) == ("p0 ~ p1", "no sample scored under both templates: "
+                                                     "not tested")
+    row = one(rows, task="t1", model="a", what="samples")
+    assert (row["count"], row["which"]) == (2, "3, 4") and "pairwise deletion" in row["why"]
+    row = one(rows, task="t1", model="c", what="samples")
+    assert row["count"] == 20  # 10-19 lack p0 against p2, 0-9 lack p1 against p2
+    # the shown pairs carry McNemar's own count
+    edits = rankstats.minimal_edits(cube)
+    test = rankstats.mcnemar(
+        cube.score.isel(task=0, template=0).reset_coords(drop=True).sel(model="a"),
+        cube.score.isel(task=0, template=2).reset_coords(drop=True).sel(model="a"),
+        nan_policy="omit")
+    assert int(test.n_dropped) == 2
+    pair = int(np.flatnonzero((edits.template.values == 0) & (edits.template_b.values == 2))[0])
+    assert int(edits.n_dropped.sel(model="a").values[pair]) == 2
+    shown = pd.DataFrame({name: analysis[f"edit_{name}"].values
+                          for name in ("model", "template", "template_b", "n_dropped")})
+    mine = shown[(shown.model == "a") & (shown.template == "p0") & (shown.template_b == "p2")]
+    assert mine["n_dropped"].tolist() == [2]
+    out = every_format(analysis, tmp_path, "edits", "Minimal template edits: the largest effects")
+    for form in ("markdown", "html"):
+        assert "task t1: 1 template (p3)" in out[form]
+        assert "task t1, model b: 2 template pairs (p0 ~ p1, p1 ~ p2)" in out[form]
+        assert "task t1, model a: 2 samples (3, 4)" in out[form]
+        assert "samples left out" in out[form]
+    for form in ("csv", "json"):
+        assert set(out[form]["which"]) >= {"p3", "p0 ~ p1, p1 ~ p2", "3, 4", "t2"}
+    table = pd.read_csv(tmp_path / "edits" / "edits.csv")
+    assert "samples left out" in table.columns and table["samples left out"].max() >= 2
+
+
+def test_a_cube_without_wording_names_the_edits_section(holes):
+    analysis = rankstats.report(holes, n_resamples=0)
+    row = one(dropped(analysis, "edits"))
+    assert row["what"] == "section" and "no template_text" in row["why"]
+
+
+def verbalizer_cube():
+    """Direct natural and unnatural, a CoT unnatural and an ungrouped template; m2 lacks the
+    natural one, m1 sample 3 under it and sample 5 under CoT; m3 has no family."""
+    rng = np.random.default_rng(6)
+    forms = {"nat": ("natural", "golden", "direct"),
+             "unnat": ("unnatural", "flipped golden", "direct"),
+             "cot": ("unnatural", "flipped golden", "cot"), "other": ("", "", "direct")}
+    records = []
+    for m, family, size in (("m1", "F", 1.0), ("m2", "F", 2.0), ("m3", "", 1.0)):
+        for p, (group, name, prompting) in forms.items():
+            for s in range(10):
+                if (m, p) == ("m2", "nat") or (m, p, s) in {("m1", "nat", 3), ("m1", "cot", 5)}:
+                    continue
+                records.append({"model": m, "task": "t", "template": p, "sample": s,
+                                "verbalizer_group": group, "verbalizer": name,
+                                "prompting": prompting, "family": family, "parameters": size,
+                                "score": float(rng.random() < 0.6)})
+    return rankstats.from_records(
+        records, score_kind="binary", model_attrs=("family", "parameters"),
+        template_attrs=("verbalizer_group", "verbalizer", "prompting"))
+
+
+def test_verbalizer_sections_say_what_they_left_out_in_every_format(tmp_path):
+    analysis = rankstats.report(verbalizer_cube(), n_resamples=0)
+    groups = dropped(analysis, "verbalizer_groups")
+    row = one(groups, what="templates", model="")
+    assert (row["which"], row["why"].startswith("no verbalizer group")) == ("other", True)
+    row = one(groups, model="m2")
+    assert (row["which"], row["count"]) == ("nat", 1)
+    assert "accuracies per group, verbalizer and task are over its other" in row["why"]
+    row = one(dropped(analysis, "verbalizer_chance"), model="m1")
+    assert (row["what"], row["which"]) == ("samples", "3")
+    row = one(dropped(analysis, "verbalizer_cot"), model="m1")
+    assert (row["what"], row["which"]) == ("samples", "5")
+    assert "pairwise deletion" in row["why"]
+    assert int(analysis.cot_n_items_dropped.sel(model="m1")) == 1
+    row = one(dropped(analysis, "verbalizer_shapes"))
+    assert (row["what"], row["which"]) == ("models", "m3")
+    titles = {"verbalizer_groups": "Instruction following: accuracy per verbalizer group",
+              "verbalizer_chance": "Against random guessing",
+              "verbalizer_cot": "Direct against chain-of-thought prompting",
+              "verbalizer_shapes": "Scaling within each model family"}
+    expected = {"verbalizer_groups": "task t, model m2: 1 template (nat)",
+                "verbalizer_chance": "task t, model m1: 1 sample (3)",
+                "verbalizer_cot": "task t, model m1: 1 sample (5)",
+                "verbalizer_shapes": "1 model (m3)"}
+    for section, title in titles.items():
+        out = every_format(analysis, tmp_path, section, title)
+        for form in ("markdown", "html"):
+            assert expected[section] in out[form], (section, form)
+        for form in ("csv", "json"):
+            assert len(out[form]) >= 1, (section, form)
+    cot = pd.read_csv(tmp_path / "verbalizer_cot" / "verbalizer_cot.csv", index_col="model")
+    assert cot.loc["m1", "items left out"] == 1
+
+
+def test_verbalizer_sections_the_cube_cannot_have_are_named():
+    cube = verbalizer_cube()
+    plain = cube.mean("sample").drop_vars(["family", "parameters"])
+    plain = plain.where(plain.prompting != "cot", drop=True)
+    analysis = rankstats.report(plain, n_resamples=0)
+    for section, why in (("verbalizer_chance", "no sample dimension"),
+                         ("verbalizer_cot", "no chain-of-thought templates"),
+                         ("verbalizer_shapes", "no model coordinates 'family' and "
+                                               "'parameters'")):
+        row = one(dropped(analysis, section))
+        assert row["what"] == "section" and why in row["why"]

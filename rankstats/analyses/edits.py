@@ -324,8 +324,10 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
         ``distance`` and ``rule``) and ``model``: ``score``, ``score_b`` and
         ``difference`` = ``score_b - score``. With samples: ``pvalue``,
         ``pvalue_adjusted``, ``b`` (samples right under ``template`` only),
-        ``c`` (right under ``template_b`` only) and ``n_samples``. The
-        attribute ``test`` says which test ran, or why none could.
+        ``c`` (right under ``template_b`` only), ``n_samples`` (scored under
+        both) and ``n_dropped`` (scored under one of the two only: left out
+        of the test by pairwise deletion). The attribute ``test`` says which
+        test ran, or why none could.
 
     Notes
     -----
@@ -473,7 +475,74 @@ def _tested(out, score, pick, pick_b, method, correction, family, task_index):
         b=(dims, test["b"].transpose(*dims).values),
         c=(dims, test["c"].transpose(*dims).values),
         n_samples=(dims, test["n_samples"].transpose(*dims).values),
+        n_dropped=(dims, test["n_dropped"].transpose(*dims).values),
     ), family_name
+
+
+def log_drops(edits: xr.Dataset, cube: xr.Dataset, structure, log,
+              section: str = "edits") -> None:
+    """Log what :func:`minimal_edits` leaves out, for the report's minimal-edits section.
+
+    Templates with a score but no wording, tasks with fewer than two worded
+    templates, the pairs of a model that lacks a score under one of their
+    templates, the pairs no sample of which both templates score (untested),
+    and the samples a pair's McNemar test leaves out (pairwise deletion).
+    ``structure`` and ``log`` are the report's
+    :class:`~rankstats.analyses._left_out.Structure` and ``Log``.
+    """
+    st = structure
+    texts = cube["template_text"].transpose("task", "template").values
+    worded = np.vectorize(_is_text, otypes=[bool])(texts) if texts.size else \
+        np.zeros(texts.shape, dtype=bool)
+    log.templates(section, st, st.scored & ~worded,
+                  "no wording (template_text is empty): never compared with another template")
+    for t in np.flatnonzero((st.n_models > 0) & ((st.scored & worded).sum(1) < 2)):
+        log.task(section, st.tasks[t], "fewer than two templates with a score and a wording: "
+                 "no pair to compare")
+    if not edits.sizes["pair"]:
+        return
+    task_of = pd.Index(st.tasks).get_indexer(edits["task"].values.astype(str))
+    labels = np.char.add(np.char.add(edits["template_id"].values.astype(str), " ~ "),
+                         edits["template_id_b"].values.astype(str))
+    present = st.present.T[:, task_of]  # (model, pair): the model has scores on the task
+    lacking = present & np.isnan(edits["difference"].transpose("model", "pair").values)
+    _log_pairs(log, section, st, lacking, task_of, labels,
+               "no score from this model under one of the two templates: no difference, left "
+               "out of the largest effects and the edit means")
+    if "n_samples" not in edits:
+        return
+    untested = present & ~lacking & (edits["n_samples"].transpose("model", "pair").values == 0)
+    _log_pairs(log, section, st, untested, task_of, labels,
+               "no sample scored under both templates: not tested")
+    score = cube["score"].transpose("model", "task", "template", "sample")
+    seen = [np.asarray(score.isel(task=xr.DataArray(task_of, dims="pair"),
+                                  template=xr.DataArray(edits[name].values, dims="pair"))
+                       .notnull().transpose("model", "pair", "sample").values)
+            for name in ("template", "template_b")]
+    tested = (edits["n_samples"].transpose("model", "pair").values > 0)
+    one_side = (seen[0] ^ seen[1]) & tested[..., None]  # (model, pair, sample)
+    by_task = np.zeros((edits.sizes["pair"], len(st.tasks)))
+    by_task[np.arange(edits.sizes["pair"]), task_of] = 1.0
+    dropped = np.einsum("mps,pt->mts", one_side.astype(float), by_task) > 0
+    ids = (np.asarray(cube["sample_id"].transpose("task", "sample").values, dtype=object)
+           .astype(str) if "sample_id" in cube.coords
+           else np.broadcast_to(np.arange(score.sizes["sample"]).astype(str),
+                                (len(st.tasks), score.sizes["sample"])))
+    for m, t in np.argwhere(dropped.any(-1)):
+        log.add(section, "samples", ids[t][dropped[m, t]].tolist(),
+                "scored under only one template of a pair: left out of that pair's McNemar "
+                "test by pairwise deletion ('samples left out' counts them per pair)",
+                task=st.tasks[t], model=st.models[m])
+
+
+def _log_pairs(log, section, st, mask, task_of, labels, why) -> None:
+    """One row per model and task: the pairs where ``mask`` (model, pair) holds."""
+    groups: dict = {}
+    for m, p in np.argwhere(mask):
+        groups.setdefault((m, task_of[p]), []).append(labels[p])
+    for (m, t), which in groups.items():
+        log.add(section, "template pairs", which, why, task=st.tasks[t], model=st.models[m])
+
 
 
 def edit_rules(edits: xr.Dataset, *, alpha: float = 0.05) -> xr.Dataset:
@@ -566,8 +635,8 @@ def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "differe
     pandas.DataFrame
         Columns ``edit``, ``model``, ``task``, ``template``, ``text``,
         ``score``, ``template_b``, ``text_b``, ``score_b``, ``difference``
-        and, with tests, ``pvalue`` and ``pvalue_adjusted``; ``template`` is
-        the template's id.
+        and, with tests, ``pvalue``, ``pvalue_adjusted`` and ``n_dropped``
+        (the samples the test left out); ``template`` is the template's id.
 
     Examples
     --------
@@ -590,7 +659,7 @@ def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "differe
     if rule is not None:
         edits = edits.isel(pair=np.asarray(edits["rule"].values == rule, dtype=bool))
     names = ["score", "score_b", "difference"]
-    names += [n for n in ("pvalue", "pvalue_adjusted") if n in edits]
+    names += [n for n in ("pvalue", "pvalue_adjusted", "n_dropped") if n in edits]
     dims = ("model", "pair")
     values = {n: edits[n].transpose(*dims).values.reshape(-1) for n in names}
     n_models, n_pairs = edits.sizes["model"], edits.sizes["pair"]

@@ -133,7 +133,9 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``edit_model``, ``edit_task``, ``edit_template``,
         ``edit_template_b``, ``edit_score``, ``edit_score_b``,
         ``edit_difference``, ``edit_pvalue_adjusted`` (NaN without samples),
-        and ``edits_test``, the test used or why none was possible.
+        with tests ``edit_n_dropped`` (the samples scored under one
+        template of the pair only, left out of its test), and
+        ``edits_test``, the test used or why none was possible.
         Verbalizers (with ``verbalizer_group`` and ``verbalizer`` template
         coordinates): the variables of
         :func:`rankstats.verbalizer.verbalizer_analysis` (accuracy per group,
@@ -267,11 +269,15 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
                 f"left out: Cochran's Q and McNemar's test need binary scores per sample; "
                 f"{item_level}")
     if isinstance(cube, xr.Dataset) and "template_text" in cube.coords:
-        parts.append(_minimal_edits(cube))
+        parts.append(_minimal_edits(cube, structure, log))
+    else:
+        log.add("edits", "section", ["edits"], "left out: the cube has no template_text "
+                "coordinate (the templates' wording)")
     if isinstance(cube, xr.Dataset) and "verbalizer_group" in cube.coords:
-        from .verbalizer import verbalizer_analysis
+        from .verbalizer import log_drops, verbalizer_analysis
 
         parts.append(verbalizer_analysis(cube))
+        log_drops(cube, structure, log)
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
     # the best templates are found among all of them, whatever the metric ranks use
     maxp = (parts[2]["metric_value"].sel(metric="maxp", drop=True)
@@ -812,14 +818,18 @@ def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) ->
                  "draws; the mean over all of them may tie every model (NaN)")
 
 
-def _minimal_edits(cube, top=20):
+def _minimal_edits(cube, st: Structure, log: Log, top=20):
     """The largest effects of one-token template edits (:func:`rankstats.edits.minimal_edits`)."""
-    from .edits import largest_edits, minimal_edits
+    from .edits import largest_edits, log_drops, minimal_edits
 
     edits = minimal_edits(cube)
+    log_drops(edits, cube, st, log)
     table = largest_edits(edits, top=top)
     pvalue = (table["pvalue_adjusted"].to_numpy() if "pvalue_adjusted" in table
               else np.full(len(table), np.nan))
+    dropped = {}
+    if "n_dropped" in table:  # the samples each shown pair's test left out
+        dropped["edit_n_dropped"] = ("edit", table["n_dropped"].to_numpy(dtype=float))
     text = {name: ("edit", table[column].to_numpy(dtype=object)) for name, column in
             (("edit_rule", "edit"), ("edit_model", "model"), ("edit_task", "task"),
              ("edit_template", "template"), ("edit_template_b", "template_b"))}
@@ -829,6 +839,7 @@ def _minimal_edits(cube, top=20):
         "edit_score_b": ("edit", table["score_b"].to_numpy(dtype=float)),
         "edit_difference": ("edit", table["difference"].to_numpy(dtype=float)),
         "edit_pvalue_adjusted": ("edit", pvalue),
+        **dropped,
         "edits_test": ((), str(edits.attrs["test"])),
     })
 

@@ -365,8 +365,9 @@ def cot_comparison(cube: xr.Dataset, *, natural: str = "golden",
         and 5); with a ``sample`` dimension, McNemar's exact test of flipped
         direct (x) against flipped CoT (y) per model over every (task,
         sample) both answer: ``mcnemar_statistic``, ``mcnemar_pvalue``,
-        ``direct_only`` (b: right only directly), ``cot_only`` (c) and
-        ``n_items``.
+        ``direct_only`` (b: right only directly), ``cot_only`` (c),
+        ``n_items`` and ``n_items_dropped`` (the items answered under one of
+        the two only: left out of the test by pairwise deletion).
 
     Examples
     --------
@@ -407,7 +408,7 @@ def cot_comparison(cube: xr.Dataset, *, natural: str = "golden",
                        nan_policy="omit")
         out.update({"mcnemar_statistic": test["statistic"], "mcnemar_pvalue": test["pvalue"],
                     "direct_only": test["b"], "cot_only": test["c"],
-                    "n_items": test["n_samples"]})
+                    "n_items": test["n_samples"], "n_items_dropped": test["n_dropped"]})
     return xr.Dataset(out, attrs={"statistic": "cot_comparison", "natural": natural,
                                   "flipped": flipped})
 
@@ -670,11 +671,16 @@ def report_tables(analysis: xr.Dataset) -> list[tuple[str, str, str, pd.DataFram
             table["right only direct"] = analysis["cot_direct_only"].to_series().astype("Int64")
             table["right only CoT"] = analysis["cot_cot_only"].to_series().astype("Int64")
             table["McNemar p"] = analysis["cot_mcnemar_pvalue"].to_series()
+            if "cot_n_items_dropped" in analysis:
+                table["items left out"] = (analysis["cot_n_items_dropped"].to_series()
+                                           .astype("Int64"))
         out.append(("verbalizer_cot", "Direct against chain-of-thought prompting",
                     "Accuracy with the natural golden verbalizer (direct prompting) and with "
                     "the flipped golden one, directly and with zero-shot chain of thought "
                     "(\"Let's think step by step.\"; figure 4); McNemar's exact test of the "
-                    "flipped direct against the flipped CoT answers, item by item.", table))
+                    "flipped direct against the flipped CoT answers, item by item; an item "
+                    "answered under one of the two only is left out of it (pairwise deletion; "
+                    "items left out).", table))
     if "group_shape" in analysis:
         tolerance = float(analysis["shape_tolerance"]) if "shape_tolerance" in analysis \
             else analysis.attrs.get("tolerance", 0.02)
@@ -696,3 +702,93 @@ def report_tables(analysis: xr.Dataset) -> list[tuple[str, str, str, pd.DataFram
                     "scaling (the largest above the smallest), inverse scaling (below).",
                     table.rename_axis(index="family")))
     return out
+
+
+def log_drops(cube: xr.Dataset, structure, log, *, family: str = "family",
+              size: str = "parameters") -> None:
+    """Log what the verbalizer sections of the report leave out, and why.
+
+    Templates without a verbalizer group; templates of a group a model lacks
+    (its accuracies are over its other templates); answers missing under a
+    template the model has (left out of the counts tested against chance);
+    items answered under one of the flipped golden direct and CoT templates
+    only (left out of McNemar's test); models without a family or size
+    (left out of the curve shapes); and the sections the cube cannot have.
+    ``structure`` and ``log`` are the report's
+    :class:`~rankstats.analyses._left_out.Structure` and ``Log``.
+    """
+    st = structure
+    group = np.asarray(xr.DataArray(_template_coord(cube, "verbalizer_group"))
+                       .transpose("task", "template").values).astype(str)
+    grouped = (group != "") & (group != "nan")
+    log.templates("verbalizer_groups", st, st.scored & ~grouped,
+                  "no verbalizer group (verbalizer_group is empty): left out of every "
+                  "verbalizer table")
+    direct = np.asarray(_direct(cube).transpose("task", "template").values, dtype=bool)
+    counted = grouped & direct
+    hole = st.hole & counted[:, None, :]
+    for t, m in np.argwhere(hole.any(-1)):
+        log.add("verbalizer_groups", "templates", st.templates(t, hole[t, m]),
+                "no score from this model on them: its accuracies per group, verbalizer and "
+                "task are over its other templates", task=st.tasks[t], model=st.models[m])
+    samples = "sample" in cube["score"].dims
+    if samples:
+        _log_missing_answers(cube, st, log, counted)
+    else:
+        log.add("verbalizer_chance", "section", ["verbalizer_chance"], "left out: the test "
+                "against chance counts answers, and the cube has no sample dimension")
+    has_cot = "prompting" in cube.coords and bool((cube["prompting"] == "cot").any())
+    if not has_cot:
+        log.add("verbalizer_cot", "section", ["verbalizer_cot"], "left out: the cube has no "
+                "chain-of-thought templates (prompting 'cot')")
+    elif samples:
+        _log_cot_items(cube, st, log)
+    if family in cube.coords and size in cube.coords:
+        families = np.asarray(cube[family].values).astype(str)
+        sizes = np.asarray(cube[size].values, dtype=float)
+        log.add("verbalizer_shapes", "models",
+                cube["model"].values[(families == "") | ~np.isfinite(sizes)],
+                f"no model family ({family!r} is empty) or size ({size!r} is NaN): left out "
+                "of the curve shapes")
+    else:
+        log.add("verbalizer_shapes", "section", ["verbalizer_shapes"], f"left out: the cube "
+                f"has no model coordinates {family!r} and {size!r}")
+
+
+def _sample_labels(cube, n_tasks: int) -> np.ndarray:
+    if "sample_id" in cube.coords:
+        return np.asarray(cube["sample_id"].transpose("task", "sample").values,
+                          dtype=object).astype(str)
+    return np.broadcast_to(np.arange(cube.sizes["sample"]).astype(str),
+                           (n_tasks, cube.sizes["sample"]))
+
+
+def _log_missing_answers(cube, st, log, counted) -> None:
+    answered = np.asarray(cube["score"].notnull().transpose("task", "model", "template",
+                                                            "sample").values)
+    asked = answered.any((1, 2))  # (task, sample): not padding
+    has = answered.any(-1)  # (task, model, template): the template has answers of the model
+    missing = (~answered & has[..., None] & asked[:, None, None, :]
+               & counted[:, None, :, None]).any(2)  # (task, model, sample)
+    ids = _sample_labels(cube, len(st.tasks))
+    for t, m in np.argwhere(missing.any(-1)):
+        log.add("verbalizer_chance", "samples", ids[t][missing[t, m]].tolist(),
+                "no answer from this model under some template of its group that it answered "
+                "otherwise: left out of the counts tested against chance", task=st.tasks[t],
+                model=st.models[m])
+
+
+def _log_cot_items(cube, st, log) -> None:
+    members = _plain(_condition_members(cube, "golden", "flipped golden"))
+    score = _plain(cube["score"])
+    answered = [np.asarray(score.where(members.sel(condition=CONDITIONS[k], drop=True))
+                           .notnull().any("template").transpose("task", "model", "sample")
+                           .values) for k in (1, 2)]
+    both = answered[0].any(2) & answered[1].any(2)  # (task, model): the two templates exist
+    one_side = (answered[0] ^ answered[1]) & both[..., None]
+    ids = _sample_labels(cube, len(st.tasks))
+    for t, m in np.argwhere(one_side.any(-1)):
+        log.add("verbalizer_cot", "samples", ids[t][one_side[t, m]].tolist(),
+                "answered under only one of the flipped golden templates (direct, CoT): left "
+                "out of McNemar's test by pairwise deletion", task=st.tasks[t],
+                model=st.models[m])
