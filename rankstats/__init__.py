@@ -39,7 +39,7 @@ from .errors import (
 )
 from .io import open_cube, save
 from .stability.needed import samples_needed, smallest_k, templates_needed
-from .stability.plan import plan
+from .stability.planning import plan
 from .stability.variance import variance_components
 from .statistics.binomial import binomial_test
 from .statistics.clustered import clustered_difference, clustered_se

@@ -68,7 +68,7 @@ def run(arguments) -> int:
     """Plan, print and write."""
     import pandas as pd
 
-    from ..stability.plan import plan
+    from ..stability.planning import plan
 
     check_outputs(arguments)
     cube = load_cube(arguments.cube)

@@ -14,7 +14,7 @@ from .bootstrap import (
     win_probability,
 )
 from .needed import samples_needed, smallest_k, templates_needed
-from .plan import plan
+from .planning import plan
 from .variance import score_intervals, variance_components, variance_summary
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The facets of a score cube for generalizability theory: its scores, facets and components.
 
-Shared by :mod:`rankstats.stability.variance` and :mod:`rankstats.stability.plan`.
+Shared by :mod:`rankstats.stability.variance` and :mod:`rankstats.stability.planning`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from ..errors import RankstatsWarning
 from ._checks import Dims, checked
 from ._engine import generator
 from ._facets import COMPONENT, component_names, facets_of
-from .plan import plan
+from .planning import plan
 
 __all__ = ["score_intervals", "variance_components", "variance_summary"]
 
@@ -323,7 +323,7 @@ def score_intervals(x, method="components", *, confidence_level=0.95, n_resample
 # --------------------------------------------------------------------------- report
 
 
-@checked(n_resamples=o.positive_int)
+@checked(n_resamples=o.positive_int, target_tau=o.probability)
 def variance_summary(x, n_resamples=200, *, seed=None, confidence_level=0.95, target_tau=0.9,
                      model="model", task="task", template="template", sample="sample"):
     """What a report shows of the variance components: shares and the templates needed.
