@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import rankstats
+from rankstats.testing import strategies as rs
 
 METRICS = ("maxp", "avgp", "saturation", "cps")
 
@@ -25,11 +26,9 @@ def close(actual, expected, rel=1e-9, abs_=1e-12):
 
 
 def score_matrices(elements=unit, max_models=5, max_templates=8, min_templates=1):
-    return hnp.arrays(
-        np.float64,
-        st.tuples(st.integers(1, max_models), st.integers(min_templates, max_templates)),
-        elements=elements,
-    )
+    """Models x templates scores."""
+    return rs.score_matrices(judges=(1, max_models), objects=(min_templates, max_templates),
+                             elements=elements)
 
 
 # --------------------------------------------------------------------------- MaxP, AvgP, ...
@@ -89,7 +88,7 @@ def test_metrics_are_per_model(x, seed):
             assert getattr(single, name) == getattr(before, name)[i]
 
 
-@given(values=hnp.arrays(np.float64, st.integers(1, 5), elements=unit),
+@given(values=rs.score_vectors((1, 5), elements=unit),
        k=st.integers(1, 10))
 def test_agreeing_templates_saturate(values, k):
     x = np.repeat(values[:, None], k, axis=1)
@@ -136,7 +135,7 @@ def test_valid_mask_selects_templates(x, data):
 
 @given(x=score_matrices(min_templates=2), data=st.data())
 def test_omit_skips_missing_templates_per_model(x, data):
-    holes = data.draw(hnp.arrays(np.bool_, x.shape, elements=st.booleans()), label="holes")
+    holes = data.draw(rs.missing_masks(x.shape), label="holes")
     with_holes = np.where(holes, np.nan, x)
     omitted = rankstats.prompt_metrics(with_holes, nan_policy="omit")
     propagated = rankstats.prompt_metrics(with_holes)
@@ -155,8 +154,8 @@ def test_omit_skips_missing_templates_per_model(x, data):
 
 @given(data=st.data())
 def test_metrics_are_computed_slice_by_slice(data):
-    shape = data.draw(hnp.array_shapes(min_dims=3, max_dims=4, max_side=4), label="shape")
-    x = data.draw(hnp.arrays(np.float64, shape, elements=unit), label="x")
+    x = data.draw(rs.score_arrays(hnp.array_shapes(min_dims=3, max_dims=4, max_side=4),
+                                  elements=unit), label="x")
     batched = rankstats.prompt_metrics(x)
     flat = x.reshape(-1, *x.shape[-2:])
     for i, block in enumerate(flat):
@@ -178,7 +177,7 @@ def divergence_inputs(draw, ddof=1):
     original = np.array([True] * n_original + [False] * n_paraphrases)
     original = draw(st.permutations(original.tolist()), label="order")
     original = np.asarray(original, dtype=bool)
-    x = draw(hnp.arrays(np.float64, (models, original.size), elements=grid), label="x")
+    x = draw(rs.score_matrices(judges=models, objects=original.size, elements=grid), label="x")
     assume((np.ptp(x[:, ~original], axis=-1) > 0).all())
     return x, original
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from statsmodels.stats.multitest import multipletests
 
 import rankstats
@@ -21,53 +20,45 @@ from rankstats.statistics.posthoc import (
     pairwise_mcnemar,
     skillings_mack,
 )
+from rankstats.testing import strategies as rs
 
 METHODS = ("holm", "bonferroni", "bh", "by")
 STATSMODELS = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh", "by": "fdr_by"}
 
-small_ints = st.integers(0, 4).map(float)
 floats = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, allow_subnormal=False)
-probabilities = st.floats(0.0, 1.0, allow_nan=False)
 
 
 def close(actual, expected, rel=1e-9, abs_=1e-12):
     np.testing.assert_allclose(actual, expected, rtol=rel, atol=abs_, equal_nan=True)
 
 
-@st.composite
-def pvalue_families(draw):
+def pvalue_families():
     """A 1-D family of p-values, some of them NaN (untested)."""
-    n = draw(st.integers(1, 25))
-    p = draw(hnp.arrays(np.float64, n, elements=st.one_of(probabilities, st.sampled_from(
-        [0.0, 0.01, 0.05, 0.5, 1.0]))))
-    missing = draw(hnp.arrays(np.bool_, n))
-    return np.where(missing, np.nan, p)
+    return rs.pvalues((1, 25))
 
 
-@st.composite
-def complete_blocks(draw, min_blocks=2, max_blocks=8, min_k=2, max_k=6, elements=None):
+def complete_blocks(min_blocks=2, max_blocks=8, min_k=2, max_k=6, elements=None, nan="none"):
     """(blocks, treatments) scores in which some block does not tie every treatment."""
-    b = draw(st.integers(min_blocks, max_blocks), label="blocks")
-    k = draw(st.integers(min_k, max_k), label="treatments")
+    options = {"judges": (min_blocks, max_blocks), "objects": (min_k, max_k),
+               "constant_rows": "not_all", "nan": nan}
     if elements is None:
-        elements = st.one_of(small_ints, floats)
-    x = draw(hnp.arrays(np.float64, (b, k), elements=elements))
-    assume(np.ptp(x, axis=1).max() > 0)
-    return x
+        return st.one_of(rs.score_matrices(kind=None, ties=None, **options),
+                         rs.score_matrices(elements=floats, **options))
+    return rs.score_matrices(elements=elements, **options)
 
 
-@st.composite
-def incomplete_blocks(draw):
-    """(blocks, treatments) scores with random holes; two blocks each rank two cells or more."""
-    x = draw(complete_blocks(min_blocks=3, min_k=3, elements=floats))
-    holes = draw(hnp.arrays(np.bool_, x.shape))
-    x = np.where(holes, np.nan, x)
+def _two_ranking_blocks(x):
     seen = ~np.isnan(x)
     high = np.where(seen, x, -np.inf).max(axis=1)
     low = np.where(seen, x, np.inf).min(axis=1)
     ranking = seen.sum(axis=1) >= 2
-    assume(ranking.sum() >= 2 and (ranking & (high > low)).any())
-    return x
+    return ranking.sum() >= 2 and bool((ranking & (high > low)).any())
+
+
+def incomplete_blocks():
+    """(blocks, treatments) scores with random holes; two blocks each rank two cells or more."""
+    return complete_blocks(min_blocks=3, min_k=3, elements=floats,
+                           nan="scattered").filter(_two_ranking_blocks)
 
 
 # --------------------------------------------------------------------------- adjust_pvalues
@@ -207,7 +198,7 @@ def test_durbin_is_friedman_on_complete_data(x):
     assert d.balanced == 1.0
 
 
-@given(values=hnp.arrays(np.float64, (7, 3), elements=floats, unique=True))
+@given(values=rs.score_matrices(judges=7, objects=3, elements=floats, ties="none"))
 def test_skillings_mack_is_durbin_on_a_balanced_design(values):
     x = np.full((7, 7), np.nan)
     for block in range(7):  # the cyclic (7, 3, 1) design {0, 1, 3} + block
@@ -253,7 +244,7 @@ def test_durbin_invariant_to_permutations(x, seed):
 # --------------------------------------------------------------------------- pairwise McNemar
 
 
-@given(x=hnp.arrays(np.float64, (4, 15), elements=st.sampled_from([0.0, 1.0])),
+@given(x=rs.score_matrices(judges=4, objects=15, kind="binary"),
        method=st.sampled_from(METHODS))
 def test_pairwise_mcnemar_adjusted_is_symmetric_and_bounds_raw(x, method):
     result = pairwise_mcnemar(x, p_adjust=method)
