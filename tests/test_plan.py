@@ -62,8 +62,9 @@ def test_expected_tau_with_a_replication_matches_simulation(templates, samples):
     g = kv.coefficient(PLANTED[0], kv.relative_error(PLANTED, templates, samples))
     assert tau.mean() == pytest.approx(kv.replication_tau(g), abs=4 * tau.std() / 2000**0.5 + 0.002)
     truth = mean_tau(first, universe)
-    assert truth.mean() == pytest.approx(kv.replication_tau(np.sqrt(g)),
-                                         abs=4 * truth.std() / 2000**0.5 + 0.002)
+    assert truth.mean() == pytest.approx(
+        kv.replication_tau(np.sqrt(g)), abs=4 * truth.std() / 2000**0.5 + 0.002
+    )
 
 
 def test_probability_of_the_right_order_matches_simulation():
@@ -74,14 +75,19 @@ def test_probability_of_the_right_order_matches_simulation():
     right = (boards[:, 0] > boards[:, 1]).mean()
     predicted = kv.ordered_correctly(d, kv.relative_error(PLANTED, 4, 25))
     assert right == pytest.approx(predicted, abs=0.01)
-    assert predicted == pytest.approx(special.ndtr(d / np.sqrt(2 * (0.2 / 4 + 0.4 / 25
-                                                                   + 0.6 / 100))))
+    assert predicted == pytest.approx(
+        special.ndtr(d / np.sqrt(2 * (0.2 / 4 + 0.4 / 25 + 0.6 / 100)))
+    )
 
 
 def test_the_cheapest_design_is_the_cheapest_in_the_grid():
-    components = np.array([[1.0, 0.3, 0.5, 0.2, 0.4, 0.1, 0.6],
-                           [0.3, 0.1, 0.1, 0.4, 0.05, 0.0, 2.0],
-                           [0.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]])
+    components = np.array(
+        [
+            [1.0, 0.3, 0.5, 0.2, 0.4, 0.1, 0.6],
+            [0.3, 0.1, 0.1, 0.4, 0.05, 0.0, 2.0],
+            [0.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
+        ]
+    )
     rho, costs = 0.95, (3.0, 0.5)
     n_t, n_s, cost = kv.cheapest(components, rho, *costs, 60, 400)
     nt, ns = np.meshgrid(np.arange(1, 61), np.arange(1, 401), indexing="ij")
@@ -98,13 +104,33 @@ def test_the_cheapest_design_is_the_cheapest_in_the_grid():
 
 def test_plan_on_a_cube_with_samples():
     rng = np.random.default_rng(0)
-    x = sum(np.sqrt(v) * rng.standard_normal(s) for v, s in zip(
-        PLANTED, [(10, 1, 1, 1), (1, 2, 8, 1), (1, 2, 1, 40), (10, 2, 8, 1), (10, 2, 1, 40),
-                  (1, 2, 8, 40), (10, 2, 8, 40)], strict=True))
-    cube = xr.DataArray(x, dims=("model", "task", "template", "sample"),
-                        coords={"task": ["a", "b"]})
-    planned = rankstats.plan(cube, target_tau=0.8, template_cost=2.0, sample_cost=0.1,
-                             n_templates=[1, 8, 30], n_samples=[40, 100])
+    x = sum(
+        np.sqrt(v) * rng.standard_normal(s)
+        for v, s in zip(
+            PLANTED,
+            [
+                (10, 1, 1, 1),
+                (1, 2, 8, 1),
+                (1, 2, 1, 40),
+                (10, 2, 8, 1),
+                (10, 2, 1, 40),
+                (1, 2, 8, 40),
+                (10, 2, 8, 40),
+            ],
+            strict=True,
+        )
+    )
+    cube = xr.DataArray(
+        x, dims=("model", "task", "template", "sample"), coords={"task": ["a", "b"]}
+    )
+    planned = rankstats.plan(
+        cube,
+        target_tau=0.8,
+        template_cost=2.0,
+        sample_cost=0.1,
+        n_templates=[1, 8, 30],
+        n_samples=[40, 100],
+    )
     assert planned.attrs["samples"] == "a facet"
     assert planned.n_templates_now.values.tolist() == [8, 8]
     assert planned.n_samples_now.values.tolist() == [40, 40]
@@ -114,11 +140,14 @@ def test_plan_on_a_cube_with_samples():
     np.testing.assert_allclose(now.tau, planned.tau_now)
     # the planned design reaches the target and costs what it says
     c = planned.components.values
-    g = kv.coefficient(c[:, 0], kv.relative_error(c, planned.n_templates_needed.values,
-                                                  planned.n_samples_needed.values))
+    g = kv.coefficient(
+        c[:, 0],
+        kv.relative_error(c, planned.n_templates_needed.values, planned.n_samples_needed.values),
+    )
     assert (kv.replication_tau(g) >= 0.8 - 1e-12).all()
-    np.testing.assert_allclose(planned.cost, 2.0 * planned.n_templates_needed
-                               + 0.1 * planned.n_samples_needed)
+    np.testing.assert_allclose(
+        planned.cost, 2.0 * planned.n_templates_needed + 0.1 * planned.n_samples_needed
+    )
     assert planned.p_ordered.dims == ("task", "n_templates", "n_samples", "difference")
     assert np.isfinite(float(planned.overall_tau_now))
 
@@ -127,8 +156,13 @@ def test_overall_universe_variance_is_recovered():
     # 30 tasks share the models' abilities: the mean over tasks has universe variance 1.0
     rng = np.random.default_rng(5)
     ability = rng.standard_normal((60, 1, 1, 1))
-    x = ability + rng.normal(0, 0.5, (60, 30, 1, 1)) + rng.normal(0, 1.0, (60, 30, 6, 1)) \
-        + rng.normal(0, 1.0, (60, 30, 1, 20)) + rng.normal(0, 1.0, (60, 30, 6, 20))
+    x = (
+        ability
+        + rng.normal(0, 0.5, (60, 30, 1, 1))
+        + rng.normal(0, 1.0, (60, 30, 6, 1))
+        + rng.normal(0, 1.0, (60, 30, 1, 20))
+        + rng.normal(0, 1.0, (60, 30, 6, 20))
+    )
     cube = xr.DataArray(x, dims=("model", "task", "template", "sample"))
     planned = rankstats.plan(cube)
     expected = np.var(ability[:, 0, 0, 0], ddof=1) + 0.25 / 30  # the task-model effects average

@@ -27,8 +27,15 @@ from rankstats._kernels import variance as kv
 from rankstats.errors import InputTypeError, OptionError, RankstatsWarning
 
 PLANTED = np.array([1.0, 0.3, 0.5, 0.2, 0.4, 0.1, 0.6])
-NAMES = ["model", "template", "sample", "model:template", "model:sample", "template:sample",
-         "model:template:sample+error"]
+NAMES = [
+    "model",
+    "template",
+    "sample",
+    "model:template",
+    "model:sample",
+    "template:sample",
+    "model:template:sample+error",
+]
 
 
 def simulate(planted, tasks, models, templates, samples, seed):
@@ -40,7 +47,7 @@ def simulate(planted, tasks, models, templates, samples, seed):
     for variance, effect in zip(planted, kv.effects(k), strict=True):
         shape = tuple(sizes[a] if a in effect else 1 for a in range(k))
         x = x + np.sqrt(variance) * rng.standard_normal((tasks, *shape))
-    dims = ("model", "task", "template", "sample")[:k + 1]
+    dims = ("model", "task", "template", "sample")[: k + 1]
     return xr.DataArray(np.moveaxis(x, 0, 1), dims=dims)
 
 
@@ -51,8 +58,9 @@ def simulate(planted, tasks, models, templates, samples, seed):
 def test_complete_tasks_give_the_anova_estimates(shape):
     x = np.random.default_rng(sum(shape)).normal(size=(3, *shape))
     np.testing.assert_allclose(kv.henderson(x, 3)[0], kv.anova(x, 3), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(kv.henderson(x[..., 0], 2)[0], kv.anova(x[..., 0], 2),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        kv.henderson(x[..., 0], 2)[0], kv.anova(x[..., 0], 2), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_anova_matches_the_two_way_textbook_formulas():
@@ -63,7 +71,7 @@ def test_anova_matches_the_two_way_textbook_formulas():
     ms_m = t * ((x.mean(1) - grand) ** 2).sum() / (m - 1)
     ms_t = m * ((x.mean(0) - grand) ** 2).sum() / (t - 1)
     resid = x - x.mean(1, keepdims=True) - x.mean(0, keepdims=True) + grand
-    ms_e = (resid ** 2).sum() / ((m - 1) * (t - 1))
+    ms_e = (resid**2).sum() / ((m - 1) * (t - 1))
     np.testing.assert_allclose(kv.anova(x, 2), [(ms_m - ms_e) / t, (ms_t - ms_e) / m, ms_e])
 
 
@@ -79,8 +87,9 @@ def _mixedlm(scores):
     formula = {name: f"0+C({name})" for name in ("m", "t", "i", "mt", "mi", "ti")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the optimiser's convergence chatter
-        fit = smf.mixedlm("y ~ 1", data, groups="g", vc_formula=formula,
-                          re_formula="0").fit(reml=True, method="lbfgs")
+        fit = smf.mixedlm("y ~ 1", data, groups="g", vc_formula=formula, re_formula="0").fit(
+            reml=True, method="lbfgs"
+        )
     found = dict(zip(fit.model.exog_vc.names, fit.vcomp, strict=True))
     return np.array([found[n] for n in ("m", "t", "i", "mt", "mi", "ti")] + [fit.scale])
 
@@ -106,8 +115,9 @@ def test_equals_statsmodels_reml_without_samples():
     data = pd.DataFrame({"y": x.ravel(), "m": m.ravel(), "t": t.ravel(), "g": 1})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = smf.mixedlm("y ~ 1", data, groups="g", vc_formula={"m": "0+C(m)", "t": "0+C(t)"},
-                          re_formula="0").fit(reml=True, method="lbfgs")
+        fit = smf.mixedlm(
+            "y ~ 1", data, groups="g", vc_formula={"m": "0+C(m)", "t": "0+C(t)"}, re_formula="0"
+        ).fit(reml=True, method="lbfgs")
     assert (ours.values > 0).all()
     np.testing.assert_allclose(ours.isel(task=0).values, [*fit.vcomp, fit.scale], rtol=1e-3)
 
@@ -127,13 +137,14 @@ def test_unbiased_with_missing_cells():
 def test_missing_cells_are_counted_and_padding_is_not():
     cube = simulate(PLANTED, 2, 4, 3, 5, seed=1)
     values = cube.values.copy()
-    values[0, 0, 1, 2] = np.nan            # one missing cell in task 0
-    values[:, 1, 2, :] = np.nan            # task 1 has two templates: the third is padding
+    values[0, 0, 1, 2] = np.nan  # one missing cell in task 0
+    values[:, 1, 2, :] = np.nan  # task 1 has two templates: the third is padding
     vc = rankstats.variance_components(cube.copy(data=values), n_resamples=10, seed=0)
     assert vc.n_missing.values.tolist() == [1, 0]
     assert vc.n_cells.values.tolist() == [59, 40]
-    padded = rankstats.variance_components(cube.isel(task=[1], template=[0, 1]),
-                                           n_resamples=10, seed=0)
+    padded = rankstats.variance_components(
+        cube.isel(task=[1], template=[0, 1]), n_resamples=10, seed=0
+    )
     np.testing.assert_allclose(vc.estimate.isel(task=1), padded.estimate.isel(task=0))
 
 
@@ -191,11 +202,14 @@ def test_intervals_cover_without_samples():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("planted", "sizes"), [
-    (PLANTED, (10, 8, 30)),
-    ([0.5, 0.05, 0.5, 0.0, 0.3, 0.0, 1.0], (6, 5, 20)),   # components at 0
-    ([2.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], (5, 4, 10)),    # few of everything
-])
+@pytest.mark.parametrize(
+    ("planted", "sizes"),
+    [
+        (PLANTED, (10, 8, 30)),
+        ([0.5, 0.05, 0.5, 0.0, 0.3, 0.0, 1.0], (6, 5, 20)),  # components at 0
+        ([2.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], (5, 4, 10)),  # few of everything
+    ],
+)
 def test_intervals_cover_the_planted_values_at_scale(planted, sizes):
     # the figures quoted in docs/stability.md (run with -s to see them)
     covered = _coverage(planted, 400, sizes, 300, seed=1)
@@ -234,12 +248,22 @@ def score_coverage(n_cubes, n_resamples, seed, sizes=(6, 5, 30)):
     """Coverage of the models' universe scores by both methods, over ``n_cubes`` cubes."""
     rng = np.random.default_rng(seed)
     models, templates, samples = sizes
-    shapes = [(models, 1, 1), (1, templates, 1), (1, 1, samples), (models, templates, 1),
-              (models, 1, samples), (1, templates, samples), (models, templates, samples)]
-    effects = [np.sqrt(v) * rng.standard_normal((n_cubes, *s)) for v, s in zip(PLANTED, shapes,
-                                                                                 strict=True)]
-    cube = xr.DataArray(np.moveaxis(sum(effects), 0, 1),
-                        dims=("model", "task", "template", "sample"))
+    shapes = [
+        (models, 1, 1),
+        (1, templates, 1),
+        (1, 1, samples),
+        (models, templates, 1),
+        (models, 1, samples),
+        (1, templates, samples),
+        (models, templates, samples),
+    ]
+    effects = [
+        np.sqrt(v) * rng.standard_normal((n_cubes, *s))
+        for v, s in zip(PLANTED, shapes, strict=True)
+    ]
+    cube = xr.DataArray(
+        np.moveaxis(sum(effects), 0, 1), dims=("model", "task", "template", "sample")
+    )
     truth = xr.DataArray(effects[0][:, :, 0, 0].T, dims=("model", "task"))
     found = {}
     for method in ("components", "bootstrap"):
@@ -276,8 +300,15 @@ def test_variance_summary_and_its_figure():
     cube = rankstats.datasets.load("mizrahi2024").isel(task=slice(0, 4))
     summary = stability.variance_summary(cube, n_resamples=20, seed=0)
     np.testing.assert_allclose(summary.share.sum("component"), 1.0)
-    assert set(summary.data_vars) >= {"share", "estimate", "low", "high", "g_coefficient",
-                                      "tau", "n_templates_needed"}
+    assert set(summary.data_vars) >= {
+        "share",
+        "estimate",
+        "low",
+        "high",
+        "g_coefficient",
+        "tau",
+        "n_templates_needed",
+    }
     assert (summary.n_templates_needed > 0).all()
     pytest.importorskip("matplotlib")
     from rankstats.plot import to_png

@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from ..errors import InputTypeError
 
@@ -77,12 +77,18 @@ def design(observed, k):
     counts = {s: _margin(observed, s, k) for s in margins}
     rows = []
     for s in margins:
-        rows.append(np.stack([_total(_ratio(counts[tuple(sorted(set(s) | set(r)))] ** 2,
-                                            counts[s]), k) for r in effects(k)], axis=-1))
+        rows.append(
+            np.stack(
+                [
+                    _total(_ratio(counts[tuple(sorted(set(s) | set(r)))] ** 2, counts[s]), k)
+                    for r in effects(k)
+                ],
+                axis=-1,
+            )
+        )
     K = np.stack(rows, axis=-2)
     A = K[..., 1:, :] - K[..., :1, :]
-    levels = np.stack([(counts[(f,)] > 0).sum(axis=tuple(range(-k, 0))) for f in range(k)],
-                      axis=-1)
+    levels = np.stack([(counts[(f,)] > 0).sum(axis=tuple(range(-k, 0))) for f in range(k)], axis=-1)
     good = (levels >= 2).all(-1)
     eye = np.eye(A.shape[-1])
     good &= np.linalg.cond(np.where(good[..., None, None], A, eye)) < MAX_CONDITION
@@ -97,8 +103,10 @@ def solve(y, counts, A, good, k, inverse=None):
     """
     inverse = inverse or inverse_counts(counts)
     full = tuple(range(k))
-    T = np.stack([_total(y * y if s == full else _margin(y, s, k) ** 2 * inverse[s], k)
-                  for s in subsets(k)], axis=-1)
+    T = np.stack(
+        [_total(y * y if s == full else _margin(y, s, k) ** 2 * inverse[s], k) for s in subsets(k)],
+        axis=-1,
+    )
     components = np.linalg.solve(A, (T[..., 1:] - T[..., :1])[..., None])[..., 0]
     return np.where(good[..., None], components, np.nan)
 
@@ -145,7 +153,7 @@ def anova(x, k):
     for s in effects(k):
         effect = sum((-1) ** (len(s) - len(t)) * means[t] for t in subsets(k) if set(t) <= set(s))
         dof = float(np.prod([sizes[a] - 1 for a in s]))
-        ms[s] = per_level(s) * _total(effect ** 2, k) / dof
+        ms[s] = per_level(s) * _total(effect**2, k) / dof
     found = {}
     for s in sorted(effects(k), key=len, reverse=True):
         above = sum(per_level(r) * found[r] for r in found if set(s) < set(r))
@@ -194,7 +202,7 @@ def simulate(components, observed, n_resamples, seeds, k):
             for j, shape in enumerate(shapes[:-1]):
                 y[t] += sd[t, j] * g.standard_normal((size, *shape))
         y *= mask
-        out[..., start:start + size] = np.moveaxis(solve(y, counts, A, good, k, inverse), 1, -1)
+        out[..., start : start + size] = np.moveaxis(solve(y, counts, A, good, k, inverse), 1, -1)
     return out.reshape(*lead, len(shapes), n_resamples)
 
 
@@ -207,8 +215,9 @@ def mean_square_weights(observed, k):
     levels stand in for L when cells are missing.
     """
     observed = np.asarray(observed, dtype=float)
-    levels = np.stack([(_margin(observed, r, k) > 0).sum(axis=tuple(range(-k, 0)))
-                       for r in effects(k)], axis=-1)
+    levels = np.stack(
+        [(_margin(observed, r, k) > 0).sum(axis=tuple(range(-k, 0))) for r in effects(k)], axis=-1
+    )
     contains = np.array([[set(r) <= set(q) for q in effects(k)] for r in effects(k)])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = levels[..., :, None] / levels[..., None, :]
@@ -240,8 +249,7 @@ def scale_interval(estimate, replicates, weights, confidence_level):
     pivot = (q_lo > 0) & (y > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         low = np.where(pivot, y * plus / q_hi - shift, np.quantile(replicates, tail, axis=-1))
-        high = np.where(pivot, y * plus / q_lo - shift,
-                        np.quantile(replicates, 1 - tail, axis=-1))
+        high = np.where(pivot, y * plus / q_lo - shift, np.quantile(replicates, 1 - tail, axis=-1))
     return np.clip(low, 0, None), np.clip(high, 0, None)
 
 
@@ -267,8 +275,12 @@ def absolute_error(components, n_templates, n_samples=None):
     relative = relative_error(components, n_templates, n_samples)
     if c.shape[-1] == 3:
         return relative + c[..., 1] / n_templates
-    return relative + c[..., 1] / n_templates + c[..., 2] / n_samples \
+    return (
+        relative
+        + c[..., 1] / n_templates
+        + c[..., 2] / n_samples
         + c[..., 5] / (n_templates * n_samples)
+    )
 
 
 def coefficient(universe, error):
@@ -341,15 +353,15 @@ def score_variance(components, observed, k):
     o = np.asarray(observed, dtype=float)
     n_m = _margin(o, (0,), k)
     other = tuple(range(-k + 1, 0))
-    total = np.zeros(o.shape[:-k + 1] if k > 1 else o.shape)
+    total = np.zeros(o.shape[: -k + 1] if k > 1 else o.shape)
     for j, r in enumerate(effects(k)):
         if r == (0,):
             continue
         share = _margin(o, tuple(sorted(set(r) | {0})), k)
-        weight = _ratio(share ** 2, n_m ** 2).sum(axis=other)
+        weight = _ratio(share**2, n_m**2).sum(axis=other)
         total = total + np.clip(components[..., j, None], 0, None) * weight
     return np.where(n_m.sum(axis=other) > 0, total, np.nan)
 
 
 def normal_quantile(confidence_level):
-    return stats.norm.ppf((1 + confidence_level) / 2)
+    return special.ndtri((1 + confidence_level) / 2)

@@ -44,8 +44,10 @@ def plot_variance_components(summary, ax=None):
         positive = summary["estimate"].clip(min=0)
         share = positive / positive.sum("component")
     else:
-        raise InputTypeError("plot_variance_components: give the Dataset variance_summary or "
-                             "variance_components returns (it has 'share' or 'estimate')")
+        raise InputTypeError(
+            "plot_variance_components: give the Dataset variance_summary or "
+            "variance_components returns (it has 'share' or 'estimate')"
+        )
     share = share.transpose("task", "component")
     tasks = [str(t) for t in share["task"].values]
     ax = _axes(ax, (7.0, 0.8 + 0.28 * len(tasks)))
@@ -59,6 +61,11 @@ def plot_variance_components(summary, ax=None):
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of the task's score variance")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(tasks), 1)),
-              ncol=4, fontsize="small", frameon=False)
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(tasks), 1)),
+        ncol=4,
+        fontsize="small",
+        frameon=False,
+    )
     return ax

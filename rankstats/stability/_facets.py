@@ -24,13 +24,17 @@ def facets_of(x, function, dims):
     elif isinstance(x, xr.DataArray):
         scores = x
     else:
-        raise InputTypeError(f"{function}: give a score cube or an xarray.DataArray of scores "
-                             f"(got {type(x).__name__})")
+        raise InputTypeError(
+            f"{function}: give a score cube or an xarray.DataArray of scores "
+            f"(got {type(x).__name__})"
+        )
     facets = [dims.model, dims.template] + ([dims.sample] if dims.sample in scores.dims else [])
     missing = [d for d in facets[:2] if d not in scores.dims]
     if missing:
-        raise DimensionError(f"{function}: the scores lack the dimension(s) {missing} "
-                             f"(dimensions: {', '.join(map(str, scores.dims))})")
+        raise DimensionError(
+            f"{function}: the scores lack the dimension(s) {missing} "
+            f"(dimensions: {', '.join(map(str, scores.dims))})"
+        )
     if not np.issubdtype(scores.dtype, np.number) and scores.dtype != bool:
         raise InputTypeError(f"{function}: scores must be numbers (got dtype {scores.dtype})")
     return scores.astype(float), facets

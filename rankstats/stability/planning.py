@@ -31,8 +31,10 @@ def _sizes(function: str, name: str, value):
     values = np.asarray(value)
     if values.ndim == 1 and values.size and values.dtype.kind in "iu" and (values >= 1).all():
         return values.astype(int)
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                      "non-empty sequence of integers of at least 1")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a "
+        "non-empty sequence of integers of at least 1"
+    )
 
 
 def _differences(function: str, name: str, value):
@@ -42,15 +44,18 @@ def _differences(function: str, name: str, value):
         values = np.array([np.nan])
     if values.size and np.isfinite(values).all() and (values > 0).all():
         return values
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                      "non-empty sequence of positive numbers (score differences)")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a "
+        "non-empty sequence of positive numbers (score differences)"
+    )
 
 
 def _non_negative(function: str, name: str, value):
     value = o.finite(function, name, value)
     if value < 0:
-        raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                          "number of at least 0")
+        raise OptionError(
+            f"{function}: {name}={value!r} is not allowed; {name} must be a number of at least 0"
+        )
     return value
 
 
@@ -61,10 +66,13 @@ def _point_kernel(x, *, k):
     count = observed.sum(axes)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(observed, x, 0.0).sum(axes) / np.where(count > 0, count, np.nan)
-    real = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1)
-            for f in range(k)]
-    return {"estimate": estimate, "model_mean": means, "n_templates_now": real[1],
-            "n_samples_now": real[2] if k == 3 else np.full(real[1].shape, np.nan)}
+    real = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1) for f in range(k)]
+    return {
+        "estimate": estimate,
+        "model_mean": means,
+        "n_templates_now": real[1],
+        "n_samples_now": real[2] if k == 3 else np.full(real[1].shape, np.nan),
+    }
 
 
 def _study(c, nt, ns, differences):
@@ -72,10 +80,15 @@ def _study(c, nt, ns, differences):
     relative = _kv.relative_error(c, nt, ns)
     absolute = _kv.absolute_error(c, nt, ns)
     g = _kv.coefficient(c[..., 0], relative)
-    return {"relative_error": relative, "absolute_error": absolute, "g_coefficient": g,
-            "dependability": _kv.coefficient(c[..., 0], absolute),
-            "tau": _kv.replication_tau(g), "tau_truth": _kv.replication_tau(np.sqrt(g)),
-            "p_ordered": _kv.ordered_correctly(differences, relative[..., None])}
+    return {
+        "relative_error": relative,
+        "absolute_error": absolute,
+        "g_coefficient": g,
+        "dependability": _kv.coefficient(c[..., 0], absolute),
+        "tau": _kv.replication_tau(g),
+        "tau_truth": _kv.replication_tau(np.sqrt(g)),
+        "p_ordered": _kv.ordered_correctly(differences, relative[..., None]),
+    }
 
 
 def _overall(components, model_mean, relative_now):
@@ -101,13 +114,32 @@ def _overall(components, model_mean, relative_now):
     return overall, int(count)
 
 
-@checked(target_tau=o.probability, template_cost=_non_negative, sample_cost=_non_negative,
-         n_templates=_sizes, n_samples=_sizes, differences=_differences,
-         max_templates=o.positive_int, max_samples=o.positive_int)
-def plan(x, target_tau=0.9, template_cost=1.0, sample_cost=1.0, *,
-         n_templates=(1, 2, 5, 10, 20, 50, 100), n_samples=(10, 50, 100, 500, 1000),
-         differences=(0.01, 0.02, 0.05), max_templates=1000, max_samples=100_000,
-         model="model", task="task", template="template", sample="sample"):
+@checked(
+    target_tau=o.probability,
+    template_cost=_non_negative,
+    sample_cost=_non_negative,
+    n_templates=_sizes,
+    n_samples=_sizes,
+    differences=_differences,
+    max_templates=o.positive_int,
+    max_samples=o.positive_int,
+)
+def plan(
+    x,
+    target_tau=0.9,
+    template_cost=1.0,
+    sample_cost=1.0,
+    *,
+    n_templates=(1, 2, 5, 10, 20, 50, 100),
+    n_samples=(10, 50, 100, 500, 1000),
+    differences=(0.01, 0.02, 0.05),
+    max_templates=1000,
+    max_samples=100_000,
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     r"""How many templates and samples each task needs for a leaderboard that replicates.
 
     Parameters
@@ -227,14 +259,25 @@ def plan(x, target_tau=0.9, template_cost=1.0, sample_cost=1.0, *,
     scores = scores.transpose(dims.task, ...)
     lead = [d for d in scores.dims if d not in facets]
     if lead != [dims.task]:
-        raise OptionError(f"plan: the scores have dimensions beyond the cube's "
-                          f"({', '.join(d for d in lead if d != dims.task)}); select one "
-                          "position of each first")
+        raise OptionError(
+            f"plan: the scores have dimensions beyond the cube's "
+            f"({', '.join(d for d in lead if d != dims.task)}); select one "
+            "position of each first"
+        )
     found = _xr.apply_labelled(
-        "plan", _point_kernel, [scores], [facets],
-        {"estimate": ("estimate", [COMPONENT]), "model_mean": ("model_mean", [dims.model]),
-         "n_templates_now": ("n_templates_now", []), "n_samples_now": ("n_samples_now", [])},
-        kwargs={"k": k}, sizes={COMPONENT: 2 ** k - 1}).compute()
+        "plan",
+        _point_kernel,
+        [scores],
+        [facets],
+        {
+            "estimate": ("estimate", [COMPONENT]),
+            "model_mean": ("model_mean", [dims.model]),
+            "n_templates_now": ("n_templates_now", []),
+            "n_samples_now": ("n_samples_now", []),
+        },
+        kwargs={"k": k},
+        sizes={COMPONENT: 2**k - 1},
+    ).compute()
     c = found["estimate"].transpose(dims.task, COMPONENT).values
     nt_now = found["n_templates_now"].values.astype(float)
     ns_now = found["n_samples_now"].values.astype(float)
@@ -252,55 +295,62 @@ def plan(x, target_tau=0.9, template_cost=1.0, sample_cost=1.0, *,
     grid = _study(grid_c, grid_t, grid_s, diffs)
     best = _kv.cheapest(c, rho, template_cost, sample_cost, max_templates, max_samples)
     fixed = _fixed_samples(c, ns_now, rho, max_templates, k)
-    overall_c, n_tasks = _overall(c, found["model_mean"].transpose(dims.model, dims.task).values,
-                                  now["relative_error"])
+    overall_c, n_tasks = _overall(
+        c, found["model_mean"].transpose(dims.model, dims.task).values, now["relative_error"]
+    )
     ns_mean = np.nanmean(ns_now) if k == 3 else np.nan
     o_now = _study(overall_c, np.nanmean(nt_now), ns_mean if k == 3 else None, diffs)
     o_grid = _study(overall_c, nt[:, None] if k == 3 else nt, ns if k == 3 else None, diffs)
-    o_best = _kv.cheapest(overall_c, rho, template_cost, sample_cost, max_templates,
-                          max_samples)
-    o_fixed = _fixed_samples(overall_c[None], np.array([ns_mean]), rho,
-                             max_templates, k)[0]
+    o_best = _kv.cheapest(overall_c, rho, template_cost, sample_cost, max_templates, max_samples)
+    o_fixed = _fixed_samples(overall_c[None], np.array([ns_mean]), rho, max_templates, k)[0]
 
     T = [dims.task]
-    variables = {"universe": (T, c[:, 0]), "n_templates_now": (T, nt_now),
-                 "n_samples_now": (T, ns_now)}
+    variables = {
+        "universe": (T, c[:, 0]),
+        "n_templates_now": (T, nt_now),
+        "n_samples_now": (T, ns_now),
+    }
     for name, value in now.items():
         variables[f"{name}_now"] = (T + ([DIFFERENCE] if name == "p_ordered" else []), value)
     for name, value in grid.items():
         variables[name] = (T + grid_dims + ([DIFFERENCE] if name == "p_ordered" else []), value)
-    for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), best,
-                           strict=True):
+    for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), best, strict=True):
         variables[name] = (T, value)
     variables["n_templates_needed_fixed_samples"] = (T, fixed)
     variables["overall_universe"] = ((), overall_c[0])
     for name, value in o_now.items():
         variables[f"overall_{name}_now"] = ([DIFFERENCE] if name == "p_ordered" else [], value)
     for name, value in o_grid.items():
-        variables[f"overall_{name}"] = (grid_dims + ([DIFFERENCE] if name == "p_ordered"
-                                                     else []), value)
-    for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), o_best,
-                           strict=True):
+        variables[f"overall_{name}"] = (
+            grid_dims + ([DIFFERENCE] if name == "p_ordered" else []),
+            value,
+        )
+    for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), o_best, strict=True):
         variables[f"overall_{name}"] = ((), value)
     variables["overall_n_templates_needed_fixed_samples"] = ((), o_fixed)
-    coords = {dims.task: scores[dims.task].values, N_TEMPLATES: nt.astype(int),
-              DIFFERENCE: diffs}
+    coords = {dims.task: scores[dims.task].values, N_TEMPLATES: nt.astype(int), DIFFERENCE: diffs}
     if k == 3:
         coords[N_SAMPLES] = ns.astype(int)
     data = xr.Dataset(variables, coords=coords)
     data = data.assign_coords({COMPONENT: component_names(facets)})
     data["components"] = ((dims.task, COMPONENT), c)
     data.attrs = {
-        "statistic": "plan", "target_tau": target_tau, "target_g_coefficient": rho,
-        "template_cost": template_cost, "sample_cost": sample_cost,
-        "max_templates": max_templates, "max_samples": max_samples,
-        "facets": " ".join(facets), "overall_tasks": n_tasks,
-        "samples": "a facet" if k == 3 else
-                   "not a facet: per-template scores only, over a fixed set of samples",
+        "statistic": "plan",
+        "target_tau": target_tau,
+        "target_g_coefficient": rho,
+        "template_cost": template_cost,
+        "sample_cost": sample_cost,
+        "max_templates": max_templates,
+        "max_samples": max_samples,
+        "facets": " ".join(facets),
+        "overall_tasks": n_tasks,
+        "samples": "a facet"
+        if k == 3
+        else "not a facet: per-template scores only, over a fixed set of samples",
         "tau": "expected Kendall tau with a replication (new templates and samples): "
-               "(2/pi) arcsin(g_coefficient), models normal with variance universe",
+        "(2/pi) arcsin(g_coefficient), models normal with variance universe",
         "overall": "the mean score over the tasks with finite components, every task with "
-                   "the same design; universe variance by the method of moments",
+        "the same design; universe variance by the method of moments",
     }
     return data
 
