@@ -11,34 +11,26 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 import rankstats
+from rankstats.testing import strategies as rs
 
 TIES = ("average", "min", "max", "dense", "ordinal")
 
-# Monotone maps that keep distinct small integers distinct (and ties tied) in float64.
-INCREASING = {
-    "affine": lambda v: 3.0 * v - 7.0,
-    "cube": lambda v: v**3,
-    "exp": lambda v: np.exp(v / 4.0),
-    "arctan": np.arctan,
-    "shifted-log": lambda v: np.log(v + 100.0),
-}
-
-small_ints = st.integers(-20, 20).map(float)
 floats = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, allow_subnormal=False)
-with_nan = st.one_of(small_ints, st.just(np.nan))
 
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=8)
 
 
-def tied_scores(elements=small_ints, shape=shapes):
-    return hnp.arrays(np.float64, shape, elements=elements)
+def tied_scores(nan="none", shape=shapes, elements=None):
+    """Scores of every kind and tie density (or ``elements``), missing where ``nan`` says."""
+    return rs.score_arrays(shape, kind=None if elements is None else "continuous", ties=None,
+                           nan=nan, elements=elements)
 
 
 def non_nan_count(x):
     return (~np.isnan(x)).sum(axis=-1)
 
 
-@given(x=hnp.arrays(np.float64, shapes, elements=floats, unique=True), ties=st.sampled_from(TIES))
+@given(x=rs.score_arrays(shapes, elements=floats, ties="none"), ties=st.sampled_from(TIES))
 def test_untied_ranks_are_a_permutation(x, ties):
     r = rankstats.rank(x, ties=ties)
     n = x.shape[-1]
@@ -51,7 +43,7 @@ def test_untied_ranks_are_a_permutation(x, ties):
     np.testing.assert_array_equal(np.take_along_axis(r, best[..., None], -1), 1.0)
 
 
-@given(x=tied_scores(with_nan))
+@given(x=tied_scores("scattered"))
 def test_average_ranks_sum_to_triangular_number(x):
     r = rankstats.rank(x)
     n = non_nan_count(x)
@@ -59,7 +51,7 @@ def test_average_ranks_sum_to_triangular_number(x):
     np.testing.assert_allclose(np.nansum(r, axis=-1), n * (n + 1) / 2.0, rtol=0, atol=1e-9)
 
 
-@given(x=tied_scores(with_nan))
+@given(x=tied_scores("scattered"))
 def test_min_le_average_le_max(x):
     lo = rankstats.rank(x, ties="min")
     mid = rankstats.rank(x, ties="average")
@@ -71,7 +63,7 @@ def test_min_le_average_le_max(x):
     np.testing.assert_array_equal(mid[seen], (lo[seen] + hi[seen]) / 2.0)
 
 
-@given(x=tied_scores(with_nan))
+@given(x=tied_scores("scattered"))
 def test_ordinal_ranks_are_a_permutation_even_with_ties(x):
     r = rankstats.rank(x, ties="ordinal")
     for row, values in zip(r.reshape(-1, x.shape[-1]), x.reshape(-1, x.shape[-1]), strict=True):
@@ -79,7 +71,7 @@ def test_ordinal_ranks_are_a_permutation_even_with_ties(x):
         np.testing.assert_array_equal(np.sort(kept), np.arange(1.0, kept.size + 1))
 
 
-@given(x=tied_scores(with_nan))
+@given(x=tied_scores("scattered"))
 def test_dense_ranks_are_consecutive(x):
     r = rankstats.rank(x, ties="dense")
     for row, values in zip(r.reshape(-1, x.shape[-1]), x.reshape(-1, x.shape[-1]), strict=True):
@@ -91,7 +83,7 @@ def test_dense_ranks_are_consecutive(x):
             assert b == 1 + np.sum(distinct > a)
 
 
-@given(x=tied_scores(st.one_of(small_ints, floats)), ties=st.sampled_from(TIES))
+@given(x=st.one_of(tied_scores(), tied_scores(elements=floats)), ties=st.sampled_from(TIES))
 def test_matches_scipy_rankdata_of_negated_scores(x, ties):
     expected = stats.rankdata(-x, method=ties, axis=-1)
     np.testing.assert_array_equal(rankstats.rank(x, ties=ties), expected)
@@ -100,22 +92,22 @@ def test_matches_scipy_rankdata_of_negated_scores(x, ties):
 @given(
     x=tied_scores(),
     ties=st.sampled_from(TIES),
-    transform=st.sampled_from(sorted(INCREASING)),
+    transform=rs.monotone_transforms(),
 )
 def test_invariant_under_strictly_increasing_transform(x, ties, transform):
     np.testing.assert_array_equal(
-        rankstats.rank(INCREASING[transform](x), ties=ties), rankstats.rank(x, ties=ties)
+        rankstats.rank(transform(x), ties=ties), rankstats.rank(x, ties=ties)
     )
 
 
-@given(x=tied_scores(with_nan), ties=st.sampled_from(TIES))
+@given(x=tied_scores("scattered"), ties=st.sampled_from(TIES))
 def test_lower_is_better_ranks_the_negated_scores(x, ties):
     np.testing.assert_array_equal(
         rankstats.rank(x, ties=ties, higher_is_better=False), rankstats.rank(-x, ties=ties)
     )
 
 
-@given(x=tied_scores(with_nan))
+@given(x=tied_scores("scattered"))
 def test_lower_is_better_reverses_the_order(x):
     n = non_nan_count(x)[..., None]
     # reversing the order maps rank r to n + 1 - r, and swaps min and max ranks of ties
@@ -126,7 +118,7 @@ def test_lower_is_better_reverses_the_order(x):
         )
 
 
-@given(x=tied_scores(with_nan, hnp.array_shapes(min_dims=2, max_dims=3, max_side=6)),
+@given(x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=3, max_side=6)),
        ties=st.sampled_from(TIES), axis=st.integers(0, 2))
 @example(x=np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), ties="average", axis=0)
 def test_axis_argument_matches_moving_the_axis_last(x, ties, axis):
@@ -137,7 +129,7 @@ def test_axis_argument_matches_moving_the_axis_last(x, ties, axis):
     np.testing.assert_array_equal(out, expected)
 
 
-@given(x=tied_scores(with_nan, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
+@given(x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
        ties=st.sampled_from(TIES))
 def test_rows_are_ranked_independently(x, ties):
     batched = rankstats.rank(x, ties=ties)
@@ -145,7 +137,7 @@ def test_rows_are_ranked_independently(x, ties):
         np.testing.assert_array_equal(batched[i], rankstats.rank(row, ties=ties))
 
 
-@given(x=tied_scores(with_nan, hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
+@given(x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
        ties=st.sampled_from(TIES), higher=st.booleans())
 @example(x=np.array([[0.9, 0.5, 0.7]]), ties="average", higher=True)
 def test_labelled_input_ranks_like_numpy(x, ties, higher):

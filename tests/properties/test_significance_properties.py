@@ -8,34 +8,30 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 import rankstats
+from rankstats.testing import strategies as rs
 
 TIES = ("average", "min", "max", "dense", "ordinal")
 MCNEMAR_METHODS = ("exact", "midp", "chi2", "chi2_cc")
 
-small_ints = st.integers(0, 4).map(float)
 floats = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, allow_subnormal=False)
-binary = st.sampled_from([0.0, 1.0])
 
 
 def close(actual, expected, rel=1e-9, abs_=1e-12):
     np.testing.assert_allclose(actual, expected, rtol=rel, atol=abs_)
 
 
-@st.composite
-def score_blocks(draw, elements=None, min_blocks=2, max_blocks=8, min_treatments=2,
-                 max_treatments=6, unique=False):
+def score_blocks(elements=None, min_blocks=2, max_blocks=8, min_treatments=2,
+                 max_treatments=6, *, kind=None, ties=None):
     """(blocks, treatments) scores in which some block does not tie every treatment."""
-    b = draw(st.integers(min_blocks, max_blocks), label="blocks")
-    k = draw(st.integers(min_treatments, max_treatments), label="treatments")
-    if elements is None:
-        elements = st.one_of(small_ints, floats)
-    x = draw(hnp.arrays(np.float64, (b, k), elements=elements, unique=unique))
-    assume(np.ptp(x, axis=1).max() > 0)
-    return x
+    options = {"judges": (min_blocks, max_blocks), "objects": (min_treatments, max_treatments),
+               "constant_rows": "not_all", "ties": ties}
+    if elements is None and kind is None:
+        return st.one_of(rs.score_matrices(kind=None, **options),
+                         rs.score_matrices(elements=floats, **options))
+    return rs.score_matrices(kind=kind or "continuous", elements=elements, **options)
 
 
 # --------------------------------------------------------------------------- Friedman
@@ -64,9 +60,9 @@ def test_friedman_iman_davenport_identity(x, ties, correction):
 
 
 @settings(max_examples=2 * settings.default.max_examples)
-@given(x=st.one_of(score_blocks(small_ints, min_treatments=3),
-                   score_blocks(st.integers(0, 1).map(float), min_treatments=3),
-                   score_blocks(floats, min_treatments=3, unique=True)))
+@given(x=st.one_of(score_blocks(min_treatments=3, kind="continuous", ties=5),
+                   score_blocks(min_treatments=3, kind="binary"),
+                   score_blocks(floats, min_treatments=3, ties="none")))
 def test_friedman_matches_scipy(x):
     expected = stats.friedmanchisquare(*x.T)
     actual = rankstats.friedman(x)
@@ -84,12 +80,9 @@ def test_friedman_invariant_to_permuting_blocks_and_treatments(x, seed):
 # --------------------------------------------------------------------------- McNemar
 
 
-@st.composite
-def paired_outcomes(draw, min_n=1, max_n=40):
-    n = draw(st.integers(min_n, max_n), label="samples")
-    x = draw(hnp.arrays(np.float64, n, elements=binary), label="x")
-    y = draw(hnp.arrays(np.float64, n, elements=binary), label="y")
-    return x, y
+def paired_outcomes(min_n=1, max_n=40):
+    """Two sides' 0/1 outcomes on the same samples."""
+    return rs.score_matrices(judges=2, objects=(min_n, max_n), kind="binary").map(tuple)
 
 
 def discordant_counts(x, y):
@@ -178,8 +171,8 @@ def test_mcnemar_exact_ignores_concordant_pairs(pair, extra_both, extra_neither)
 @given(pair=paired_outcomes(min_n=2), method=st.sampled_from(("exact", "midp")), data=st.data())
 def test_mcnemar_omit_is_pairwise_deletion(pair, method, data):
     x, y = pair
-    holes_x = data.draw(hnp.arrays(np.bool_, x.shape, elements=st.booleans()), label="holes_x")
-    holes_y = data.draw(hnp.arrays(np.bool_, y.shape, elements=st.booleans()), label="holes_y")
+    holes_x = data.draw(rs.missing_masks(x.shape), label="holes_x")
+    holes_y = data.draw(rs.missing_masks(y.shape), label="holes_y")
     # a side with no observation at all is padding, and a sample missing on both sides
     # is absent: neither is missing data
     assume(not holes_x.all() and not holes_y.all())
@@ -194,9 +187,8 @@ def test_mcnemar_omit_is_pairwise_deletion(pair, method, data):
 
 @given(data=st.data(), method=st.sampled_from(("exact", "midp")))
 def test_mcnemar_all_pairs_equal_pairwise_calls(data, method):
-    m = data.draw(st.integers(2, 5), label="rows")
-    n = data.draw(st.integers(1, 30), label="samples")
-    x = data.draw(hnp.arrays(np.float64, (m, n), elements=binary), label="x")
+    x = data.draw(rs.score_matrices(judges=(2, 5), objects=(1, 30), kind="binary"), label="x")
+    m = x.shape[0]
     r = rankstats.mcnemar(x, pairs_over="template", method=method)
     assert r.pvalue.shape == (m, m)
     np.testing.assert_array_equal(r.b, r.c.T)
@@ -217,14 +209,12 @@ def test_mcnemar_chi2_without_discordant_pairs_warns():
 # --------------------------------------------------------------------------- Cochran's Q
 
 
-@st.composite
-def binary_blocks(draw, min_blocks=1, max_blocks=15, min_treatments=2, max_treatments=5):
+def binary_blocks(min_blocks=1, max_blocks=15, min_treatments=2, max_treatments=5,
+                  slices=None):
     """(blocks, treatments) binary outcomes in which some block is mixed."""
-    b = draw(st.integers(min_blocks, max_blocks), label="blocks")
-    k = draw(st.integers(min_treatments, max_treatments), label="treatments")
-    x = draw(hnp.arrays(np.float64, (b, k), elements=binary), label="x")
-    assume(np.ptp(x, axis=1).max() > 0)
-    return x
+    return rs.score_matrices(judges=(min_blocks, max_blocks),
+                             objects=(min_treatments, max_treatments), kind="binary",
+                             constant_rows="not_all", slices=slices)
 
 
 @given(x=binary_blocks())
@@ -275,13 +265,9 @@ def test_cochran_q_matches_statsmodels(x):
     close(actual.pvalue, expected.pvalue, abs_=0)
 
 
-@given(data=st.data())
-def test_cochran_q_is_computed_slice_by_slice(data):
-    s = data.draw(st.integers(1, 4), label="slices")
-    b = data.draw(st.integers(1, 10), label="blocks")
-    k = data.draw(st.integers(2, 5), label="treatments")
-    x = data.draw(hnp.arrays(np.float64, (s, b, k), elements=binary), label="x")
-    assume(all(np.ptp(block, axis=1).max() > 0 for block in x))
+@given(x=binary_blocks(max_blocks=10, slices=(1, 4)))
+def test_cochran_q_is_computed_slice_by_slice(x):
+    s = x.shape[0]
     batched = rankstats.cochran_q(x)
     for i in range(s):
         single = rankstats.cochran_q(x[i])
@@ -291,7 +277,7 @@ def test_cochran_q_is_computed_slice_by_slice(data):
 
 @given(x=binary_blocks(min_blocks=2), data=st.data())
 def test_cochran_q_omit_drops_incomplete_blocks(x, data):
-    holes = data.draw(hnp.arrays(np.bool_, x.shape, elements=st.booleans()), label="holes")
+    holes = data.draw(rs.missing_masks(x.shape), label="holes")
     with_holes = np.where(holes, np.nan, x)
     treatments = ~np.isnan(with_holes).all(axis=0)
     complete = ~np.isnan(with_holes[:, treatments]).any(axis=1)
@@ -310,10 +296,9 @@ def test_cochran_q_is_tie_corrected_friedman_on_binary_data(x):
 
 @given(data=st.data(), method=st.sampled_from(MCNEMAR_METHODS))
 def test_mcnemar_all_pairs_omit_equals_pairwise_deletion(data, method):
-    m = data.draw(st.integers(2, 4), label="rows")
-    n = data.draw(st.integers(2, 25), label="samples")
-    x = data.draw(hnp.arrays(np.float64, (m, n), elements=binary), label="x")
-    holes = data.draw(hnp.arrays(np.bool_, (m, n), elements=st.booleans()), label="holes")
+    x = data.draw(rs.score_matrices(judges=(2, 4), objects=(2, 25), kind="binary"), label="x")
+    m = x.shape[0]
+    holes = data.draw(rs.missing_masks(x.shape), label="holes")
     assume(not holes.all(axis=1).any())
     with_holes = np.where(holes, np.nan, x)
     warn = method.startswith("chi2")
