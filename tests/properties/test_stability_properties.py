@@ -9,34 +9,17 @@ from hypothesis import strategies as st
 
 from rankstats import stability
 from rankstats._kernels import intervals as _ki
+from rankstats.testing import strategies as rs
 
 FEW = max(5, settings.default.max_examples // 3)
 DIMS = ("task", "model", "template", "sample")
 
 
-@st.composite
-def cubes(draw, binary=True, max_models=5, max_templates=5, max_samples=8):
-    """Ragged (task, model, template, sample) cubes: padded positions and absent models."""
-    tasks = draw(st.integers(1, 3), label="tasks")
-    models = draw(st.integers(2, max_models), label="models")
-    templates = draw(st.integers(2, max_templates), label="templates")
-    samples = draw(st.integers(2, max_samples), label="samples")
-    seed = draw(st.integers(0, 2**32 - 1), label="seed")
-    rng = np.random.default_rng(seed)
-    shape = (tasks, models, templates, samples)
-    if binary:
-        values = (rng.random(shape) < rng.uniform(0.1, 0.9, (1, models, 1, 1))).astype(float)
-    else:
-        values = rng.integers(0, 9, shape) / 8.0
-    real_templates = rng.integers(2, templates + 1, tasks)
-    real_samples = rng.integers(2, samples + 1, tasks)
-    values[np.arange(templates)[None, None, :, None] >= real_templates[:, None, None, None]
-           + np.zeros(shape, int)] = np.nan
-    pad = np.arange(samples)[None, :] >= real_samples[:, None]
-    values[np.broadcast_to(pad[:, None, None, :], shape)] = np.nan
-    if models > 2 and draw(st.booleans(), label="absent model"):
-        values[0, models - 1] = np.nan  # one model never run on the first task
-    return xr.DataArray(values, dims=DIMS)
+def cubes(binary=True, max_models=5, max_templates=5, max_samples=8):
+    """Ragged (task, model, template, sample) scores: padded positions and absent models."""
+    return rs.cubes(tasks=(1, 3), models=(2, max_models), templates=(2, max_templates),
+                    samples=(2, max_samples), kind="binary" if binary else "proportion",
+                    template_attributes=False).map(lambda cube: cube.score.transpose(*DIMS))
 
 
 overs = st.sampled_from(["samples", "templates", "both"])

@@ -7,27 +7,28 @@ import warnings
 import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import rankstats
 from rankstats._kernels.subsample import subsample_curves
 from rankstats.errors import RankstatsWarning
 from rankstats.stability.needed import smallest_k, templates_needed
 from rankstats.statistics.clustered import clustered_difference, clustered_se
+from rankstats.testing import strategies as rs
 
 FEW = max(5, settings.default.max_examples // 3)
-grid = st.integers(0, 20).map(lambda i: i / 20.0)  # accuracies: many ties
+# accuracies in twentieths: many ties
+ACCURACIES = {"kind": "proportion", "ties": 21}
 
 
-@st.composite
-def blocks(draw, min_units=2, max_units=9, min_objects=2, max_objects=6):
-    """(units, objects) scores whose all-unit means do not tie every object."""
-    t = draw(st.integers(min_units, max_units), label="units")
-    m = draw(st.integers(min_objects, max_objects), label="objects")
-    x = draw(hnp.arrays(np.float64, (t, m), elements=grid))
+def _means_differ(x):
     means = np.round(x.mean(0) / max(np.abs(x).max(), 1e-300), 10)
-    assume(np.unique(means).size > 1)
-    return x
+    return np.unique(means).size > 1
+
+
+def blocks(min_units=2, max_units=9, min_objects=2, max_objects=6):
+    """(units, objects) scores whose all-unit means do not tie every object."""
+    return rs.score_matrices(judges=(min_units, max_units), objects=(min_objects, max_objects),
+                             **ACCURACIES).filter(_means_differ)
 
 
 def _curves(x, seed=0, draws=12, **kwargs):
@@ -97,12 +98,8 @@ def test_smallest_k_is_monotone_in_the_target(x, targets, probabilities):
     assert inf(smallest_k(curves, high, p_high)) <= x.shape[0]  # k = all always reaches
 
 
-@st.composite
-def item_scores(draw, min_samples=2, max_samples=12):
-    g = draw(st.integers(min_samples, max_samples), label="samples")
-    y = draw(hnp.arrays(np.float64, g, elements=grid))
-    assume(np.ptp(y) > 0)
-    return y
+def item_scores(min_samples=2, max_samples=12):
+    return rs.score_vectors((min_samples, max_samples), constant=False, **ACCURACIES)
 
 
 @given(item_scores(), st.integers(1, 6))
@@ -114,7 +111,7 @@ def test_templates_that_agree_on_every_item_inflate_the_variance(y, templates):
     assert out.se_cluster >= out.se_naive * (1 - 1e-12)
 
 
-@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 5), st.integers(2, 9)), elements=grid),
+@given(rs.score_matrices(judges=(2, 5), objects=(2, 9), **ACCURACIES),
        st.floats(-3.0, 3.0))
 def test_clustered_se_is_shift_invariant(x, shift):
     assume(np.ptp(x) > 0 and np.ptp(x.sum(0)) > 0)
@@ -125,15 +122,15 @@ def test_clustered_se_is_shift_invariant(x, shift):
                                    atol=1e-12)
 
 
-@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 9)), elements=grid))
+@given(rs.score_vectors((2, 9), **ACCURACIES))
 def test_one_template_has_design_effect_one(y):
     assume(np.ptp(y) > 0)
     out = clustered_se(y[None, :])
     np.testing.assert_allclose(out.design_effect, 1.0, rtol=1e-12)
 
 
-@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 4), st.integers(1, 4),
-                                        st.integers(2, 8)), elements=grid))
+@given(rs.score_arrays(st.tuples(st.integers(2, 4), st.integers(1, 4), st.integers(2, 8)),
+                      **ACCURACIES))
 @settings(max_examples=FEW)
 def test_difference_equals_the_mean_of_the_differences(x):
     with warnings.catch_warnings():
