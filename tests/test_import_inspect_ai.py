@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import rankstats
 from collectors import files
-from collectors.files import ImporterError, inspect_ai
+from collectors.files import ImporterError, _inspect_logs, inspect_ai
 from rankstats.cli import main
 
 LOGS = Path(__file__).parent / "data" / "fixtures" / "inspect_ai"
@@ -249,3 +250,50 @@ def test_any_graded_log_comes_back_unchanged(tmp_path_factory, grades):
     np.testing.assert_array_equal(cube.score.values.ravel(), expected.ravel())
     reduced = inspect_ai.load(log, epochs="mean")
     np.testing.assert_allclose(reduced.score.values.ravel(), expected.mean(axis=1))
+
+
+# --- logs inspect_ai wrote (tests/data/inspect_ai/make_fixture.py; version in VERSION) ---
+
+PRODUCED = Path(__file__).parent / "data" / "inspect_ai" / "logs"
+
+
+def _variant_accuracy(header: dict) -> tuple[str, float]:
+    return (header["eval"]["task_args"]["variant"],
+            header["results"]["scores"][0]["metrics"]["accuracy"]["value"])
+
+
+def _check_against_reported(cube, headers):
+    means = rankstats.template_scores(cube).isel(model=0, task=0)
+    got = dict(zip(cube.template_id.values[0].tolist(), means.values.tolist(), strict=True))
+    expected = dict(_variant_accuracy(header) for header in headers)
+    assert {f"variant={k}": v for k, v in expected.items()} == pytest.approx(got)
+
+
+@pytest.mark.parametrize("epochs", ["separate", "mean"])
+def test_inspect_ai_json_logs_mean_equals_the_reported_accuracy(epochs):
+    logs = sorted((PRODUCED / "json").glob("*.json"))
+    cube = inspect_ai.load(logs, epochs=epochs)
+    assert cube.model.values.tolist() == ["mockllm/model"]
+    _check_against_reported(cube, [json.loads(p.read_text()) for p in logs])
+
+
+def test_inspect_ai_eval_logs_equal_the_json_logs_of_the_same_runs():
+    pytest.importorskip("zstandard")  # this inspect_ai compresses .eval members with it
+    logs = sorted((PRODUCED / "eval").glob("*.eval"))
+    cube = inspect_ai.load(logs)
+    headers = []
+    for log in logs:
+        with zipfile.ZipFile(log) as archive:
+            headers.append(_inspect_logs._json(archive, "header.json", str(log)))
+    _check_against_reported(cube, headers)
+
+
+def test_a_zstandard_eval_log_without_zstandard_says_how_to_read_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if it were not installed
+    log = sorted((PRODUCED / "eval").glob("*.eval"))[0]
+    with zipfile.ZipFile(log) as archive:
+        if archive.getinfo("header.json").compress_type != 93 or sys.version_info >= (3, 14):
+            pytest.skip("this log or this Python needs no zstandard")
+    with pytest.raises(ImporterError, match=r"compressed with Zstandard .*pip install "
+                                            r"zstandard, or convert the log"):
+        inspect_ai.load(log)

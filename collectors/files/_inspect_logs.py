@@ -93,15 +93,51 @@ def _read_eval(path: Path):
     return log, iterate()
 
 
+_ZSTANDARD = 93  # the zip compression method of Zstandard, which inspect_ai 0.3.1xx+ writes
+
+
 def _json(archive: zipfile.ZipFile, member: str, name: str):
     try:
         data = archive.read(member)
+    except NotImplementedError:
+        data = _zstandard(archive, member, name)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
         raise file_error(f"{name}:{member}", f"the archive is damaged ({error})") from None
     try:
         return json.loads(data)
     except (ValueError, UnicodeDecodeError) as error:
         raise file_error(f"{name}:{member}", f"not valid JSON ({error})") from None
+
+
+def _zstandard(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
+    """A member compressed with a method this Python's zipfile lacks: Zstandard, if it can.
+
+    Python reads Zstandard zip members from 3.14 on; before, the ``zstandard``
+    package decompresses them when it is installed.
+    """
+    info = archive.getinfo(member)
+    if info.compress_type != _ZSTANDARD:
+        raise file_error(f"{name}:{member}", f"compressed with zip method {info.compress_type}, "
+                                             "which cannot be read")
+    try:
+        import zstandard
+    except ImportError:
+        raise file_error(name, "the .eval log's members are compressed with Zstandard (as "
+                               "inspect_ai writes them), which Python reads only from 3.14: "
+                               "pip install zstandard, or convert the log with `inspect log "
+                               "convert --to json`") from None
+    with open(archive.filename, "rb") as handle:
+        handle.seek(info.header_offset)
+        header = handle.read(30)
+        if header[:4] != b"PK\x03\x04":
+            raise file_error(f"{name}:{member}", "the archive is damaged (no local header)")
+        skip = int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+        handle.seek(skip, 1)
+        raw = handle.read(info.compress_size)
+    try:
+        return zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+    except zstandard.ZstdError as error:
+        raise file_error(f"{name}:{member}", f"the archive is damaged ({error})") from None
 
 
 def _read_json(path: Path):
