@@ -179,6 +179,62 @@ def test_degenerate_differences_and_nan_replicates():
         _krs.rank_sets(replicates, np.zeros(3), confidence_level=1.5)
 
 
+def ragged(seed, rankings=3, models=40, n=120):
+    """Rankings with near ties, exact ties, models that never differ and absent models."""
+    rng = np.random.default_rng(seed)
+    truth = np.sort(rng.normal(0, 1, (rankings, models)), axis=-1) * 0.02
+    common = rng.normal(0, 0.01, (rankings, 1, n))
+    replicates = truth[..., None] + common + rng.normal(0, 0.01, (rankings, models, n))
+    estimate = replicates.mean(-1) + rng.normal(0, 0.002, (rankings, models))
+    estimate[0, 3] = estimate[0, 4]  # an exact tie
+    replicates[0, 5] = replicates[0, 6] + 0.001  # a difference that never moves
+    estimate[0, 5] = estimate[0, 6] + 0.001
+    replicates[1, 7], estimate[1, 7] = np.nan, np.nan  # absent
+    estimate[-1, :-2] = np.nan  # two models present
+    return replicates, estimate
+
+
+@pytest.mark.parametrize("gaussian", [False, True])
+@pytest.mark.parametrize("stepdown", [True, False])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sorted_pair_kernel_equals_every_pair_at_every_step(gaussian, stepdown, seed):
+    replicates, estimate = ragged(seed, models=30, n=100)
+    budgets = ((0.95, _krs.BUDGET), (0.5, 4096)) + (((0.99, 1),) if seed == 0 else ())
+    for level, budget in budgets:
+        fast = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]),
+                              confidence_level=level, gaussian=gaussian, stepdown=stepdown,
+                              budget=budget)
+        dense = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]),
+                               confidence_level=level, gaussian=gaussian, stepdown=stepdown,
+                               budget=budget, pair_kernel="dense")
+        for key in fast:  # equal, not close: the same products of the same floats
+            np.testing.assert_array_equal(fast[key], dense[key], err_msg=key)
+
+
+def test_sorted_maxima_equal_the_dense_ones_over_any_hypotheses_in_play():
+    replicates, estimate = ragged(2, models=30, n=80)
+    estimate = estimate[:2]
+    present = ~np.isnan(estimate)
+    better = np.where(present[..., None], replicates[:2], 0.0)
+    oriented = np.where(present, estimate, 0.0)
+    pairs = _krs._Pairs(better, oriented, present, np.full(2, np.nan), gaussian=False)
+    ordered = _krs._Sorted(pairs, oriented, present, budget=2**14)
+    index = np.arange(2)
+    np.testing.assert_array_equal(ordered.maxima(index, pairs.pairs, _krs.BUDGET),
+                                  pairs.maxima(pairs.pairs, None, _krs.BUDGET))
+    rng = np.random.default_rng(3)
+    worse = oriented[:, :, None] < oriented[:, None, :]  # H_jk with t < 0
+    for keep in (0.0, 0.2, 0.9):
+        # the pairs in play after a step (every H_jk with t < 0 kept), then any subset
+        play = pairs.pairs & (worse | (rng.random(pairs.pairs.shape) < keep))
+        anything = pairs.pairs & (rng.random(pairs.pairs.shape) < keep)
+        for active in (play, anything, play[::-1]):
+            for part in (index, index[1:]):
+                np.testing.assert_array_equal(
+                    ordered.maxima(part, active[part], _krs.BUDGET),
+                    _krs._Subset(pairs, part).maxima(active[part], None, _krs.BUDGET))
+
+
 def test_tie_groups_split_only_separated_pairs_and_are_contiguous():
     estimate = np.array([[5.0, 4.0, 3.0, 2.0, 1.0]])
     separated = np.ones((1, 5, 5), dtype=bool)
