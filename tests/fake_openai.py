@@ -1,5 +1,13 @@
 """A small OpenAI-compatible server on 127.0.0.1 for tests: both endpoints, logprobs, faults.
 
+It speaks the OpenAI API and, with ``dialect=``, the OpenAI-compatible
+servers of the serving engines as they differ from it: ``"vllm"`` (extra
+fields per choice, completions ``top_logprobs`` as token → logprob maps, no
+system fingerprint), ``"tgi"`` (text-generation-inference: its own model
+name and fingerprint, and ``echo`` refused with 422 in its error shape) and
+``"llamacpp"`` (llama.cpp's server: the loaded model's file name as the
+model, completions logprobs in the chat shape, ``echo`` refused with 400).
+
 It serves ``/v1/chat/completions`` and ``/v1/completions`` with usage and
 logprobs in the shapes the official client parses, checks the bearer key,
 and can be told to answer 429 (with ``Retry-After``), 500, to stall, or to
@@ -21,6 +29,7 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 VOCABULARY = ("yes", "no", "maybe", "A", "B", "C")
+DIALECTS = ("openai", "vllm", "tgi", "llamacpp")
 
 
 def body_hash(body: dict) -> str:
@@ -55,11 +64,16 @@ class FakeOpenAI:
     responder : callable, optional
         ``responder(endpoint, body) -> str``, the completion text; by default
         :func:`default_answer` of the model and the prompt.
+    dialect : {"openai", "vllm", "tgi", "llamacpp"}
+        Whose OpenAI-compatible server to imitate (see the module docstring).
     """
 
-    def __init__(self, api_key: str, responder=None):
+    def __init__(self, api_key: str, responder=None, dialect: str = "openai"):
+        if dialect not in DIALECTS:
+            raise ValueError(f"dialect {dialect!r} is not one of {DIALECTS}")
         self.api_key = api_key
         self.responder = responder
+        self.dialect = dialect
         self.log: list[dict] = []
         self.faults: deque = deque()
         self.stall_after: int | None = None
@@ -182,6 +196,10 @@ class FakeOpenAI:
             return self._send(handler, status, {"error": {
                 "message": f"injected {status}", "type": "server_error", "code": None}},
                 headers)
+        refused = self._refusal(path, body)
+        if refused is not None:
+            self._record(path, body, refused[0])
+            return self._send(handler, *refused)
         if path == "/v1/chat/completions":
             payload = self._chat(body)
         elif path == "/v1/completions":
@@ -196,7 +214,47 @@ class FakeOpenAI:
                 "message": "The model `missing-model` does not exist",
                 "type": "invalid_request_error", "code": "model_not_found"}})
         self._record(path, body, 200)
-        return self._send(handler, 200, payload)
+        return self._send(handler, 200, self._dialect(path, body, payload))
+
+    def _refusal(self, path: str, body: dict):
+        """What TGI and llama.cpp answer to an ``echo`` completion: an error in their shape."""
+        if path != "/v1/completions" or not body.get("echo"):
+            return None
+        if self.dialect == "tgi":
+            return 422, {"error": "Input validation error: `echo` is not supported",
+                         "error_type": "validation"}
+        if self.dialect == "llamacpp":
+            return 400, {"error": {"code": 400, "message": "Only no echo is supported",
+                                   "type": "invalid_request_error"}}
+        return None
+
+    def _dialect(self, path: str, body: dict, payload: dict) -> dict:
+        """The OpenAI payload as the imitated server shapes it."""
+        if self.dialect == "vllm":
+            payload.pop("system_fingerprint", None)
+            for choice in payload["choices"]:
+                choice["stop_reason"] = None
+                logprobs = choice.get("logprobs")
+                if path == "/v1/completions" and logprobs and int(body.get("logprobs") or 0):
+                    logprobs["top_logprobs"] = [
+                        None if v is None else {t: v} for t, v in
+                        zip(logprobs["tokens"], logprobs["token_logprobs"], strict=True)]
+            payload["prompt_logprobs"] = None
+        elif self.dialect == "tgi":
+            payload["model"] = "tgi"
+            payload["system_fingerprint"] = "3.0.1-native"
+        elif self.dialect == "llamacpp":
+            payload["model"] = "local-model.gguf"
+            payload["system_fingerprint"] = "b4500-fake"
+            for choice in payload["choices"]:
+                logprobs = choice.get("logprobs")
+                if path == "/v1/completions" and logprobs:
+                    choice["logprobs"] = {"content": [
+                        {"token": t, "logprob": v, "bytes": list(t.encode()),
+                         "top_logprobs": []}
+                        for t, v in zip(logprobs["tokens"], logprobs["token_logprobs"],
+                                        strict=True)]}
+        return payload
 
     def _text(self, endpoint: str, body: dict, prompt: str) -> str:
         if self.responder is not None:

@@ -149,6 +149,20 @@ def test_random_design_is_balanced_and_respects_padding():
     np.testing.assert_array_equal(design.sum(["template", "sample"]), 6 * 7)
 
 
+def test_a_design_over_several_tasks_follows_each_task_s_positions():
+    one = rankstats.planted_cube(models=2, templates=6, samples=5, seed=0)
+    two = rankstats.planted_cube(models=2, templates=6, samples=5, seed=1)
+    cube = xr.concat([one, two.assign_coords(task=["other"])], "task")
+    cube["template_id"] = cube.template_id.where((cube.task == "planted") | (cube.template < 4), "")
+    cube["score"] = cube.score.where(cube.template_id != "")
+    design = rankstats.random_design(cube, budget=12, seed=0)
+    assert design.dims == cube.score.dims
+    np.testing.assert_array_equal(design.sum(["template", "sample"]), 12)
+    assert not design.sel(task="other").isel(template=slice(4, None)).any()
+    out = rankstats.estimate_distribution(cube.where(design), n_resamples=10, seed=0)
+    assert out.template_accuracy.sel(task="other").isel(template=slice(4, None)).isnull().all()
+
+
 def test_halving_stages_spend_about_the_budget():
     for templates, samples, budget in [(100, 100, 200), (100, 100, 800), (30, 40, 120)]:
         stages = kernel.halving_stages(templates, samples, budget)

@@ -487,3 +487,69 @@ def test_a_second_run_waits_for_the_cache_and_sends_only_what_is_missing(fake, t
     assert set(answers) == {first.key, second.key}
     assert len(fake.completed()) == sent + 1
     assert waiting.ledger.summary().count("from the cache") >= 1
+
+
+# ---- the OpenAI-compatible servers of the serving engines ---------------------------------------
+
+@pytest.fixture(params=["vllm", "tgi", "llamacpp"])
+def engine(request):
+    server = FakeOpenAI(KEY, dialect=request.param)
+    server.url = server.start()
+    yield server
+    server.stop()
+
+
+def test_generated_answers_through_each_engine_s_server(engine, task_files, tmp_path):
+    reference = FakeOpenAI(KEY)
+    reference.url = reference.start()
+    try:
+        expected = run(reference, task_files, tmp_path / "ref.jsonl", models=["m1"]).cube
+    finally:
+        reference.stop()
+    for endpoint in ("chat", "completions"):
+        cube = run(engine, task_files, tmp_path / f"{endpoint}.jsonl", models=["m1"],
+                   settings=Settings(endpoint=endpoint)).cube
+        if endpoint == "chat":
+            np.testing.assert_array_equal(cube.response.values, expected.response.values)
+        gold = np.array(["yes" if i % 2 == 0 else "no" for i in range(6)])
+        np.testing.assert_array_equal(cube.score.values,
+                                      (cube.response.values == gold).astype(float))
+        served = {"vllm": "m1", "tgi": "tgi", "llamacpp": "local-model.gguf"}[engine.dialect]
+        assert cube.model_revision.values.tolist() == [served]
+    # options from the first token's top_logprobs: the chat dialect every engine speaks
+    options = run(engine, task_files, tmp_path / "options.jsonl", models=["m1"],
+                  settings=Settings(endpoint="chat", scoring="options")).cube
+    np.testing.assert_array_equal(options.response.values, expected.response.values)
+
+
+def test_options_by_echoed_logprobs_where_the_engine_echoes(engine, task_files, tmp_path):
+    settings = Settings(endpoint="completions", scoring="options")
+    if engine.dialect == "vllm":
+        cube = run(engine, task_files, tmp_path / "c.jsonl", models=["m1"],
+                   settings=settings).cube
+        reference = FakeOpenAI(KEY)
+        reference.url = reference.start()
+        try:
+            expected = run(reference, task_files, tmp_path / "r.jsonl", models=["m1"],
+                           settings=settings).cube
+        finally:
+            reference.stop()
+        np.testing.assert_array_equal(cube.response.values, expected.response.values)
+    else:
+        status = {"tgi": "422", "llamacpp": "400"}[engine.dialect]
+        with pytest.raises(RequestError, match=status):
+            run(engine, task_files, tmp_path / "c.jsonl", models=["m1"], settings=settings)
+
+
+def test_llamacpp_completion_logprobs_in_the_chat_shape_are_read(tmp_path):
+    server = FakeOpenAI(KEY, dialect="llamacpp")
+    server.url = server.start()
+    try:
+        cache = tmp_path / "c.jsonl"
+        body = {"prompt": "Is 2 even?", "max_tokens": 3, "logprobs": 0}
+        answers = run_requests([Request("m1", "completions", body)], requester(cache, server))
+    finally:
+        server.stop()
+    record = next(iter(answers.values()))
+    assert record["logprobs"]["tokens"] == _tokens(record["text"])
+    assert record["logprobs"]["token_logprobs"] == [_logprob(t) for t in _tokens(record["text"])]

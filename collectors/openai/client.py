@@ -144,11 +144,26 @@ def _fields(endpoint: str, response) -> dict:
     else:
         record["text"] = choice.text or ""
         logprobs = choice.logprobs
-        record["logprobs"] = None if logprobs is None else {
-            "tokens": list(logprobs.tokens or []),
+        record["logprobs"] = None if logprobs is None else _completion_logprobs(logprobs)
+    return record
+
+
+def _completion_logprobs(logprobs) -> dict:
+    """Token log-probabilities of a completion, in the OpenAI shape whatever the server's.
+
+    llama.cpp's server answers completions with the chat shape (a
+    ``content`` list of tokens); the offsets are then counted from the start
+    of the returned text.
+    """
+    content = (getattr(logprobs, "model_extra", None) or {}).get("content")
+    if not logprobs.tokens and isinstance(content, list):
+        tokens = [str(item.get("token", "")) for item in content]
+        offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+        return {"tokens": tokens, "token_logprobs": [item.get("logprob") for item in content],
+                "text_offset": offsets}
+    return {"tokens": list(logprobs.tokens or []),
             "token_logprobs": list(logprobs.token_logprobs or []),
             "text_offset": list(logprobs.text_offset or [])}
-    return record
 
 
 class Requester:

@@ -375,9 +375,10 @@ def random_design(cube, *, budget: int, seed=None) -> xr.DataArray:
     scores = per_sample_scores(cube, "random_design")
     templates, samples = positions(scores)
     shape = scores.shape[:-2]
+    # positions are (task, position); the leading dims of the scores end with (model, task)
     mask = _k.random_design(
-        np.broadcast_to(templates[..., None, :], (*shape, templates.shape[-1])),
-        np.broadcast_to(samples[..., None, :], (*shape, samples.shape[-1])),
+        np.broadcast_to(templates, (*shape, templates.shape[-1])),
+        np.broadcast_to(samples, (*shape, samples.shape[-1])),
         budget,
         rng,
     )

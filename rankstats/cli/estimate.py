@@ -418,13 +418,15 @@ def _frame_of(ordered, columns: dict):
 
 
 def _markdown(frame) -> list[str]:
-    def cell(value):
+    def cell(value, column):
         if isinstance(value, float):
-            return "" if np.isnan(value) else f"{value:.4f}"
+            if np.isnan(value):
+                return ""
+            return f"{value:,.0f}" if column == "calls" else f"{value:.4f}"
         return str(value)
 
     lines = ["| " + " | ".join(map(str, frame.columns)) + " |",
              "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
-              for row in frame.itertuples(index=False)]
+    lines += ["| " + " | ".join(cell(v, c) for v, c in zip(row, frame.columns, strict=True))
+              + " |" for row in frame.itertuples(index=False)]
     return lines

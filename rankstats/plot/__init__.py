@@ -7,6 +7,7 @@ PNG bytes.
 
 from ._figure import to_png
 from .edits import plot_edit_rules
+from .estimators import plot_estimator_errors
 from .posthoc import plot_critical_difference
 from .report import figures, plot_divergence, plot_metrics, plot_pair, plot_rank_agreement
 from .stability import plot_k_needed, plot_needed, plot_rank_intervals
@@ -19,6 +20,7 @@ __all__ = [
     "plot_critical_difference",
     "plot_divergence",
     "plot_edit_rules",
+    "plot_estimator_errors",
     "plot_groups",
     "plot_k_needed",
     "plot_metrics",
