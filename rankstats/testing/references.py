@@ -103,7 +103,9 @@ def _has(result, name: str) -> bool:
 
 
 def _short(value) -> str:
-    return np.array2string(np.asarray(value), separator=", ", threshold=40, precision=6)
+    """An array on one line, elided past 40 values."""
+    text = np.array2string(np.asarray(value), separator=", ", threshold=40, precision=6)
+    return " ".join(text.split())
 
 
 def check_against_references(function: Callable, statistic: str, *, options: str = "defaults",
