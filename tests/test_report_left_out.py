@@ -375,6 +375,14 @@ def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
         assert set(out[form]["which"]) >= {"p3", "p0 ~ p1, p1 ~ p2", "3, 4", "t2"}
     table = pd.read_csv(tmp_path / "edits" / "edits.csv")
     assert "samples left out" in table.columns and table["samples left out"].max() >= 2
+    path = rankstats.save(cube, tmp_path / "edits.nc")
+    assert main(["report", str(path), "--n-resamples", "0", "--quiet", "--json",
+                 str(tmp_path / "edits.json")]) == 0
+    tables = json.loads((tmp_path / "edits.json").read_text())["tables"]
+    rows = pd.DataFrame(tables["dropped"])
+    row = one(rows, section="edits", task="t1", model="a", **{"left out": "samples"})
+    assert (row["count"], row["which"]) == (2, "3, 4")
+    assert "samples left out" in tables["edits"][0]
 
 
 def test_a_cube_without_wording_names_the_edits_section(holes):
