@@ -28,10 +28,17 @@ import rankstats
 from rankstats.cube import infer_score_kind, text_labels
 from rankstats.errors import CubeError
 
-__all__ = ["CELL_VARIABLES", "records_to_cube", "rescore"]
+__all__ = ["CELL_VARIABLES", "NUMERIC_CELLS", "OPTION_CELLS", "records_to_cube", "rescore"]
 
 #: Per-cell columns kept as data variables beside ``score`` rather than as coordinates.
 CELL_VARIABLES = ("response",)
+#: Per-cell numbers kept as float variables (NaN where a row lacks them): ``logprob``, the
+#: log-probability the model gave its response (the chosen option, summed over its tokens).
+NUMERIC_CELLS = ("logprob",)
+#: Per-cell lists, one value per option of a multiple-choice sample, kept as float variables
+#: with an ``option`` dimension (NaN beyond a sample's options): each option's summed
+#: log-probability given the prompt, and its number of tokens.
+OPTION_CELLS = ("option_logprob", "option_tokens")
 _KEYS = ["model", "task", "template", "sample"]
 
 
@@ -91,7 +98,7 @@ def records_to_cube(records: pd.DataFrame | Iterable[Mapping], *, metric: str, s
     frame = records.copy() if isinstance(records, pd.DataFrame) else pd.DataFrame(list(records))
     if frame.empty:
         raise CubeError("no records to build a cube from")
-    cells = [c for c in CELL_VARIABLES if c in frame.columns]
+    cells = [c for c in (*CELL_VARIABLES, *NUMERIC_CELLS, *OPTION_CELLS) if c in frame.columns]
     extra = frame[cells]
     frame = frame.drop(columns=cells)
     placed = {prefix: [c for c in frame.columns if c.startswith(f"{prefix}_")
@@ -104,6 +111,16 @@ def records_to_cube(records: pd.DataFrame | Iterable[Mapping], *, metric: str, s
     if cells:
         positions = _positions(cube, frame)
         for name in cells:
+            if name in OPTION_CELLS:
+                _option_variable(cube, name, extra[name], positions)
+                continue
+            if name in NUMERIC_CELLS:
+                values = np.full(cube["score"].shape, np.nan)
+                values[positions] = pd.to_numeric(extra[name], errors="coerce").to_numpy(float)
+                cube[name] = (cube["score"].dims, values)
+                cube[name].attrs["description"] = ("the log-probability of the response given "
+                                                   "the prompt, per score")
+                continue
             values = np.full(cube["score"].shape, "", dtype=object)
             column = extra[name].where(extra[name].notna(), "").astype(str).to_numpy(object)
             values[positions] = column
@@ -112,6 +129,24 @@ def records_to_cube(records: pd.DataFrame | Iterable[Mapping], *, metric: str, s
     for key, value in (attrs or {}).items():
         cube.attrs[str(key)] = _attribute(value)
     return rankstats.validate(cube)
+
+
+def _option_variable(cube: xr.Dataset, name: str, column: pd.Series, positions) -> None:
+    """A list per row (one value per option) as a float variable with an ``option`` dim."""
+    lists = [list(v) if isinstance(v, (list, tuple, np.ndarray)) else [] for v in column]
+    width = max((len(v) for v in lists), default=0)
+    if "option" in cube.dims and cube.sizes["option"] != width:
+        width = max(width, cube.sizes["option"])
+    values = np.full((*cube["score"].shape, width), np.nan)
+    table = np.full((len(lists), width), np.nan)
+    for i, v in enumerate(lists):
+        table[i, :len(v)] = np.asarray(v, dtype=float)
+    values[positions] = table
+    cube[name] = ((*cube["score"].dims, "option"), values)
+    cube[name].attrs["description"] = {
+        "option_logprob": "each option's log-probability given the prompt (summed over its "
+                          "tokens), per score; NaN beyond the sample's options",
+        "option_tokens": "each option's number of tokens, per score"}[name]
 
 
 def _positions(cube: xr.Dataset, frame: pd.DataFrame) -> tuple[np.ndarray, ...]:

@@ -24,7 +24,7 @@ from .analyses.edits import describe_edit, edit_pairs, edit_rules, largest_edits
 from .analyses.estimators import simulate_estimators
 from .analyses.irt import estimate_distribution, planted_cube, random_design
 from .analyses.report import report
-from .analyses.sensitivity import sensitive_samples
+from .analyses.sensitivity import posix, sensitive_samples
 from .analyses.verbalizer import verbalizer_analysis
 from .cube import from_records, template_scores
 from .errors import (
@@ -96,6 +96,7 @@ __all__ = [
     "pairwise_mcnemar",
     "plan",
     "planted_cube",
+    "posix",
     "prompt_metrics",
     "prompt_sensitivity",
     "random_design",

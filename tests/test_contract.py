@@ -402,7 +402,7 @@ NOT_STATISTICS = {
     # the distribution across templates from a partial design, and the samples most sensitive
     # to wording (tests/test_irt.py, test_sensitivity.py)
     "estimate_distribution", "planted_cube", "random_design", "simulate_estimators",
-    "sensitive_samples",
+    "sensitive_samples", "posix",
     # resampling and design planning (tests/test_stability.py, test_templates_needed.py)
     "samples_needed", "smallest_k", "templates_needed",
     # generalizability theory (tests/test_variance_components.py, test_plan.py)

@@ -202,6 +202,14 @@ def test_likelihood_cube_picks_the_direct_best_option(tiny, tasks):
                 s = list(cube.sample_id.values[t]).index(sample.id)
                 response = cube.response.values[0, t, k, s]
                 assert response == sample.options[int(np.argmax(direct))]
+                # the per-sample log-probabilities the cube keeps: every option's, and the
+                # response's
+                stored = cube.option_logprob.values[0, t, k, s, :len(direct)]
+                np.testing.assert_allclose(stored, direct, atol=1e-4)
+                assert np.isnan(cube.option_logprob.values[0, t, k, s, len(direct):]).all()
+                assert cube.logprob.values[0, t, k, s] == pytest.approx(max(stored), abs=1e-9)
+                lengths = [len(tokenizer(" " + o)["input_ids"]) for o in sample.options]
+                assert cube.option_tokens.values[0, t, k, s, :len(direct)].tolist() == lengths
                 gold = sample.gold if isinstance(sample.gold, list) else [sample.gold]
                 assert cube.score.values[0, t, k, s] == float(response.lower() in
                                                               [g.lower() for g in gold])

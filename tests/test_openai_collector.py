@@ -300,6 +300,12 @@ def test_completion_options_pick_the_likeliest_by_logprobs(fake, task_files, tmp
                 totals.append(sum(_logprob(x) for x, o in zip(tokens, offsets, strict=True)
                                   if o + len(x) > len(prompt)))
             assert cube.response.values[0, 0, t, s] == ("yes", "no")[int(np.argmax(totals))]
+            # the cube keeps each option's log-probability and length, and the response's
+            np.testing.assert_allclose(cube.option_logprob.values[0, 0, t, s], totals)
+            assert cube.logprob.values[0, 0, t, s] == max(totals)
+            assert cube.option_tokens.values[0, 0, t, s].tolist() == [1, 1]
+    # so the cube carries what POSIX needs
+    assert np.isfinite(rankstats.posix(cube).values).all()
 
 
 def test_chat_options_use_the_first_token_alternatives(fake, task_files, tmp_path):

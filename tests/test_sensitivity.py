@@ -120,3 +120,69 @@ def test_per_template_scores_are_refused_with_the_reason():
     cube = rankstats.datasets.load("mizrahi2024").isel(task=[0], model=[0, 1])
     with pytest.raises(rankstats.DimensionError, match="sample"):
         rankstats.prompt_sensitivity(cube)
+
+
+# ---- POSIX, from the per-sample log-probabilities the collectors keep ---------------------------
+
+
+def loop_posix(lp: np.ndarray, tokens: np.ndarray, chosen: np.ndarray) -> float:
+    """Chatterjee et al.'s index of one sample by its definition: every ordered template pair."""
+    answered = [j for j in range(len(chosen)) if chosen[j] >= 0]
+    n = len(answered)
+    total = 0.0
+    for j in answered:
+        y = chosen[j]
+        for i in answered:
+            if i != j:
+                total += abs(lp[i, y] - lp[j, y]) / tokens[j, y]
+    return total / (n * (n - 1)) if n >= 2 else np.nan
+
+
+def posix_cube(seed: int, models=2, tasks=2, templates=7, samples=5, options=4):
+    rng = np.random.default_rng(seed)
+    shape = (models, tasks, samples, templates, options)
+    lp = -rng.exponential(2.0, shape)
+    few = np.broadcast_to(rng.random((*shape[:3], 1)) < 0.3, shape[:-1])
+    lp[..., -1][few] = np.nan  # some samples have 3 options
+    tokens = rng.integers(1, 5, shape).astype(float)
+    chosen = np.nanargmax(lp, -1)
+    response = np.take_along_axis(lp, chosen[..., None], -1)[..., 0]
+    response[0, 0, 1, 2] = np.nan  # a template that did not answer this sample
+    dims = ("model", "task", "sample", "template")
+    cube = xr.Dataset(
+        {
+            "score": (dims, np.ones(shape[:-1])),
+            "logprob": (dims, response),
+            "option_logprob": ((*dims, "option"), lp),
+            "option_tokens": ((*dims, "option"), tokens),
+        },
+        coords={"model": [f"m{i}" for i in range(models)], "task": [f"t{i}" for i in range(tasks)]},
+    )
+    chosen = np.where(np.isnan(response), -1, chosen)
+    return cube, lp, tokens, chosen
+
+
+def test_posix_equals_its_definition_looped_over_template_pairs():
+    cube, lp, tokens, chosen = posix_cube(0)
+    got = rankstats.posix(cube)
+    for m in range(2):
+        for t in range(2):
+            per_sample = [
+                loop_posix(lp[m, t, s], tokens[m, t, s], chosen[m, t, s])
+                for s in range(lp.shape[2])
+            ]
+            assert abs(float(got.isel(model=m, task=t)) - np.mean(per_sample)) < 1e-12
+
+
+def test_posix_is_zero_when_no_template_moves_the_likelihood_and_needs_logprobs():
+    cube, *_ = posix_cube(1)
+    same = cube.copy()
+    same["option_logprob"] = (
+        same.option_logprob.isel(template=0, drop=True)
+        .broadcast_like(same.option_logprob)
+        .transpose(*same.option_logprob.dims)
+    )
+    same["logprob"] = same.option_logprob.max("option")
+    assert np.allclose(rankstats.posix(same), 0.0)
+    with pytest.raises(rankstats.CubeError, match="likelihood"):
+        rankstats.posix(cube.drop_vars("option_logprob"))

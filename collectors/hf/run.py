@@ -210,6 +210,18 @@ def _record(result, options, settings) -> dict:
             "prompt_tokens": result.prompt_tokens}
 
 
+def _logprobs(record: dict, choose: str) -> dict:
+    """Likelihood mode: the chosen option's log-probability, and every option's with its length."""
+    if "logprobs" not in record:
+        return {}
+    from .likelihood import OptionScores
+
+    scores = OptionScores(record["logprobs"], record["tokens"], record["prompt_tokens"])
+    return {"logprob": float(record["logprobs"][scores.best(choose)]),
+            "option_logprob": [float(v) for v in record["logprobs"]],
+            "option_tokens": [int(n) for n in record["tokens"]]}
+
+
 def _response(record: dict, choose: str) -> str:
     if "response" in record:
         return record["response"]
@@ -389,6 +401,7 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
                    else "decoder-only"}
             for name, value in unit.template.attributes.items():
                 row[name if name.startswith("template_") else f"template_{name}"] = value
+            row.update(_logprobs(cache.get(key), choose))
             rows.append(row)
     scorer_name = scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "custom")
     collector_settings = {

@@ -149,6 +149,31 @@ def _option_logprob(record: dict, prompt_length: int) -> float:
     return total
 
 
+def _option_tokens(record: dict, prompt_length: int) -> int:
+    """How many of an echo request's tokens come after the prompt: the option's length."""
+    logprobs = record.get("logprobs") or {}
+    return sum(1 for token, offset in zip(logprobs.get("tokens", []),
+                                          logprobs.get("text_offset", []), strict=False)
+               if offset + len(token) > prompt_length)
+
+
+def option_logprobs(job: Job, answers: Mapping[str, dict], settings: Settings) -> dict:
+    """Per-sample log-probabilities of a multiple-choice job scored by echoed completions.
+
+    ``logprob`` (the chosen option's, summed over its tokens), ``option_logprob``
+    and ``option_tokens`` (each option's), as the cube keeps them; empty
+    where they are not known (generated answers, or the chat endpoint's
+    first token only).
+    """
+    if not (job.options and settings.endpoint == "completions"):
+        return {}
+    records = [answers[r.key] for r in job.requests]
+    values = [_option_logprob(rec, len(job.prompt)) for rec in records]
+    return {"logprob": max(values),
+            "option_logprob": values,
+            "option_tokens": [_option_tokens(rec, len(job.prompt)) for rec in records]}
+
+
 def _first_token_choice(record: dict, options: Sequence[str]) -> str | None:
     """The option whose start best matches the first generated token's top alternatives."""
     content = record.get("logprobs") or []
@@ -304,6 +329,7 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
                "template_text": job.template.text, "model_revision": str(served)}
         for name, attribute in job.template.attributes.items():
             row[_attribute_name(name)] = attribute
+        row.update(option_logprobs(job, answers, settings))
         rows.append(row)
     cube = records_to_cube(
         rows, metric=scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "score"),

@@ -68,3 +68,49 @@ def prosa(
         score = np.where(counted, mad, 0.0).sum(-1) / items
     poisoned = holes.any((-2, -1)) if nan_policy == "propagate" else np.zeros(score.shape, bool)
     return {"value": np.where(poisoned | (items == 0), np.nan, score)}
+
+
+def posix(logprob: np.ndarray, tokens: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    r"""POSIX of each sample: how much the response's log-likelihood moves with the template.
+
+    ``logprob`` ``(..., template, option)``: log P(option | template's
+    prompt); ``tokens`` the same shape, each option's length in tokens;
+    ``chosen`` ``(..., template)`` the index of each template's response
+    (-1 where the template did not answer). With responses :math:`y_j`,
+    lengths :math:`L_j` and the n answering templates,
+
+    .. math::
+
+       \frac{1}{n(n-1)} \sum_{j} \frac{1}{L_j} \sum_{i}
+           \lvert \log P(y_j \mid x_i) - \log P(y_j \mid x_j) \rvert,
+
+    the inner sum over i computed from the sorted column of option
+    :math:`y_j` and its prefix sums (no pair is formed). NaN where fewer
+    than two templates answered. Returns ``(...)``.
+    """
+    logprob = np.asarray(logprob, dtype=float)
+    chosen = np.asarray(chosen)
+    answered = chosen >= 0
+    n = answered.sum(-1)
+    # templates that did not answer sort last in every column and add nothing
+    values = np.where(answered[..., None], logprob, np.inf)
+    order = np.argsort(values, axis=-2, kind="stable")
+    ordered = np.take_along_axis(values, order, -2)
+    prefix = np.cumsum(np.where(np.isinf(ordered), 0.0, ordered), axis=-2)
+    rank = np.argsort(order, axis=-2)
+    pick = np.maximum(chosen, 0)
+    own = np.take_along_axis(logprob, pick[..., None], -1)[..., 0]  # log P(y_j | x_j)
+    r = np.take_along_axis(rank, pick[..., None], -1)[..., 0]  # its place in column y_j
+    # prefix[..., k, o] read at (k, o) = (r_j, y_j) and (n - 1, y_j), on the flattened last axes
+    width = logprob.shape[-1]
+    flat = prefix.reshape(*prefix.shape[:-2], -1)
+    below = np.take_along_axis(flat, r * width + pick, -1)
+    last = np.maximum(n - 1, 0)[..., None]
+    total = np.take_along_axis(flat, last * width + pick, -1)
+    count = n[..., None].astype(float)
+    spread = own * (r + 1) - below + (total - below) - own * (count - r - 1)
+    length = np.take_along_axis(np.asarray(tokens, dtype=float), pick[..., None], -1)[..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_template = np.where(answered, spread / length, 0.0)
+        value = per_template.sum(-1) / (n * (n - 1.0))
+    return np.where(n >= 2, value, np.nan)

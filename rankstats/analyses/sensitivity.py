@@ -17,7 +17,7 @@ from .._kernels import sensitivity as _k
 from ..stability._checks import checked
 from .irt import per_sample_scores
 
-__all__ = ["sensitive_samples"]
+__all__ = ["posix", "sensitive_samples"]
 
 
 @checked(top=o.positive_int)
@@ -54,8 +54,8 @@ def sensitive_samples(cube, *, top: int = 10) -> xr.Dataset:
     >>> out = rankstats.sensitive_samples(cube, top=2)
     >>> out.sample_id.values.tolist(), out.sensitivity.round(4).values.tolist()
     ([['1', '2']], [[0.6667, 0.6667]])
-    >>> float(out.prompt_sensitivity.round(4))
-    0.4444
+    >>> out.prompt_sensitivity.round(4).values.tolist()
+    [0.4444]
     """
     scores = per_sample_scores(cube, "sensitive_samples")
     spread, _ = _k.per_sample(scores.values)  # (..., model, task, sample)
@@ -113,3 +113,87 @@ def _nanmean(values, axis):
     count = present.sum(axis)
     total = np.where(present, values, 0.0).sum(axis)
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def posix(cube) -> xr.DataArray:
+    r"""POSIX (Chatterjee et al., 2024): how much each response's likelihood moves with the prompt.
+
+    For one sample, templates :math:`x_1..x_n` and the response :math:`y_j`
+    each gave (of :math:`L_j` tokens),
+
+    .. math::
+
+       \psi = \frac{1}{n(n-1)} \sum_{i \ne j} \frac{1}{L_j}
+           \lvert \log P(y_j \mid x_i) - \log P(y_j \mid x_j) \rvert ,
+
+    averaged over the samples, per model and task. It needs the
+    log-probability of every response under every template, which the
+    collectors keep for multiple choice scored by likelihood (``rankstats
+    collect hf --mode likelihood``, ``rankstats collect openai --endpoint
+    completions --mode likelihood``): the cube's ``option_logprob`` and
+    ``option_tokens`` (over ``option``) and ``logprob`` (the response's).
+
+    Parameters
+    ----------
+    cube : score cube
+        With ``option_logprob``, ``option_tokens`` and ``logprob``.
+
+    Returns
+    -------
+    xarray.DataArray
+        One value per model and task (0: every template gives every response
+        the same likelihood); NaN where no sample has two answering templates.
+
+    Notes
+    -----
+    A template's response is the option whose ``option_logprob`` equals the
+    stored ``logprob``. For each response the sum over templates of the
+    absolute differences is read from the sorted column of that option and
+    its prefix sums, so the cost grows as n log n in the templates, not n².
+
+    References
+    ----------
+    Chatterjee, A., Renduchintala, H. S. V. N. S. K., Bhatia, S., &
+    Chakraborty, T. (2024). POSIX: A prompt sensitivity index for large
+    language models. Findings of EMNLP 2024.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, rankstats
+    >>> lp = np.log([[[[[0.9, 0.1], [0.6, 0.4]]]]])  # one sample, two templates, two options
+    >>> cube = xr.Dataset({
+    ...     "score": (("model", "task", "template", "sample"), np.ones((1, 1, 2, 1))),
+    ...     "logprob": (("model", "task", "template", "sample"), lp.max(-1).transpose(0, 1, 3, 2)),
+    ...     "option_logprob": (("model", "task", "sample", "template", "option"), lp),
+    ...     "option_tokens": (("model", "task", "sample", "template", "option"),
+    ...                       np.ones_like(lp))})
+    >>> round(float(rankstats.posix(cube).squeeze()), 4)  # |log .6 - log .9|, twice, over 2
+    0.4055
+    """
+    from ..errors import CubeError, InputTypeError
+
+    if not isinstance(cube, xr.Dataset):
+        raise InputTypeError(
+            f"posix: give a score cube (xarray.Dataset), not {type(cube).__name__}"
+        )
+    missing = [v for v in ("option_logprob", "option_tokens", "logprob") if v not in cube.data_vars]
+    if missing:
+        raise CubeError(
+            f"posix: the cube lacks {', '.join(map(repr, missing))}: collect with "
+            "--mode likelihood (multiple choice) to keep per-sample "
+            "log-probabilities"
+        )
+    lead = [d for d in cube["option_logprob"].dims if d not in ("sample", "template", "option")]
+    logprob = cube["option_logprob"].transpose(*lead, "sample", "template", "option")
+    tokens = cube["option_tokens"].transpose(*lead, "sample", "template", "option")
+    response = cube["logprob"].transpose(*lead, "sample", "template")
+    values = logprob.values
+    match = np.isclose(values, response.values[..., None], rtol=0.0, atol=1e-9)
+    chosen = np.where(match.any(-1) & ~np.isnan(response.values), match.argmax(-1), -1)
+    per_sample = _k.posix(values, tokens.values, chosen)
+    return xr.DataArray(
+        _nanmean(per_sample, -1),
+        dims=lead,
+        coords={d: cube[d] for d in lead if d in cube.coords},
+        attrs={"statistic": "posix", "reference": "Chatterjee et al. (2024), POSIX"},
+    )
