@@ -34,8 +34,13 @@ from rankstats.testing import (
 )
 
 # derandomized, so every run checks the same examples; few, as each check runs a search
-FAST = settings(max_examples=30, derandomize=True, database=None, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FAST = settings(
+    max_examples=30,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 # --------------------------------------------------------------------------- the optional extra
@@ -47,11 +52,12 @@ def test_import_rankstats_loads_no_hypothesis():
 
 
 def test_the_kit_without_hypothesis_names_the_extra():
-    code = ("import sys; sys.modules['hypothesis'] = None\n"
-            "try:\n    import rankstats.testing\n"
-            "except ImportError as error:\n    print(error)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "try:\n    import rankstats.testing\n"
+        "except ImportError as error:\n    print(error)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert 'pip install "rankstats[testing]"' in out.stdout
 
 
@@ -63,8 +69,12 @@ def _present_rows(x):
     return [row[~np.isnan(row)] for row in rows]
 
 
-KIND_RANGE = {"binary": {0.0, 1.0}, "proportion": (0.0, 1.0), "continuous": (-50.0, 50.0),
-              "ranks": (1.0, 100.0)}
+KIND_RANGE = {
+    "binary": {0.0, 1.0},
+    "proportion": (0.0, 1.0),
+    "continuous": (-50.0, 50.0),
+    "ranks": (1.0, 100.0),
+}
 
 
 def _in_kind(x, kind):
@@ -78,19 +88,31 @@ def _in_kind(x, kind):
 MATRIX_CASES = [
     (kind, ties, nan, rows)
     for kind, ties, nan, rows in itertools.product(
-        strategies.KINDS, strategies.TIE_DENSITIES, strategies.NAN_PATTERNS,
-        ("allow", "not_all", "none"))
+        strategies.KINDS,
+        strategies.TIE_DENSITIES,
+        strategies.NAN_PATTERNS,
+        ("allow", "not_all", "none"),
+    )
     if not (kind == "binary" and ties == "none")
 ]
 
 
-@pytest.mark.parametrize(("kind", "ties", "nan", "rows"), [
-    *MATRIX_CASES[::7], ("binary", "many", "scattered", "none"),
-    ("ranks", "none", "none", "none"), ("continuous", 3, "judges", "not_all")])
+@pytest.mark.parametrize(
+    ("kind", "ties", "nan", "rows"),
+    [
+        *MATRIX_CASES[::7],
+        ("binary", "many", "scattered", "none"),
+        ("ranks", "none", "none", "none"),
+        ("continuous", 3, "judges", "not_all"),
+    ],
+)
 def test_score_matrices_keep_their_promises(kind, ties, nan, rows):
     @FAST
-    @given(strategies.score_matrices(judges=(1, 4), objects=(2, 5), kind=kind, ties=ties,
-                                     nan=nan, constant_rows=rows))
+    @given(
+        strategies.score_matrices(
+            judges=(1, 4), objects=(2, 5), kind=kind, ties=ties, nan=nan, constant_rows=rows
+        )
+    )
     def search(x):
         assert x.dtype == np.float64 and 1 <= x.shape[0] <= 4 and 2 <= x.shape[1] <= 5
         assert _in_kind(x, kind)
@@ -117,11 +139,16 @@ def test_score_matrices_keep_their_promises(kind, ties, nan, rows):
         if kind in ("binary", "proportion", "continuous") and not missing.all():
             cube = xr.Dataset(
                 {"score": (("template", "model", "task"), x[:, :, None])},
-                coords={"model": [f"m{j}" for j in range(x.shape[1])], "task": ["t"],
-                        "template_id": (("task", "template"),
-                                        np.array([[f"p{i}" for i in range(x.shape[0])]],
-                                                 dtype=object))},
-                attrs=rankstats.cube.provenance(kind, True, "score", "test"))
+                coords={
+                    "model": [f"m{j}" for j in range(x.shape[1])],
+                    "task": ["t"],
+                    "template_id": (
+                        ("task", "template"),
+                        np.array([[f"p{i}" for i in range(x.shape[0])]], dtype=object),
+                    ),
+                },
+                attrs=rankstats.cube.provenance(kind, True, "score", "test"),
+            )
             rankstats.validate(cube)
 
     search()
@@ -135,8 +162,11 @@ def test_stacked_matrices_meet_the_row_promise_in_each_slice(x):
 
 
 @FAST
-@given(strategies.score_arrays(nan="scattered"), strategies.score_vectors((3, 6), kind="binary"),
-       strategies.pvalues())
+@given(
+    strategies.score_arrays(nan="scattered"),
+    strategies.score_vectors((3, 6), kind="binary"),
+    strategies.pvalues(),
+)
 def test_arrays_vectors_and_pvalues(x, v, p):
     assert 1 <= x.ndim <= 3
     assert v.shape[0] in range(3, 7) and set(v.tolist()) <= {0.0, 1.0}
@@ -201,16 +231,16 @@ CUBE_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", CUBE_OPTIONS, ids=[str(o) or "defaults" for o in
-                                                        CUBE_OPTIONS])
+@pytest.mark.parametrize("options", CUBE_OPTIONS, ids=[str(o) or "defaults" for o in CUBE_OPTIONS])
 def test_every_cube_validates_and_keeps_its_structure(options):
     @FAST
     @given(strategies.cubes(**options))
     def search(cube):
         rankstats.validate(cube)
         score = cube.score
-        assert ("sample" in score.dims) == (options.get("samples", None) is not False) \
-            or options.get("samples") is None
+        assert ("sample" in score.dims) == (
+            options.get("samples", None) is not False
+        ) or options.get("samples") is None
         if options.get("extra_dims"):
             assert "run" in score.dims
         if "kind" in options:
@@ -238,13 +268,13 @@ def test_cubes_reach_ragged_tasks_absent_models_and_samples():
     # each structure the strategy promises is found by a search, and shrinks to a small cube
     padded = find(strategies.cubes(), lambda c: bool((c.template_id == "").any()))
     assert padded.score.shape == (1, 1, 2)
-    absent = find(strategies.cubes(models=2),
-                  lambda c: bool(c.score.isnull().all("template").any()))
+    absent = find(
+        strategies.cubes(models=2), lambda c: bool(c.score.isnull().all("template").any())
+    )
     assert dict(absent.sizes) == {"model": 2, "task": 1, "template": 1}
     sampled = find(strategies.cubes(), lambda c: "sample" in c.score.dims)
     assert sampled.sizes["sample"] == 1
-    ordered = find(strategies.cubes(shuffled_dims=True),
-                   lambda c: c.score.dims[0] != "model")
+    ordered = find(strategies.cubes(shuffled_dims=True), lambda c: c.score.dims[0] != "model")
     assert set(ordered.score.dims) == {"model", "task", "template"}
 
 
@@ -271,8 +301,7 @@ def test_a_failing_property_shrinks_to_a_small_readable_matrix():
 
 
 def test_a_failing_cube_property_shrinks_to_a_small_cube():
-    cube = find(strategies.cubes(samples=True),
-                lambda c: bool(c.score.notnull().sum() >= 2))
+    cube = find(strategies.cubes(samples=True), lambda c: bool(c.score.notnull().sum() >= 2))
     assert cube.score.size == 2
     assert set(cube.score.values.ravel().tolist()) == {0.0}
 
@@ -283,9 +312,13 @@ def test_a_failing_cube_property_shrinks_to_a_small_cube():
 @pytest.fixture(scope="module")
 def cube():
     return rankstats.from_records(
-        [{"model": m, "task": "t", "template": p, "score": s}
-         for m, row in {"a": [0.5, 0.25], "b": [1.0, np.nan]}.items()
-         for p, s in zip(["p", "q"], row, strict=True)], metric="accuracy")
+        [
+            {"model": m, "task": "t", "template": p, "score": s}
+            for m, row in {"a": [0.5, 0.25], "b": [1.0, np.nan]}.items()
+            for p, s in zip(["p", "q"], row, strict=True)
+        ],
+        metric="accuracy",
+    )
 
 
 def test_equal_cubes_pass_whatever_the_order_of_dimensions(cube):
@@ -347,8 +380,10 @@ def test_the_checks_find_planted_bugs_with_small_examples():
     def first_object(x):
         return x[..., 0].sum()
 
-    with pytest.raises(AssertionError, match="first_object is not invariant to permuting the "
-                                             "objects:\n  x = \\[\\[") as raised:
+    with pytest.raises(
+        AssertionError,
+        match="first_object is not invariant to permuting the objects:\n  x = \\[\\[",
+    ) as raised:
         check_permutation_invariance(first_object, max_examples=50)
     assert raised.value.args[0].count("\n") < 8  # a small example, shown in a few lines
 
@@ -358,6 +393,7 @@ def test_the_checks_find_planted_bugs_with_small_examples():
     with pytest.raises(AssertionError, match="mean_score changed under the strictly increasing"):
         check_monotone_invariance(mean_score, max_examples=50)
     with pytest.raises(AssertionError, match=r"difference\(x, y\) != difference\(y, x\)"):
+
         def difference(x, y):
             return x.sum() - y.sum()
 
@@ -375,8 +411,9 @@ def test_the_checks_find_planted_bugs_with_small_examples():
 def test_check_permutation_of_ordinal_ties_is_found():
     # ordinal ranks break ties by position: not equivariant under permuting tied objects
     with pytest.raises(AssertionError, match="not equivariant"):
-        check_permutation_invariance(lambda x: rankstats.rank(x, ties="ordinal"),
-                                     equivariant=True, max_examples=100)
+        check_permutation_invariance(
+            lambda x: rankstats.rank(x, ties="ordinal"), equivariant=True, max_examples=100
+        )
 
 
 def test_dask_equals_eager():
@@ -408,8 +445,7 @@ def _function(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_rankstats_agrees_with_every_reference_vector(name):
     function = _function(name)
-    assert check_against_references(function, name, options="all") == len(
-        reference_vectors(name))
+    assert check_against_references(function, name, options="all") == len(reference_vectors(name))
     check_against_references(function, name)
 
 
@@ -422,11 +458,19 @@ def test_every_vector_names_its_source_and_oracle():
         assert vector["source"] and vector["expected"]
         assert vector["primary"] in vector["expected"]
         library = vector["oracle"].split()[0]
-        assert vector["oracle"] in ("by hand", "printed") or \
-            vector["oracle"] == f"{library} {data['oracles'][library]}"
+        assert (
+            vector["oracle"] in ("by hand", "printed")
+            or vector["oracle"] == f"{library} {data['oracles'][library]}"
+        )
     # each kind of source is there: libraries, hand computations, printed values
     assert {v["oracle"].split()[0] for v in data["vectors"]} >= {
-        "scipy", "statsmodels", "pingouin", "scikit-posthocs", "by", "printed"}
+        "scipy",
+        "statsmodels",
+        "pingouin",
+        "scikit-posthocs",
+        "by",
+        "printed",
+    }
 
 
 def _same(built, shipped, path="vectors"):
@@ -465,8 +509,9 @@ def test_a_wrong_statistic_is_named_with_the_vectors_it_misses():
     with pytest.raises(AssertionError) as raised:
         check_against_references(kendall_w_without_tie_correction, "kendall_w")
     message = str(raised.value)
-    assert message.startswith("kendall_w_without_tie_correction disagrees with 5 of 6 reference "
-                              "vectors of kendall_w:")
+    assert message.startswith(
+        "kendall_w_without_tie_correction disagrees with 5 of 6 reference vectors of kendall_w:"
+    )
     assert "kendall_w/ties-8x5: pingouin.friedman" in message
     assert "kendall_w/hand-ties: worked by hand" in message
     assert "statistic: got" in message

@@ -13,8 +13,16 @@ __all__ = ["assert_cube_equal"]
 VOLATILE_ATTRS = ("created_at",)
 
 
-def assert_cube_equal(actual, expected, *, rtol: float = 0.0, atol: float = 0.0,
-                      attrs: bool = True, ignore_attrs=VOLATILE_ATTRS, shown: int = 5) -> None:
+def assert_cube_equal(
+    actual,
+    expected,
+    *,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    attrs: bool = True,
+    ignore_attrs=VOLATILE_ATTRS,
+    shown: int = 5,
+) -> None:
     """Assert that two cubes hold the same values, coordinates and attributes.
 
     Dimensions are matched by name, so their order does not matter. Floats
@@ -64,8 +72,10 @@ def assert_cube_equal(actual, expected, *, rtol: float = 0.0, atol: float = 0.0,
     """
     for name, value in (("actual", actual), ("expected", expected)):
         if not isinstance(value, (xr.Dataset, xr.DataArray)):
-            raise InputTypeError(f"assert_cube_equal: {name} is a {type(value).__name__}, "
-                                 "not an xarray Dataset or DataArray")
+            raise InputTypeError(
+                f"assert_cube_equal: {name} is a {type(value).__name__}, "
+                "not an xarray Dataset or DataArray"
+            )
     problems = _differences(actual, expected, rtol, atol, attrs, tuple(ignore_attrs), shown)
     if problems:
         raise AssertionError("the cubes differ:\n  - " + "\n  - ".join(problems))
@@ -80,8 +90,9 @@ def _as_dataset(value) -> xr.Dataset:
 def _differences(actual, expected, rtol, atol, attrs, ignore, shown) -> list[str]:
     problems = []
     if type(actual) is not type(expected):
-        problems.append(f"actual is a {type(actual).__name__}, expected a "
-                        f"{type(expected).__name__}")
+        problems.append(
+            f"actual is a {type(actual).__name__}, expected a {type(expected).__name__}"
+        )
     a, e = _as_dataset(actual), _as_dataset(expected)
     if dict(a.sizes) != dict(e.sizes):
         problems.append(f"dimensions differ: {_sizes(a)} != {_sizes(e)}")
@@ -151,10 +162,15 @@ def _variable(a: xr.Dataset, e: xr.Dataset, name, rtol, atol, shown) -> list[str
     if same.all():
         return []
     where = np.argwhere(~same)[:shown]
-    located = [f"{_locate(e, right.dims, tuple(w), name)}: {_plain(x[tuple(w)])!r} != "
-               f"{_plain(y[tuple(w)])!r}" for w in where]
-    return [f"{name}: {int((~same).sum())} of {same.size} values differ ({tolerance}):\n    "
-            + "\n    ".join(located)]
+    located = [
+        f"{_locate(e, right.dims, tuple(w), name)}: {_plain(x[tuple(w)])!r} != "
+        f"{_plain(y[tuple(w)])!r}"
+        for w in where
+    ]
+    return [
+        f"{name}: {int((~same).sum())} of {same.size} values differ ({tolerance}):\n    "
+        + "\n    ".join(located)
+    ]
 
 
 def _locate(ds: xr.Dataset, dims: tuple, position: tuple, name) -> str:

@@ -96,16 +96,26 @@ def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
 
 def _run(search, max_examples):
     """Run a ``@given`` search under the current hypothesis profile, without a deadline."""
-    options = {"deadline": None,
-               "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much]}
+    options = {
+        "deadline": None,
+        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
+    }
     if max_examples is not None:
         options["max_examples"] = int(max_examples)
     settings(settings.default, **options)(search)()
 
 
-def check_permutation_invariance(statistic: Callable, *, axis="objects", equivariant=False,
-                                 inputs=None, field=None, rtol: float = 1e-9,
-                                 atol: float = 1e-12, max_examples=None) -> None:
+def check_permutation_invariance(
+    statistic: Callable,
+    *,
+    axis="objects",
+    equivariant=False,
+    inputs=None,
+    field=None,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    max_examples=None,
+) -> None:
     """Check that permuting the objects (or judges) leaves the statistic unchanged.
 
     Parameters
@@ -149,14 +159,22 @@ def check_permutation_invariance(statistic: Callable, *, axis="objects", equivar
             f"{_name(statistic)} is not {'equi' if equivariant else 'in'}variant to permuting "
             f"the {axis}:\n  x = {_show(x)}\n  gives {_show(before)}\n  x permuted by "
             f"{order.tolist()} = {_show(moved)}\n  gives {_show(after)}, expected "
-            f"{_show(expected)}")
+            f"{_show(expected)}"
+        )
 
     _run(search, max_examples)
 
 
-def check_monotone_invariance(statistic: Callable, *, per_judge: bool = True, inputs=None,
-                              field=None, rtol: float = 1e-9, atol: float = 1e-12,
-                              max_examples=None) -> None:
+def check_monotone_invariance(
+    statistic: Callable,
+    *,
+    per_judge: bool = True,
+    inputs=None,
+    field=None,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    max_examples=None,
+) -> None:
     """Check that strictly increasing maps of the scores leave the statistic unchanged.
 
     A rank statistic depends on the order of the scores only: mapping them
@@ -187,8 +205,9 @@ def check_monotone_invariance(statistic: Callable, *, per_judge: bool = True, in
     @given(x=inputs, data=st.data())
     def search(x, data):
         rows = x.shape[-2] if per_judge and x.ndim >= 2 else 1
-        maps = data.draw(st.lists(s.monotone_transforms(), min_size=rows, max_size=rows),
-                         label="maps")
+        maps = data.draw(
+            st.lists(s.monotone_transforms(), min_size=rows, max_size=rows), label="maps"
+        )
         if per_judge and x.ndim >= 2:
             moved = np.stack([maps[i](x[..., i, :]) for i in range(rows)], axis=-2)
         else:
@@ -198,13 +217,21 @@ def check_monotone_invariance(statistic: Callable, *, per_judge: bool = True, in
         assert _close(after, before, rtol, atol), (
             f"{_name(statistic)} changed under the strictly increasing map(s) {maps}:\n"
             f"  x = {_show(x)}\n  gives {_show(before)}\n  mapped = {_show(moved)}\n"
-            f"  gives {_show(after)}")
+            f"  gives {_show(after)}"
+        )
 
     _run(search, max_examples)
 
 
-def check_symmetry(statistic: Callable, *, inputs=None, field=None, rtol: float = 1e-9,
-                   atol: float = 1e-12, max_examples=None) -> None:
+def check_symmetry(
+    statistic: Callable,
+    *,
+    inputs=None,
+    field=None,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    max_examples=None,
+) -> None:
     """Check that a statistic of two arguments does not depend on their order.
 
     Parameters
@@ -234,13 +261,22 @@ def check_symmetry(statistic: Callable, *, inputs=None, field=None, rtol: float 
         yx = _evaluate(statistic, field, y, x)
         assert _close(xy, yx, rtol, atol), (
             f"{_name(statistic)}(x, y) != {_name(statistic)}(y, x):\n  x = {_show(x)}\n"
-            f"  y = {_show(y)}\n  (x, y) gives {_show(xy)}, (y, x) gives {_show(yx)}")
+            f"  y = {_show(y)}\n  (x, y) gives {_show(xy)}, (y, x) gives {_show(yx)}"
+        )
 
     _run(search, max_examples)
 
 
-def check_bounds(statistic: Callable, low: float, high: float, *, inputs=None, field=None,
-                 allow_nan: bool = True, max_examples=None) -> None:
+def check_bounds(
+    statistic: Callable,
+    low: float,
+    high: float,
+    *,
+    inputs=None,
+    field=None,
+    allow_nan: bool = True,
+    max_examples=None,
+) -> None:
     """Check that every value the statistic returns lies in ``[low, high]``.
 
     Parameters
@@ -273,13 +309,21 @@ def check_bounds(statistic: Callable, low: float, high: float, *, inputs=None, f
         nan = np.isnan(got)
         inside = (got >= low) & (got <= high)
         assert (inside | (nan & allow_nan)).all(), (
-            f"{_name(statistic)} left [{low}, {high}]:\n  x = {_show(x)}\n  gives {_show(got)}")
+            f"{_name(statistic)} left [{low}, {high}]:\n  x = {_show(x)}\n  gives {_show(got)}"
+        )
 
     _run(search, max_examples)
 
 
-def check_vectorised(statistic: Callable, *, inputs=None, field=None, rtol: float = 1e-12,
-                     atol: float = 1e-15, max_examples=None) -> None:
+def check_vectorised(
+    statistic: Callable,
+    *,
+    inputs=None,
+    field=None,
+    rtol: float = 1e-12,
+    atol: float = 1e-15,
+    max_examples=None,
+) -> None:
     """Check that one call on stacked matrices equals a loop over the slices.
 
     Parameters
@@ -305,19 +349,29 @@ def check_vectorised(statistic: Callable, *, inputs=None, field=None, rtol: floa
         stacked = _evaluate(statistic, field, x)
         assert stacked.shape[:1] == x.shape[:1], (
             f"{_name(statistic)} of a stack of {len(x)} slices gives shape {stacked.shape}, "
-            f"not one result per slice:\n  x = {_show(x)}\n  gives {_show(stacked)}")
+            f"not one result per slice:\n  x = {_show(x)}\n  gives {_show(stacked)}"
+        )
         for i, block in enumerate(x):
             single = _evaluate(statistic, field, block)
             assert _close(stacked[i], single, rtol, atol), (
                 f"{_name(statistic)} of a stack differs from its slice {i}:\n"
                 f"  x = {_show(x)}\n  stacked call gives {_show(stacked)}\n"
-                f"  slice {i} alone gives {_show(single)}")
+                f"  slice {i} alone gives {_show(single)}"
+            )
 
     _run(search, max_examples)
 
 
-def check_dask(statistic: Callable, *, inputs=None, chunks=None, field=None,
-               rtol: float = 1e-12, atol: float = 1e-15, max_examples=None) -> None:
+def check_dask(
+    statistic: Callable,
+    *,
+    inputs=None,
+    chunks=None,
+    field=None,
+    rtol: float = 1e-12,
+    atol: float = 1e-15,
+    max_examples=None,
+) -> None:
     """Check that a statistic of a dask-chunked cube equals that of the cube in memory.
 
     Parameters
@@ -355,6 +409,7 @@ def check_dask(statistic: Callable, *, inputs=None, chunks=None, field=None,
         lazy = _evaluate(statistic, field, cube.chunk(chunks))
         assert _close(lazy, eager, rtol, atol), (
             f"{_name(statistic)} of the chunked cube differs from the eager one:\n{cube}\n"
-            f"  eager: {_show(eager)}\n  chunked: {_show(lazy)}")
+            f"  eager: {_show(eager)}\n  chunked: {_show(lazy)}"
+        )
 
     _run(search, max_examples)

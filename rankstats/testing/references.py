@@ -80,8 +80,10 @@ def reference_vectors(statistic: str | None = None) -> list[dict]:
     """
     data = _load()
     if statistic is not None and statistic not in data["statistics"]:
-        raise UnknownNameError(f"no reference vectors for statistic={statistic!r}; there are "
-                               f"vectors for {', '.join(sorted(data['statistics']))}")
+        raise UnknownNameError(
+            f"no reference vectors for statistic={statistic!r}; there are "
+            f"vectors for {', '.join(sorted(data['statistics']))}"
+        )
     vectors = []
     for raw in data["vectors"]:
         if statistic is not None and raw["statistic"] != statistic:
@@ -108,9 +110,15 @@ def _short(value) -> str:
     return " ".join(text.split())
 
 
-def check_against_references(function: Callable, statistic: str, *, options: str = "defaults",
-                             field=None, rtol: float | None = None,
-                             atol: float | None = None) -> int:
+def check_against_references(
+    function: Callable,
+    statistic: str,
+    *,
+    options: str = "defaults",
+    field=None,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> int:
     """Check a statistic function against the reference vectors of ``statistic``.
 
     Parameters
@@ -158,8 +166,9 @@ def check_against_references(function: Callable, statistic: str, *, options: str
     9
     """
     if options not in ("defaults", "all"):
-        raise OptionError(f"check_against_references: options={options!r} is not 'defaults' "
-                          "or 'all'")
+        raise OptionError(
+            f"check_against_references: options={options!r} is not 'defaults' or 'all'"
+        )
     vectors = reference_vectors(statistic)
     if options == "defaults":
         vectors = [v for v in vectors if not v["options"]]
@@ -168,16 +177,20 @@ def check_against_references(function: Callable, statistic: str, *, options: str
         failures += _check_one(function, vector, options == "all", field, rtol, atol)
     if failures:
         name = getattr(function, "__name__", repr(function))
-        raise AssertionError(f"{name} disagrees with {len(failures)} of {len(vectors)} "
-                             f"reference vectors of {statistic}:\n" + "\n".join(failures))
+        raise AssertionError(
+            f"{name} disagrees with {len(failures)} of {len(vectors)} "
+            f"reference vectors of {statistic}:\n" + "\n".join(failures)
+        )
     return len(vectors)
 
 
 def _check_one(function, vector, with_options, field, rtol, atol) -> list[str]:
     kwargs = vector["options"] if with_options else {}
-    where = (f"{vector['id']}: {vector['source']} [{vector['oracle']}]\n"
-             f"    input: {'; '.join(_short(a) for a in vector['args'])}"
-             + (f"\n    options: {kwargs}" if kwargs else ""))
+    where = (
+        f"{vector['id']}: {vector['source']} [{vector['oracle']}]\n"
+        f"    input: {'; '.join(_short(a) for a in vector['args'])}"
+        + (f"\n    options: {kwargs}" if kwargs else "")
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -191,19 +204,24 @@ def _check_one(function, vector, with_options, field, rtol, atol) -> list[str]:
         names = [name for name in expected if _has(result, name)]
     else:
         names = [None]
-    tolerance = {"rtol": vector["rtol"] if rtol is None else rtol,
-                 "atol": vector["atol"] if atol is None else atol}
+    tolerance = {
+        "rtol": vector["rtol"] if rtol is None else rtol,
+        "atol": vector["atol"] if atol is None else atol,
+    }
     problems = []
     for name in names:
         key = vector["primary"] if name is None or callable(name) else name
         if key not in expected:
-            raise UnknownNameError(f"the vectors of {vector['statistic']} have no field "
-                                   f"{key!r}; they have {', '.join(expected)}")
+            raise UnknownNameError(
+                f"the vectors of {vector['statistic']} have no field "
+                f"{key!r}; they have {', '.join(expected)}"
+            )
         got = values_of(result, name) if name is not None else np.asarray(result, dtype=float)
         want = np.asarray(expected[key], dtype=float)
-        same = got.shape == want.shape and bool(
-            np.allclose(got, want, equal_nan=True, **tolerance))
+        same = got.shape == want.shape and bool(np.allclose(got, want, equal_nan=True, **tolerance))
         if not same:
-            problems.append(f"    {key}: got {_short(got)}, expected {_short(want)} "
-                            f"(rtol={tolerance['rtol']:g}, atol={tolerance['atol']:g})")
+            problems.append(
+                f"    {key}: got {_short(got)}, expected {_short(want)} "
+                f"(rtol={tolerance['rtol']:g}, atol={tolerance['atol']:g})"
+            )
     return [f"{where}\n" + "\n".join(problems)] if problems else []

@@ -158,21 +158,24 @@ def _check_matrix_options(kind, ties, nan, constant_rows, elements):
     _choice(nan, NAN_PATTERNS, "nan")
     _choice(constant_rows, _CONSTANT_ROWS, "constant_rows")
     if kind == "binary" and ties == "none" and elements is None:
-        raise OptionError("kind='binary' with ties='none': binary scores tie whenever a row "
-                          "has more than two values; use ties='some' or 'many'")
+        raise OptionError(
+            "kind='binary' with ties='none': binary scores tie whenever a row "
+            "has more than two values; use ties='some' or 'many'"
+        )
 
 
 @st.composite
-def _rows(draw, rows: int, n: int, kind: str, ties, elements, constant_rows="allow",
-          group=None):
+def _rows(draw, rows: int, n: int, kind: str, ties, elements, constant_rows="allow", group=None):
     """A (rows, n) float array of values, before missing values and row checks."""
     if rows == 0 or n == 0:
         return np.zeros((rows, n))
     unique = ties == "none"
     if elements is not None:
         if unique:
-            drawn = [draw(st.lists(elements, min_size=n, max_size=n, unique=True),
-                          label="row") for _ in range(rows)]
+            drawn = [
+                draw(st.lists(elements, min_size=n, max_size=n, unique=True), label="row")
+                for _ in range(rows)
+            ]
             return np.asarray(drawn, dtype=float).reshape(rows, n)
         return draw(hnp.arrays(np.float64, (rows, n), elements=elements), label="values")
     n_levels = _levels(kind, ties, n)
@@ -180,20 +183,27 @@ def _rows(draw, rows: int, n: int, kind: str, ties, elements, constant_rows="all
         drawn = [draw(st.permutations(range(n)), label="row") for _ in range(rows)]
         levels = np.asarray(drawn, dtype=np.int64).reshape(rows, n)
     elif unique:
-        drawn = [draw(st.lists(st.integers(0, n_levels - 1), min_size=n, max_size=n,
-                               unique=True), label="row") for _ in range(rows)]
+        drawn = [
+            draw(
+                st.lists(st.integers(0, n_levels - 1), min_size=n, max_size=n, unique=True),
+                label="row",
+            )
+            for _ in range(rows)
+        ]
         levels = np.asarray(drawn, dtype=np.int64).reshape(rows, n)
     else:
-        levels = draw(hnp.arrays(np.int64, (rows, n), elements=st.integers(0, n_levels - 1)),
-                      label="levels")
+        levels = draw(
+            hnp.arrays(np.int64, (rows, n), elements=st.integers(0, n_levels - 1)), label="levels"
+        )
         if constant_rows != "allow" and n >= 2 and n_levels >= 2:
             # made to vary by construction, not by filtering: a constant row gets a last
             # value one level up (so 0 0 0 shrinks to 0 0 1)
             constant = (levels == levels[:, :1]).all(axis=1)
             if constant_rows == "not_all":  # in each group of rows (a slice of a stack)
                 groups = constant.reshape(-1, group or rows)
-                constant = (groups.all(axis=1, keepdims=True)
-                            & (np.arange(groups.shape[1]) == 0)).ravel()
+                constant = (
+                    groups.all(axis=1, keepdims=True) & (np.arange(groups.shape[1]) == 0)
+                ).ravel()
             levels[constant, -1] = (levels[constant, 0] + 1) % n_levels
     return _as_values(levels, kind, n_levels)
 
@@ -263,8 +273,12 @@ def _arrays(draw, shape, kind, ties, nan, constant_rows, elements):
     n = shape[-1]
     group = shape[-2] if len(shape) > 2 else None
     x = draw(_rows(rows, n, kind, ties, elements, constant_rows, group)).reshape(shape)
-    if (constant_rows == "allow" and ties != "none" and x.size
-            and draw(st.booleans(), label="constant row")):
+    if (
+        constant_rows == "allow"
+        and ties != "none"
+        and x.size
+        and draw(st.booleans(), label="constant row")
+    ):
         flat = x.reshape(rows, n)
         row = draw(st.integers(0, rows - 1), label="constant row index")
         flat[row] = flat[row, 0]
@@ -275,8 +289,15 @@ def _arrays(draw, shape, kind, ties, nan, constant_rows, elements):
     return x
 
 
-def score_arrays(shape=None, *, kind: str = "continuous", ties="some", nan: str = "none",
-                 constant_rows: str = "allow", elements=None) -> st.SearchStrategy:
+def score_arrays(
+    shape=None,
+    *,
+    kind: str = "continuous",
+    ties="some",
+    nan: str = "none",
+    constant_rows: str = "allow",
+    elements=None,
+) -> st.SearchStrategy:
     """Float arrays of scores; ties, rows and missing values are along the last axes.
 
     Parameters
@@ -308,9 +329,17 @@ def score_arrays(shape=None, *, kind: str = "continuous", ties="some", nan: str 
     ).filter(lambda x: _row_check(x, constant_rows))
 
 
-def score_matrices(*, judges=(1, 6), objects=(2, 7), kind: str = "continuous", ties="some",
-                   nan: str = "none", constant_rows: str = "allow", elements=None,
-                   slices=None) -> st.SearchStrategy:
+def score_matrices(
+    *,
+    judges=(1, 6),
+    objects=(2, 7),
+    kind: str = "continuous",
+    ties="some",
+    nan: str = "none",
+    constant_rows: str = "allow",
+    elements=None,
+    slices=None,
+) -> st.SearchStrategy:
     """Score matrices of judges (rows) × objects (columns), the input of a rank statistic.
 
     Parameters
@@ -380,8 +409,15 @@ def score_matrices(*, judges=(1, 6), objects=(2, 7), kind: str = "continuous", t
     return matrices()
 
 
-def score_vectors(size=(2, 10), *, kind: str = "continuous", ties="some", nan: str = "none",
-                  constant: bool = True, elements=None) -> st.SearchStrategy:
+def score_vectors(
+    size=(2, 10),
+    *,
+    kind: str = "continuous",
+    ties="some",
+    nan: str = "none",
+    constant: bool = True,
+    elements=None,
+) -> st.SearchStrategy:
     """One row of scores (1-D), such as one judge's scores or one side of a paired test.
 
     Parameters
@@ -401,8 +437,9 @@ def score_vectors(size=(2, 10), *, kind: str = "continuous", ties="some", nan: s
     array([0., 0., 0., 1., 1.])
     """
     rows = "allow" if constant else "none"
-    return score_matrices(judges=1, objects=size, kind=kind, ties=ties, nan=nan,
-                          constant_rows=rows, elements=elements).map(lambda x: x[0])
+    return score_matrices(
+        judges=1, objects=size, kind=kind, ties=ties, nan=nan, constant_rows=rows, elements=elements
+    ).map(lambda x: x[0])
 
 
 def pvalues(size=(1, 25), *, missing: bool = True) -> st.SearchStrategy:
@@ -418,8 +455,9 @@ def pvalues(size=(1, 25), *, missing: bool = True) -> st.SearchStrategy:
     >>> test_probabilities()
     """
     sizes = _sizes(size, "size")
-    values = st.one_of(st.sampled_from([0.0, 0.01, 0.05, 0.5, 1.0]),
-                       st.floats(0.0, 1.0, allow_nan=False))
+    values = st.one_of(
+        st.sampled_from([0.0, 0.01, 0.05, 0.5, 1.0]), st.floats(0.0, 1.0, allow_nan=False)
+    )
 
     @st.composite
     def families(draw):
@@ -452,8 +490,21 @@ def _samples_option(samples):
 
 
 @st.composite
-def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing,
-          template_attributes, extra_dims, shuffled_dims, higher_is_better):
+def _cube(
+    draw,
+    tasks,
+    models,
+    templates,
+    samples,
+    kind,
+    ragged,
+    absent,
+    missing,
+    template_attributes,
+    extra_dims,
+    shuffled_dims,
+    higher_is_better,
+):
     n_tasks = draw(tasks, label="tasks")
     n_models = draw(models, label="models")
     n_templates = draw(templates, label="templates")
@@ -462,15 +513,19 @@ def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing
         with_samples = draw(st.booleans(), label="sample dimension")
     n_samples = draw(sample_sizes, label="samples") if with_samples else 0
     kind = draw(st.sampled_from(SCORE_KINDS), label="score_kind") if kind is None else kind
-    better = (not draw(st.booleans(), label="lower is better") if higher_is_better is None
-              else bool(higher_is_better))
+    better = (
+        not draw(st.booleans(), label="lower is better")
+        if higher_is_better is None
+        else bool(higher_is_better)
+    )
 
     def real_counts(size, label):
         # drawn as the padding a task has, so that shrinking removes the padding
         if not ragged or size <= 1:
             return np.full(n_tasks, size)
-        short = draw(st.lists(st.integers(0, size - 1), min_size=n_tasks, max_size=n_tasks),
-                     label=label)
+        short = draw(
+            st.lists(st.integers(0, size - 1), min_size=n_tasks, max_size=n_tasks), label=label
+        )
         return size - np.asarray(short, dtype=int)
 
     real_templates = real_counts(n_templates, "padded templates")
@@ -489,8 +544,10 @@ def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing
         dims.append("run")
         shape.append(extra)
         real = real[..., None]
-    levels = draw(hnp.arrays(np.int8, tuple(shape),
-                             elements=st.integers(0, _CUBE_LEVELS[kind] - 1)), label="levels")
+    levels = draw(
+        hnp.arrays(np.int8, tuple(shape), elements=st.integers(0, _CUBE_LEVELS[kind] - 1)),
+        label="levels",
+    )
     keep = np.broadcast_to(real, shape).copy()
     if absent:
         ran = ~draw(hnp.arrays(np.bool_, (n_models, n_tasks)), label="absent")
@@ -509,17 +566,21 @@ def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing
         "template_id": (("task", "template"), ids("p", template_real, n_templates)),
     }
     if template_attributes:
-        text = np.array([[f"Template {j} of t{t}: {{x}}" for j in range(n_templates)]
-                         for t in range(n_tasks)], dtype=object).reshape(n_tasks, n_templates)
+        text = np.array(
+            [[f"Template {j} of t{t}: {{x}}" for j in range(n_templates)] for t in range(n_tasks)],
+            dtype=object,
+        ).reshape(n_tasks, n_templates)
         original = template_real & (np.arange(n_templates)[None, :] == 0)
         invalid = draw(hnp.arrays(np.bool_, (n_tasks, n_templates)), label="invalid")
         method = np.where(original, "original", "paraphrase").astype(object)
-        coords.update({
-            "template_text": (("task", "template"), np.where(template_real, text, "")),
-            "template_is_original": (("task", "template"), original),
-            "template_method": (("task", "template"), np.where(template_real, method, "")),
-            "template_valid": (("task", "template"), template_real & ~invalid),
-        })
+        coords.update(
+            {
+                "template_text": (("task", "template"), np.where(template_real, text, "")),
+                "template_is_original": (("task", "template"), original),
+                "template_method": (("task", "template"), np.where(template_real, method, "")),
+                "template_valid": (("task", "template"), template_real & ~invalid),
+            }
+        )
     if with_samples:
         coords["sample_id"] = (("task", "sample"), ids("s", sample_real, n_samples))
     if extra:
@@ -532,10 +593,21 @@ def _cube(draw, tasks, models, templates, samples, kind, ragged, absent, missing
     return cube
 
 
-def cubes(*, tasks=(1, 3), models=(1, 4), templates=(1, 4), samples=None, kind=None,
-          ragged: bool = True, absent: bool = True, missing: bool = False,
-          template_attributes: bool = True, extra_dims: bool = False,
-          shuffled_dims: bool = False, higher_is_better=None) -> st.SearchStrategy:
+def cubes(
+    *,
+    tasks=(1, 3),
+    models=(1, 4),
+    templates=(1, 4),
+    samples=None,
+    kind=None,
+    ragged: bool = True,
+    absent: bool = True,
+    missing: bool = False,
+    template_attributes: bool = True,
+    extra_dims: bool = False,
+    shuffled_dims: bool = False,
+    higher_is_better=None,
+) -> st.SearchStrategy:
     """Whole score cubes, each one passing :func:`rankstats.validate`.
 
     Parameters
@@ -589,6 +661,17 @@ def cubes(*, tasks=(1, 3), models=(1, 4), templates=(1, 4), samples=None, kind=N
     """
     if kind is not None:
         _choice(kind, SCORE_KINDS, "kind")
-    return _cube(_sizes(tasks, "tasks"), _sizes(models, "models"),
-                 _sizes(templates, "templates"), _samples_option(samples), kind, ragged, absent,
-                 missing, template_attributes, extra_dims, shuffled_dims, higher_is_better)
+    return _cube(
+        _sizes(tasks, "tasks"),
+        _sizes(models, "models"),
+        _sizes(templates, "templates"),
+        _samples_option(samples),
+        kind,
+        ragged,
+        absent,
+        missing,
+        template_attributes,
+        extra_dims,
+        shuffled_dims,
+        higher_is_better,
+    )

@@ -25,8 +25,7 @@ def close(actual, expected, rel=1e-9, abs_=1e-12):
     np.testing.assert_allclose(actual, expected, rtol=rel, atol=abs_, equal_nan=False)
 
 
-def blocks(values="any", *, judges=(2, 6), objects=(2, 7), ties=None, rows="not_all",
-           slices=None):
+def blocks(values="any", *, judges=(2, 6), objects=(2, 7), ties=None, rows="not_all", slices=None):
     """Judges x objects scores; by default some judge does not tie every object.
 
     ``values="any"``: the public strategy's kinds and tie densities, or floats; None: its
@@ -35,8 +34,12 @@ def blocks(values="any", *, judges=(2, 6), objects=(2, 7), ties=None, rows="not_
     options = {"judges": judges, "objects": objects, "ties": ties, "slices": slices}
     if values == "any":
         return st.one_of(blocks(None, rows=rows, **options), blocks(floats, rows=rows, **options))
-    return rs.score_matrices(elements=values, kind=None if values is None else "continuous",
-                             constant_rows=rows, **options)
+    return rs.score_matrices(
+        elements=values,
+        kind=None if values is None else "continuous",
+        constant_rows=rows,
+        **options,
+    )
 
 
 def tie_term(row):
@@ -95,8 +98,10 @@ def test_corrected_w_is_bounded_without_clipping(x):
 
 @given(x=blocks(), correction=st.booleans())
 def test_w_matches_textbook_formula(x, correction):
-    close(rankstats.kendall_w(x, tie_correction=correction).statistic,
-          kendall_w_reference(x, correction))
+    close(
+        rankstats.kendall_w(x, tie_correction=correction).statistic,
+        kendall_w_reference(x, correction),
+    )
 
 
 @given(x=blocks(), ties=st.sampled_from(TIES), correction=st.booleans())
@@ -117,27 +122,38 @@ def test_chi2_and_f_identities(x, ties, correction):
     close(r.f_kbs_dof2, (m - 1) * (n - 1 - 2 / m))
 
 
-@given(x=blocks(), ties=st.sampled_from(TIES), correction=st.booleans(),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    x=blocks(), ties=st.sampled_from(TIES), correction=st.booleans(), seed=st.integers(0, 2**32 - 1)
+)
 def test_w_invariant_to_permuting_judges(x, ties, correction, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[0])
-    close(rankstats.kendall_w(x[perm], ties=ties, tie_correction=correction).statistic,
-          rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic)
+    close(
+        rankstats.kendall_w(x[perm], ties=ties, tie_correction=correction).statistic,
+        rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic,
+    )
 
 
 # "ordinal" breaks ties by position, so it is deliberately left out here.
-@given(x=blocks(), ties=st.sampled_from(TIES[:4]), correction=st.booleans(),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    x=blocks(),
+    ties=st.sampled_from(TIES[:4]),
+    correction=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_w_invariant_to_permuting_objects(x, ties, correction, seed):
     perm = np.random.default_rng(seed).permutation(x.shape[1])
-    close(rankstats.kendall_w(x[:, perm], ties=ties, tie_correction=correction).statistic,
-          rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic)
+    close(
+        rankstats.kendall_w(x[:, perm], ties=ties, tie_correction=correction).statistic,
+        rankstats.kendall_w(x, ties=ties, tie_correction=correction).statistic,
+    )
 
 
 @given(x=blocks(None), ties=st.sampled_from(TIES), correction=st.booleans(), data=st.data())
 def test_w_invariant_to_monotone_transform_per_judge(x, ties, correction, data):
-    picks = data.draw(st.lists(rs.monotone_transforms(), min_size=x.shape[0],
-                               max_size=x.shape[0]), label="transforms")
+    picks = data.draw(
+        st.lists(rs.monotone_transforms(), min_size=x.shape[0], max_size=x.shape[0]),
+        label="transforms",
+    )
     transformed = np.stack([p(row) for p, row in zip(picks, x, strict=True)])
     before = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
     after = rankstats.kendall_w(transformed, ties=ties, tie_correction=correction)
@@ -145,11 +161,15 @@ def test_w_invariant_to_monotone_transform_per_judge(x, ties, correction, data):
     assert after.pvalue == before.pvalue
 
 
-@given(row=rs.score_vectors((2, 8), kind=None, ties=None, constant=False),
-       ties=st.sampled_from(TIES), data=st.data())
+@given(
+    row=rs.score_vectors((2, 8), kind=None, ties=None, constant=False),
+    ties=st.sampled_from(TIES),
+    data=st.data(),
+)
 def test_w_is_one_when_all_judges_agree(row, ties, data):
-    picks = data.draw(st.lists(rs.monotone_transforms(), min_size=2, max_size=6),
-                      label="transforms")
+    picks = data.draw(
+        st.lists(rs.monotone_transforms(), min_size=2, max_size=6), label="transforms"
+    )
     x = np.stack([p(row) for p in picks])
     close(rankstats.kendall_w(x, ties=ties).statistic, 1.0)
 
@@ -180,8 +200,11 @@ def test_w_axes_can_be_given_explicitly(x, ties):
     assert swapped.pvalue == expected.pvalue
 
 
-@given(x=blocks(judges=(2, 5), objects=(2, 6), slices=(1, 4)), ties=st.sampled_from(TIES),
-       correction=st.booleans())
+@given(
+    x=blocks(judges=(2, 5), objects=(2, 6), slices=(1, 4)),
+    ties=st.sampled_from(TIES),
+    correction=st.booleans(),
+)
 def test_w_is_computed_slice_by_slice(x, ties, correction):
     k = x.shape[0]
     batched = rankstats.kendall_w(x, ties=ties, tie_correction=correction)
@@ -241,12 +264,14 @@ TAU_VARIANTS = ("a", "b", "c")
 
 def tau_pairs(values=None, *, kind=None, n=(2, 25), ties=5):
     """Two rankings (x, y) of the same objects, neither constant."""
-    return rs.score_matrices(judges=2, objects=n, kind=kind, ties=ties, elements=values,
-                             constant_rows="none").map(tuple)
+    return rs.score_matrices(
+        judges=2, objects=n, kind=kind, ties=ties, elements=values, constant_rows="none"
+    ).map(tuple)
 
 
-tied_or_not = st.one_of(tau_pairs(), tau_pairs(floats, kind="continuous", ties="none"),
-                        tau_pairs(kind="binary"))
+tied_or_not = st.one_of(
+    tau_pairs(), tau_pairs(floats, kind="continuous", ties="none"), tau_pairs(kind="binary")
+)
 
 
 @given(pair=tied_or_not, variant=st.sampled_from(TAU_VARIANTS))
@@ -280,8 +305,12 @@ def test_tau_flips_sign_with_reversed_ranking(pair, variant):
     close(flipped.pvalue, plain.pvalue, rel=1e-12)
 
 
-@given(pair=tau_pairs(ties=None), variant=st.sampled_from(TAU_VARIANTS),
-       f=rs.monotone_transforms(), g=rs.monotone_transforms())
+@given(
+    pair=tau_pairs(ties=None),
+    variant=st.sampled_from(TAU_VARIANTS),
+    f=rs.monotone_transforms(),
+    g=rs.monotone_transforms(),
+)
 def test_tau_invariant_under_monotone_transforms(pair, variant, f, g):
     x, y = pair
     before = rankstats.kendall_tau(x, y, variant=variant)
@@ -294,16 +323,23 @@ def test_tau_invariant_under_monotone_transforms(pair, variant, f, g):
 def test_tau_a_counts_concordant_minus_discordant_pairs(pair):
     x, y = pair
     n = len(x)
-    close(rankstats.kendall_tau(x, y, variant="a").statistic,
-          concordant_minus_discordant(x, y) / (n * (n - 1) / 2), abs_=1e-15)
+    close(
+        rankstats.kendall_tau(x, y, variant="a").statistic,
+        concordant_minus_discordant(x, y) / (n * (n - 1) / 2),
+        abs_=1e-15,
+    )
 
 
 @settings(max_examples=2 * settings.default.max_examples)
-@given(pair=st.one_of(tau_pairs(n=(2, 40)),
-                      tau_pairs(floats, kind="continuous", n=(2, 40), ties="none"),
-                      tau_pairs(kind="binary", n=(2, 40)),
-                      tau_pairs(kind="ranks", n=(10, 60), ties=21)),
-       variant=st.sampled_from(("b", "c")))
+@given(
+    pair=st.one_of(
+        tau_pairs(n=(2, 40)),
+        tau_pairs(floats, kind="continuous", n=(2, 40), ties="none"),
+        tau_pairs(kind="binary", n=(2, 40)),
+        tau_pairs(kind="ranks", n=(10, 60), ties=21),
+    ),
+    variant=st.sampled_from(("b", "c")),
+)
 def test_tau_matches_scipy(pair, variant):
     x, y = pair
     expected = stats.kendalltau(x, y, variant=variant)
@@ -312,24 +348,29 @@ def test_tau_matches_scipy(pair, variant):
     close(actual.pvalue, expected.pvalue, abs_=0)
 
 
-@given(pair=tau_pairs(floats, kind="continuous", n=(3, 30), ties="none"),
-       method=st.sampled_from(("exact", "asymptotic")))
+@given(
+    pair=tau_pairs(floats, kind="continuous", n=(3, 30), ties="none"),
+    method=st.sampled_from(("exact", "asymptotic")),
+)
 def test_tau_pvalue_methods_match_scipy(pair, method):
     x, y = pair
     expected = stats.kendalltau(x, y, method=method)
     close(rankstats.kendall_tau(x, y, method=method).pvalue, expected.pvalue, abs_=0)
 
 
-@given(pair=tau_pairs(n=(3, 20)), variant=st.sampled_from(TAU_VARIANTS),
-       data=st.data())
+@given(pair=tau_pairs(n=(3, 20)), variant=st.sampled_from(TAU_VARIANTS), data=st.data())
 def test_tau_omit_is_pairwise_deletion(pair, variant, data):
     x, y = pair
     holes_x = data.draw(rs.missing_masks(x.shape), label="holes_x")
     holes_y = data.draw(rs.missing_masks(y.shape), label="holes_y")
     both = ~holes_x & ~holes_y
     assume(both.sum() >= 2 and np.ptp(x[both]) > 0 and np.ptp(y[both]) > 0)
-    actual = rankstats.kendall_tau(np.where(holes_x, np.nan, x), np.where(holes_y, np.nan, y),
-                                   variant=variant, nan_policy="omit")
+    actual = rankstats.kendall_tau(
+        np.where(holes_x, np.nan, x),
+        np.where(holes_y, np.nan, y),
+        variant=variant,
+        nan_policy="omit",
+    )
     expected = rankstats.kendall_tau(x[both], y[both], variant=variant)
     close(actual.statistic, expected.statistic, rel=1e-12, abs_=1e-15)
     close(actual.pvalue, expected.pvalue, rel=1e-12, abs_=0)
@@ -338,8 +379,14 @@ def test_tau_omit_is_pairwise_deletion(pair, variant, data):
 
 def tau_rows(max_rows=5, max_n=12, slices=None, kind=None):
     """Rows ranking the same objects (the judges of a tau matrix), none constant."""
-    return rs.score_matrices(judges=(2, max_rows), objects=(2, max_n), kind=kind, ties="some",
-                             constant_rows="none", slices=slices)
+    return rs.score_matrices(
+        judges=(2, max_rows),
+        objects=(2, max_n),
+        kind=kind,
+        ties="some",
+        constant_rows="none",
+        slices=slices,
+    )
 
 
 @given(x=tau_rows(), variant=st.sampled_from(TAU_VARIANTS))
@@ -388,8 +435,11 @@ def test_tau_is_nan_with_a_warning_for_a_constant_ranking():
     assert math.isnan(result.statistic)
 
 
-@given(x=tau_rows(max_rows=4, max_n=10, kind="continuous"), variant=st.sampled_from(TAU_VARIANTS),
-       data=st.data())
+@given(
+    x=tau_rows(max_rows=4, max_n=10, kind="continuous"),
+    variant=st.sampled_from(TAU_VARIANTS),
+    data=st.data(),
+)
 def test_tau_matrix_omit_equals_pairwise_deletion(x, variant, data):
     holes = data.draw(rs.missing_masks(x.shape), label="holes")
     m = x.shape[0]
@@ -397,8 +447,7 @@ def test_tau_matrix_omit_equals_pairwise_deletion(x, variant, data):
         for j in range(i + 1, m):
             both = ~holes[i] & ~holes[j]
             assume(both.sum() >= 2 and np.ptp(x[i][both]) > 0 and np.ptp(x[j][both]) > 0)
-    r = rankstats.kendall_tau_matrix(np.where(holes, np.nan, x), variant=variant,
-                                     nan_policy="omit")
+    r = rankstats.kendall_tau_matrix(np.where(holes, np.nan, x), variant=variant, nan_policy="omit")
     for i in range(m):
         for j in range(m):
             if i == j:
@@ -437,5 +486,4 @@ def test_labelled_kendall_w_and_tau_matrix_match_numpy(x, ties):
     np.testing.assert_array_equal(swapped.statistic.values, w.statistic.values)
     tau = rankstats.kendall_tau_matrix(labelled)
     assert tau.statistic.dims == ("task", "template", "template_b")
-    np.testing.assert_array_equal(tau.statistic.values,
-                                  rankstats.kendall_tau_matrix(x).statistic)
+    np.testing.assert_array_equal(tau.statistic.values, rankstats.kendall_tau_matrix(x).statistic)

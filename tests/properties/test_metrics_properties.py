@@ -27,8 +27,9 @@ def close(actual, expected, rel=1e-9, abs_=1e-12):
 
 def score_matrices(elements=unit, max_models=5, max_templates=8, min_templates=1):
     """Models x templates scores."""
-    return rs.score_matrices(judges=(1, max_models), objects=(min_templates, max_templates),
-                             elements=elements)
+    return rs.score_matrices(
+        judges=(1, max_models), objects=(min_templates, max_templates), elements=elements
+    )
 
 
 # --------------------------------------------------------------------------- MaxP, AvgP, ...
@@ -88,8 +89,7 @@ def test_metrics_are_per_model(x, seed):
             assert getattr(single, name) == getattr(before, name)[i]
 
 
-@given(values=rs.score_vectors((1, 5), elements=unit),
-       k=st.integers(1, 10))
+@given(values=rs.score_vectors((1, 5), elements=unit), k=st.integers(1, 10))
 def test_agreeing_templates_saturate(values, k):
     x = np.repeat(values[:, None], k, axis=1)
     out = rankstats.prompt_metrics(x)
@@ -154,15 +154,18 @@ def test_omit_skips_missing_templates_per_model(x, data):
 
 @given(data=st.data())
 def test_metrics_are_computed_slice_by_slice(data):
-    x = data.draw(rs.score_arrays(hnp.array_shapes(min_dims=3, max_dims=4, max_side=4),
-                                  elements=unit), label="x")
+    x = data.draw(
+        rs.score_arrays(hnp.array_shapes(min_dims=3, max_dims=4, max_side=4), elements=unit),
+        label="x",
+    )
     batched = rankstats.prompt_metrics(x)
     flat = x.reshape(-1, *x.shape[-2:])
     for i, block in enumerate(flat):
         single = rankstats.prompt_metrics(block)
         for name in METRICS:
-            np.testing.assert_array_equal(getattr(batched, name).reshape(-1, x.shape[-2])[i],
-                                          getattr(single, name))
+            np.testing.assert_array_equal(
+                getattr(batched, name).reshape(-1, x.shape[-2])[i], getattr(single, name)
+            )
 
 
 # --------------------------------------------------------------------------- divergence

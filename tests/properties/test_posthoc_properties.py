@@ -39,11 +39,17 @@ def pvalue_families():
 
 def complete_blocks(min_blocks=2, max_blocks=8, min_k=2, max_k=6, elements=None, nan="none"):
     """(blocks, treatments) scores in which some block does not tie every treatment."""
-    options = {"judges": (min_blocks, max_blocks), "objects": (min_k, max_k),
-               "constant_rows": "not_all", "nan": nan}
+    options = {
+        "judges": (min_blocks, max_blocks),
+        "objects": (min_k, max_k),
+        "constant_rows": "not_all",
+        "nan": nan,
+    }
     if elements is None:
-        return st.one_of(rs.score_matrices(kind=None, ties=None, **options),
-                         rs.score_matrices(elements=floats, **options))
+        return st.one_of(
+            rs.score_matrices(kind=None, ties=None, **options),
+            rs.score_matrices(elements=floats, **options),
+        )
     return rs.score_matrices(elements=elements, **options)
 
 
@@ -57,8 +63,9 @@ def _two_ranking_blocks(x):
 
 def incomplete_blocks():
     """(blocks, treatments) scores with random holes; two blocks each rank two cells or more."""
-    return complete_blocks(min_blocks=3, min_k=3, elements=floats,
-                           nan="scattered").filter(_two_ranking_blocks)
+    return complete_blocks(min_blocks=3, min_k=3, elements=floats, nan="scattered").filter(
+        _two_ranking_blocks
+    )
 
 
 # --------------------------------------------------------------------------- adjust_pvalues
@@ -104,8 +111,12 @@ def test_adjustment_commutes_with_permuting_the_family(p, method, seed):
 # --------------------------------------------------------------------------- critical difference
 
 
-@given(k=st.integers(2, 30), n=st.integers(1, 200), alpha=st.sampled_from([0.01, 0.05, 0.1]),
-       test=st.sampled_from(["nemenyi", "bonferroni_dunn"]))
+@given(
+    k=st.integers(2, 30),
+    n=st.integers(1, 200),
+    alpha=st.sampled_from([0.01, 0.05, 0.1]),
+    test=st.sampled_from(["nemenyi", "bonferroni_dunn"]),
+)
 def test_critical_difference_shrinks_with_blocks_and_grows_with_treatments(k, n, alpha, test):
     cd = critical_difference(k, n, alpha, test=test)
     assert cd > critical_difference(k, n + 1, alpha, test=test)
@@ -132,8 +143,9 @@ def test_nemenyi_pvalues_are_symmetric_probabilities(x):
     close(result.average_rank.sum(), k * (k + 1) / 2)
     gap = np.abs(result.average_rank[:, None] - result.average_rank[None, :])
     clear = np.abs(gap - result.critical_difference) > 1e-9
-    np.testing.assert_array_equal((result.pvalue < 0.05)[clear],
-                                  (gap > result.critical_difference)[clear])
+    np.testing.assert_array_equal(
+        (result.pvalue < 0.05)[clear], (gap > result.critical_difference)[clear]
+    )
 
 
 @given(x=complete_blocks(min_k=3), seed=st.integers(0, 2**32 - 1))
@@ -244,8 +256,7 @@ def test_durbin_invariant_to_permutations(x, seed):
 # --------------------------------------------------------------------------- pairwise McNemar
 
 
-@given(x=rs.score_matrices(judges=4, objects=15, kind="binary"),
-       method=st.sampled_from(METHODS))
+@given(x=rs.score_matrices(judges=4, objects=15, kind="binary"), method=st.sampled_from(METHODS))
 def test_pairwise_mcnemar_adjusted_is_symmetric_and_bounds_raw(x, method):
     result = pairwise_mcnemar(x, p_adjust=method)
     adjusted, raw = result.pvalue_adjusted, result.pvalue

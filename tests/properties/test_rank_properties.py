@@ -22,8 +22,13 @@ shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=8)
 
 def tied_scores(nan="none", shape=shapes, elements=None):
     """Scores of every kind and tie density (or ``elements``), missing where ``nan`` says."""
-    return rs.score_arrays(shape, kind=None if elements is None else "continuous", ties=None,
-                           nan=nan, elements=elements)
+    return rs.score_arrays(
+        shape,
+        kind=None if elements is None else "continuous",
+        ties=None,
+        nan=nan,
+        elements=elements,
+    )
 
 
 def non_nan_count(x):
@@ -118,8 +123,11 @@ def test_lower_is_better_reverses_the_order(x):
         )
 
 
-@given(x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=3, max_side=6)),
-       ties=st.sampled_from(TIES), axis=st.integers(0, 2))
+@given(
+    x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=3, max_side=6)),
+    ties=st.sampled_from(TIES),
+    axis=st.integers(0, 2),
+)
 @example(x=np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), ties="average", axis=0)
 def test_axis_argument_matches_moving_the_axis_last(x, ties, axis):
     axis %= x.ndim
@@ -129,16 +137,21 @@ def test_axis_argument_matches_moving_the_axis_last(x, ties, axis):
     np.testing.assert_array_equal(out, expected)
 
 
-@given(x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
-       ties=st.sampled_from(TIES))
+@given(
+    x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
+    ties=st.sampled_from(TIES),
+)
 def test_rows_are_ranked_independently(x, ties):
     batched = rankstats.rank(x, ties=ties)
     for i, row in enumerate(x):
         np.testing.assert_array_equal(batched[i], rankstats.rank(row, ties=ties))
 
 
-@given(x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
-       ties=st.sampled_from(TIES), higher=st.booleans())
+@given(
+    x=tied_scores("scattered", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6)),
+    ties=st.sampled_from(TIES),
+    higher=st.booleans(),
+)
 @example(x=np.array([[0.9, 0.5, 0.7]]), ties="average", higher=True)
 def test_labelled_input_ranks_like_numpy(x, ties, higher):
     labelled = xr.DataArray(x, dims=("task", "model"), attrs={"higher_is_better": higher})

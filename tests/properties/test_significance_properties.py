@@ -23,14 +23,27 @@ def close(actual, expected, rel=1e-9, abs_=1e-12):
     np.testing.assert_allclose(actual, expected, rtol=rel, atol=abs_)
 
 
-def score_blocks(elements=None, min_blocks=2, max_blocks=8, min_treatments=2,
-                 max_treatments=6, *, kind=None, ties=None):
+def score_blocks(
+    elements=None,
+    min_blocks=2,
+    max_blocks=8,
+    min_treatments=2,
+    max_treatments=6,
+    *,
+    kind=None,
+    ties=None,
+):
     """(blocks, treatments) scores in which some block does not tie every treatment."""
-    options = {"judges": (min_blocks, max_blocks), "objects": (min_treatments, max_treatments),
-               "constant_rows": "not_all", "ties": ties}
+    options = {
+        "judges": (min_blocks, max_blocks),
+        "objects": (min_treatments, max_treatments),
+        "constant_rows": "not_all",
+        "ties": ties,
+    }
     if elements is None and kind is None:
-        return st.one_of(rs.score_matrices(kind=None, **options),
-                         rs.score_matrices(elements=floats, **options))
+        return st.one_of(
+            rs.score_matrices(kind=None, **options), rs.score_matrices(elements=floats, **options)
+        )
     return rs.score_matrices(kind=kind or "continuous", elements=elements, **options)
 
 
@@ -60,9 +73,13 @@ def test_friedman_iman_davenport_identity(x, ties, correction):
 
 
 @settings(max_examples=2 * settings.default.max_examples)
-@given(x=st.one_of(score_blocks(min_treatments=3, kind="continuous", ties=5),
-                   score_blocks(min_treatments=3, kind="binary"),
-                   score_blocks(floats, min_treatments=3, ties="none")))
+@given(
+    x=st.one_of(
+        score_blocks(min_treatments=3, kind="continuous", ties=5),
+        score_blocks(min_treatments=3, kind="binary"),
+        score_blocks(floats, min_treatments=3, ties="none"),
+    )
+)
 def test_friedman_matches_scipy(x):
     expected = stats.friedmanchisquare(*x.T)
     actual = rankstats.friedman(x)
@@ -90,8 +107,12 @@ def discordant_counts(x, y):
 
 
 def contingency_table(x, y):
-    return np.array([[((x == 1) & (y == 1)).sum(), ((x == 1) & (y == 0)).sum()],
-                     [((x == 0) & (y == 1)).sum(), ((x == 0) & (y == 0)).sum()]])
+    return np.array(
+        [
+            [((x == 1) & (y == 1)).sum(), ((x == 1) & (y == 0)).sum()],
+            [((x == 0) & (y == 1)).sum(), ((x == 0) & (y == 0)).sum()],
+        ]
+    )
 
 
 @given(pair=paired_outcomes(), method=st.sampled_from(MCNEMAR_METHODS))
@@ -149,8 +170,7 @@ def test_mcnemar_matches_statsmodels(pair, method):
         assert rankstats.mcnemar(x, y, method=method).pvalue <= expected
         return
     assume(method == "exact" or b + c > 0)
-    expected = contingency.mcnemar(table, exact=method == "exact",
-                                   correction=method == "chi2_cc")
+    expected = contingency.mcnemar(table, exact=method == "exact", correction=method == "chi2_cc")
     actual = rankstats.mcnemar(x, y, method=method)
     close(actual.statistic, expected.statistic)
     close(actual.pvalue, expected.pvalue, abs_=0)
@@ -178,8 +198,9 @@ def test_mcnemar_omit_is_pairwise_deletion(pair, method, data):
     assume(not holes_x.all() and not holes_y.all())
     both = ~holes_x & ~holes_y
     assume(both.any())
-    actual = rankstats.mcnemar(np.where(holes_x, np.nan, x), np.where(holes_y, np.nan, y),
-                               method=method, nan_policy="omit")
+    actual = rankstats.mcnemar(
+        np.where(holes_x, np.nan, x), np.where(holes_y, np.nan, y), method=method, nan_policy="omit"
+    )
     expected = rankstats.mcnemar(x[both], y[both], method=method)
     assert (actual.b, actual.c, actual.n_samples) == (expected.b, expected.c, both.sum())
     assert actual.pvalue == expected.pvalue
@@ -209,12 +230,15 @@ def test_mcnemar_chi2_without_discordant_pairs_warns():
 # --------------------------------------------------------------------------- Cochran's Q
 
 
-def binary_blocks(min_blocks=1, max_blocks=15, min_treatments=2, max_treatments=5,
-                  slices=None):
+def binary_blocks(min_blocks=1, max_blocks=15, min_treatments=2, max_treatments=5, slices=None):
     """(blocks, treatments) binary outcomes in which some block is mixed."""
-    return rs.score_matrices(judges=(min_blocks, max_blocks),
-                             objects=(min_treatments, max_treatments), kind="binary",
-                             constant_rows="not_all", slices=slices)
+    return rs.score_matrices(
+        judges=(min_blocks, max_blocks),
+        objects=(min_treatments, max_treatments),
+        kind="binary",
+        constant_rows="not_all",
+        slices=slices,
+    )
 
 
 @given(x=binary_blocks())
@@ -326,5 +350,6 @@ def test_labelled_cochran_q_and_mcnemar_match_numpy(x):
     assert float(q.statistic) == rankstats.cochran_q(x).statistic
     pairs = rankstats.mcnemar(labelled, pairs_over="template")
     assert pairs.pvalue.dims == ("template", "template_b")
-    np.testing.assert_array_equal(pairs.pvalue.values,
-                                  rankstats.mcnemar(x.T, pairs_over="template").pvalue)
+    np.testing.assert_array_equal(
+        pairs.pvalue.values, rankstats.mcnemar(x.T, pairs_over="template").pvalue
+    )

@@ -27,8 +27,9 @@ def _means_differ(x):
 
 def blocks(min_units=2, max_units=9, min_objects=2, max_objects=6):
     """(units, objects) scores whose all-unit means do not tie every object."""
-    return rs.score_matrices(judges=(min_units, max_units), objects=(min_objects, max_objects),
-                             **ACCURACIES).filter(_means_differ)
+    return rs.score_matrices(
+        judges=(min_units, max_units), objects=(min_objects, max_objects), **ACCURACIES
+    ).filter(_means_differ)
 
 
 def _curves(x, seed=0, draws=12, **kwargs):
@@ -70,8 +71,9 @@ def test_invariant_to_the_order_of_the_objects(x, random):
     random.shuffle(permutation)
     out, permuted = _curves(x), _curves(x[:, permutation])
     for name in ("tau", "w", "p_tau", "tau_quantile", "rank_width_mean", "needed"):
-        np.testing.assert_allclose(permuted[name], out[name], rtol=1e-12, atol=1e-12,
-                                   equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            permuted[name], out[name], rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=name
+        )
     np.testing.assert_array_equal(permuted["rank_lower"], out["rank_lower"][:, permutation])
 
 
@@ -79,12 +81,16 @@ def test_invariant_to_the_order_of_the_objects(x, random):
 def test_invariant_to_increasing_affine_maps(x, a, b):
     out, mapped = _curves(x), _curves(a * x + b)
     for name in ("tau", "w", "p_tau", "rank_width"):
-        np.testing.assert_allclose(mapped[name], out[name], rtol=1e-9, atol=1e-9,
-                                   equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            mapped[name], out[name], rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=name
+        )
 
 
-@given(blocks(min_units=3), st.lists(st.floats(-1.0, 1.0), min_size=2, max_size=2),
-       st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2))
+@given(
+    blocks(min_units=3),
+    st.lists(st.floats(-1.0, 1.0), min_size=2, max_size=2),
+    st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2),
+)
 @settings(max_examples=FEW)
 def test_smallest_k_is_monotone_in_the_target(x, targets, probabilities):
     with warnings.catch_warnings():
@@ -111,15 +117,15 @@ def test_templates_that_agree_on_every_item_inflate_the_variance(y, templates):
     assert out.se_cluster >= out.se_naive * (1 - 1e-12)
 
 
-@given(rs.score_matrices(judges=(2, 5), objects=(2, 9), **ACCURACIES),
-       st.floats(-3.0, 3.0))
+@given(rs.score_matrices(judges=(2, 5), objects=(2, 9), **ACCURACIES), st.floats(-3.0, 3.0))
 def test_clustered_se_is_shift_invariant(x, shift):
     assume(np.ptp(x) > 0 and np.ptp(x.sum(0)) > 0)
     out, shifted = clustered_se(x), clustered_se(x + shift)
     np.testing.assert_allclose(shifted.mean_score, out.mean_score + shift, rtol=1e-9, atol=1e-12)
     for name in ("se_naive", "se_cluster"):
-        np.testing.assert_allclose(getattr(shifted, name), getattr(out, name), rtol=1e-7,
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            getattr(shifted, name), getattr(out, name), rtol=1e-7, atol=1e-12
+        )
 
 
 @given(rs.score_vectors((2, 9), **ACCURACIES))
@@ -129,8 +135,11 @@ def test_one_template_has_design_effect_one(y):
     np.testing.assert_allclose(out.design_effect, 1.0, rtol=1e-12)
 
 
-@given(rs.score_arrays(st.tuples(st.integers(2, 4), st.integers(1, 4), st.integers(2, 8)),
-                      **ACCURACIES))
+@given(
+    rs.score_arrays(
+        st.tuples(st.integers(2, 4), st.integers(1, 4), st.integers(2, 8)), **ACCURACIES
+    )
+)
 @settings(max_examples=FEW)
 def test_difference_equals_the_mean_of_the_differences(x):
     with warnings.catch_warnings():
@@ -138,10 +147,12 @@ def test_difference_equals_the_mean_of_the_differences(x):
         pairs = clustered_difference(x)
         direct = clustered_se(x[0] - x[1])
     np.testing.assert_allclose(pairs.difference[0, 1], direct.mean_score, atol=1e-12)
-    np.testing.assert_allclose(pairs.se_cluster[0, 1], direct.se_cluster, rtol=1e-9, atol=1e-12,
-                               equal_nan=True)
-    np.testing.assert_allclose(pairs.se_naive[0, 1], direct.se_naive, rtol=1e-9, atol=1e-12,
-                               equal_nan=True)
+    np.testing.assert_allclose(
+        pairs.se_cluster[0, 1], direct.se_cluster, rtol=1e-9, atol=1e-12, equal_nan=True
+    )
+    np.testing.assert_allclose(
+        pairs.se_naive[0, 1], direct.se_naive, rtol=1e-9, atol=1e-12, equal_nan=True
+    )
     np.testing.assert_allclose(pairs.difference, -pairs.difference.T, atol=1e-12)
 
 
