@@ -175,21 +175,82 @@ def simulate(components, observed, n_resamples, seeds, k):
     (negative ones as 0) on the observed pattern ``observed (..., f_1..f_k)``
     and estimates them again. ``seeds`` (one integer per leading position)
     give each task a stream of its own, so the draws do not depend on how
-    the tasks are chunked.
+    the tasks are chunked. A task whose observed levels are fully crossed
+    (no missing cell) takes a shortcut with the same distribution: its
+    mean squares are independent scaled chi-squares under normality, so
+    they are drawn directly (:func:`mean_square_draws`) instead of whole
+    tasks.
     """
     observed = np.asarray(observed, dtype=bool)
     lead, sizes = observed.shape[:-k], observed.shape[-k:]
     flat = observed.reshape(-1, *sizes)
     tasks = flat.shape[0]
-    sd = np.sqrt(np.clip(np.nan_to_num(components.reshape(tasks, -1)), 0, None))
+    components = np.asarray(components, dtype=float).reshape(tasks, -1)
+    # one stream per task, so that a task's draws do not depend on its neighbours or on how
+    # the tasks are chunked; the estimates are computed for every task at once
+    generators = [np.random.default_rng(int(s)) for s in np.asarray(seeds).reshape(-1)]
+    levels = np.stack(
+        [flat.any(axis=tuple(a + 1 for a in range(k) if a != f)).sum(-1) for f in range(k)], axis=-1
+    )
+    complete = flat.sum(axis=tuple(range(1, k + 1))) == levels.prod(-1)
+    out = np.full((tasks, components.shape[-1], n_resamples), np.nan)
+    if complete.any():
+        out[complete] = mean_square_draws(
+            components[complete],
+            levels[complete],
+            n_resamples,
+            [g for g, c in zip(generators, complete, strict=True) if c],
+            k,
+        )
+    if not complete.all():
+        out[~complete] = _simulate_tasks(
+            components[~complete],
+            flat[~complete],
+            n_resamples,
+            [g for g, c in zip(generators, complete, strict=True) if not c],
+            k,
+        )
+    return out.reshape(*lead, components.shape[-1], n_resamples)
+
+
+def mean_square_draws(components, levels, n_resamples, generators, k):
+    r"""Replicates of the components of complete tasks, from their mean squares.
+
+    With :math:`L_f` levels per facet, effect r has :math:`\prod_{f \in r}(L_f - 1)`
+    degrees of freedom and :math:`E[MS_r]/c_r = (W\sigma^2)_r`
+    (:func:`mean_square_weights`); under normality the mean squares are
+    independent, :math:`MS_r \sim E[MS_r]\,\chi^2_{df}/df`, and the
+    components follow from them by the triangular system W.
+    ``components (tasks, C)``, ``levels (tasks, k)``; returns ``(tasks, C, B)``.
+    """
+    rules = effects(k)
+    dof = np.stack([np.prod(levels[:, list(r)] - 1, axis=-1) for r in rules], axis=-1)
+    weights = _weights_from_levels(
+        np.stack([np.prod(levels[:, list(r)], axis=-1) for r in rules], axis=-1), k
+    )
+    expected = np.einsum("trc,tc->tr", weights, np.clip(np.nan_to_num(components), 0, None))
+    ok = (dof > 0).all(-1)
+    safe = np.where(dof > 0, dof, 1).astype(float)
+    draws = np.stack(
+        [
+            g.chisquare(d[:, None], size=(len(d), n_resamples))
+            for g, d in zip(generators, safe, strict=True)
+        ]
+    )
+    y = expected[..., None] * draws / safe[..., None]
+    found = np.linalg.solve(weights[:, None], np.moveaxis(y, -1, 1)[..., None])[..., 0]
+    return np.where(ok[:, None, None], np.moveaxis(found, 1, -1), np.nan)
+
+
+def _simulate_tasks(components, flat, n_resamples, generators, k):
+    """:func:`simulate` of tasks with missing cells: whole tasks drawn and estimated again."""
+    tasks, sizes = flat.shape[0], flat.shape[1:]
+    sd = np.sqrt(np.clip(np.nan_to_num(components), 0, None))
     counts, A, good = design(flat.astype(float), k)
     counts = {s: c[:, None] for s, c in counts.items()}
     A, good = A[:, None], good[:, None]
     inverse = inverse_counts(counts)
     shapes = [tuple(sizes[a] if a in r else 1 for a in range(k)) for r in effects(k)]
-    # one stream per task, so that a task's draws do not depend on its neighbours or on how
-    # the tasks are chunked; the estimates are computed for every task at once
-    generators = [np.random.default_rng(int(s)) for s in np.asarray(seeds).reshape(-1)]
     out = np.empty((tasks, len(shapes), n_resamples))
     block = _block_size(flat[0].size * max(tasks, 1))
     mask = flat[:, None].astype(float)
@@ -203,7 +264,15 @@ def simulate(components, observed, n_resamples, seeds, k):
                 y[t] += sd[t, j] * g.standard_normal((size, *shape))
         y *= mask
         out[..., start : start + size] = np.moveaxis(solve(y, counts, A, good, k, inverse), 1, -1)
-    return out.reshape(*lead, len(shapes), n_resamples)
+    return out
+
+
+def _weights_from_levels(levels, k):
+    """:func:`mean_square_weights` from the numbers of levels ``(..., C)`` of every effect."""
+    contains = np.array([[set(r) <= set(q) for q in effects(k)] for r in effects(k)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = levels[..., :, None] / levels[..., None, :]
+    return np.where(contains, ratio, 0.0)
 
 
 def mean_square_weights(observed, k):
@@ -218,10 +287,7 @@ def mean_square_weights(observed, k):
     levels = np.stack(
         [(_margin(observed, r, k) > 0).sum(axis=tuple(range(-k, 0))) for r in effects(k)], axis=-1
     )
-    contains = np.array([[set(r) <= set(q) for q in effects(k)] for r in effects(k)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = levels[..., :, None] / levels[..., None, :]
-    return np.where(contains, ratio, 0.0)
+    return _weights_from_levels(levels, k)
 
 
 def scale_interval(estimate, replicates, weights, confidence_level):

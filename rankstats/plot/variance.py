@@ -16,8 +16,9 @@ def plot_variance_components(summary, ax=None):
     Parameters
     ----------
     summary : xarray.Dataset
-        From :func:`rankstats.stability.variance_summary` (its ``share``
-        over ``component`` and ``task``), or from
+        From :func:`rankstats.stability.variance_summary` (its
+        ``variance_share`` over ``component`` and ``task``; a report's
+        Dataset merged with it will do), or from
         :func:`rankstats.variance_components` (shares are then computed
         from ``estimate``, negative estimates as 0).
     ax : matplotlib.axes.Axes, optional
@@ -38,15 +39,15 @@ def plot_variance_components(summary, ax=None):
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['all_words_from_category', 'any_words_from_category', 'ends_with_word']
     """
-    if "share" in summary:
-        share = summary["share"]
+    if "variance_share" in summary:
+        share = summary["variance_share"]
     elif "estimate" in summary:
         positive = summary["estimate"].clip(min=0)
         share = positive / positive.sum("component")
     else:
         raise InputTypeError(
             "plot_variance_components: give the Dataset variance_summary or "
-            "variance_components returns (it has 'share' or 'estimate')"
+            "variance_components returns (it has 'variance_share' or 'estimate')"
         )
     share = share.transpose("task", "component")
     tasks = [str(t) for t in share["task"].values]

@@ -17,7 +17,7 @@ import xarray as xr
 from .. import _options as o
 from .. import _xr
 from .._kernels import variance as _kv
-from ..errors import OptionError
+from ..errors import DimensionError, OptionError
 from ._checks import Dims, checked
 from ._facets import COMPONENT, component_names, facets_of
 
@@ -259,7 +259,7 @@ def plan(
     scores = scores.transpose(dims.task, ...)
     lead = [d for d in scores.dims if d not in facets]
     if lead != [dims.task]:
-        raise OptionError(
+        raise DimensionError(
             f"plan: the scores have dimensions beyond the cube's "
             f"({', '.join(d for d in lead if d != dims.task)}); select one "
             "position of each first"
