@@ -25,7 +25,7 @@ Examples
 >>> out = rankstats.simulate_estimators(cube, budgets=[40], n_resamples=3, seed=0)
 >>> sorted(out.data_vars)
 ['bias', 'calls', 'error', 'error_se']
->>> list(out.estimator.values)
+>>> out.estimator.values.tolist()
 ['random-avgp', 'halving-maxp', 'irt']
 """
 

@@ -368,7 +368,7 @@ def random_design(cube, *, budget: int, seed=None) -> xr.DataArray:
     >>> design = rankstats.random_design(cube, budget=20, seed=0)
     >>> design.sum(["template", "sample"]).values.ravel().tolist()
     [20, 20]
-    >>> design.sum("template").values.min() >= 2
+    >>> bool(design.sum("template").values.min() >= 2)
     True
     """
     rng, _ = generator(seed)
