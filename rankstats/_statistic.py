@@ -263,8 +263,7 @@ class Inputs:
                 attrs=recorded, dtypes=dtypes, sizes=sizes,
             )
         axes = [self.dims(*c) for c in cores]
-        return _xr.apply_numpy(kernel, arrays, axes, outputs, result or self.result,
-                               kwargs=kwargs)
+        return _apply_numpy(kernel, arrays, axes, outputs, result or self.result, kwargs)
 
     def _pair_dim(self, role: str) -> str:
         pair = f"{self.roles[role]}_b"
@@ -283,6 +282,30 @@ class Inputs:
     def count(self, role: str) -> int:
         """How many dimensions (axes) a role has."""
         return len(self.dims(role))
+
+
+def _apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs):
+    """:func:`rankstats._xr.apply_numpy`, without moving axes that are already the last ones.
+
+    Where every input's core axes are its trailing axes in order (the
+    defaults, on 2-d input) the arrays go to the kernel as they are; any other
+    call takes :func:`rankstats._xr.apply_numpy`, which checks the axes and
+    moves them.
+    """
+    moved = []
+    for array, core in zip(arrays, axes, strict=True):
+        array = np.asarray(array, dtype=float)
+        ndim, count = array.ndim, len(core)
+        if not (count <= ndim and all(_is_axis(a) and -ndim <= a < ndim for a in core)
+                and [a % ndim for a in core] == list(range(ndim - count, ndim))):
+            return _xr.apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs=kwargs)
+        moved.append(array)
+    found = kernel(*moved, **kwargs)
+    values = {name: np.asarray(found[key], dtype=float)[()] for name, key in outputs.items()}
+    if result_type is None:
+        (value,) = values.values()
+        return value
+    return result_type(**values)
 
 
 def _recorded(value):
@@ -305,6 +328,44 @@ def bind_checked(name: str, signature: inspect.Signature, checks: Mapping[str, o
     bound.apply_defaults()
     values = bound.arguments
     return bound, o.check_options(name, checks, {k: values[k] for k in checks})
+
+
+class _Binder:
+    """:meth:`inspect.Signature.bind` with defaults applied, for a signature read once.
+
+    A call binds to ``{parameter: value}`` in signature order when it gives at
+    most the positional parameters by position and known, not yet given
+    names by keyword; anything else (and a missing required argument) goes
+    through :meth:`inspect.Signature.bind`, which raises its usual error. Only
+    signatures without positional-only parameters or ``*args``/``**kwargs``
+    qualify, so that ``function(**arguments)`` is the same call.
+    """
+
+    __slots__ = ("defaults", "names", "positional")
+
+    def __init__(self, signature: inspect.Signature):
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        parameters = signature.parameters.values()
+        self.names = tuple(p.name for p in parameters)
+        self.positional = tuple(p.name for p in parameters
+                                if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.defaults = {p.name: p.default for p in parameters}
+        if not all(p.kind in kinds for p in parameters):
+            self.names = None  # always the general path
+
+    def __call__(self, args: tuple, kwargs: dict) -> dict | None:
+        """The arguments of a call, or None where :meth:`inspect.Signature.bind` must decide."""
+        if self.names is None or len(args) > len(self.positional):
+            return None
+        arguments = dict(self.defaults)
+        arguments.update(zip(self.positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in arguments or key in self.positional[:len(args)]:
+                return None
+            arguments[key] = value
+        if any(value is inspect.Parameter.empty for value in arguments.values()):
+            return None
+        return arguments
 
 
 def statistic(
@@ -369,17 +430,23 @@ def statistic(
         if function.__doc__:
             function.__doc__ = _fill_docs(function.__doc__, parameters)
 
+        binder = _Binder(signature)
+        route = _Route(name, specs, keep, variable, per_template)
+
         @functools.wraps(function)
         def public(*args, **kwargs):
-            bound, checked = bind_checked(name, signature, options, args, kwargs)
-            values = bound.arguments
+            values, bound = binder(args, kwargs), None
+            if values is None:  # the general path, with inspect's message for a bad call
+                bound, checked = bind_checked(name, signature, options, args, kwargs)
+                values = bound.arguments
+            else:
+                checked = o.check_options(name, options, {k: values[k] for k in options})
             given = [values[i] for i in inputs if values[i] is not None]
             if "higher_is_better" in checked and checked["higher_is_better"] is None:
                 checked["higher_is_better"] = _xr.higher_is_better_of(given[0], None)
             values.update(checked)
             used = {role: values[role] for role in specs
                     if not (role in optional_roles and values[role] is None)}
-            route = _Route(name, specs, keep, variable, per_template)
             arrays, labelled, resolved = route(given, used)
             recorded = {k: v for k, v in checked.items() if not _is_random(v)}
             resolved_masks = {}
@@ -398,7 +465,9 @@ def statistic(
                 options=recorded, result=result, original=tuple(given),
                 masks=resolved_masks, positions=resolved_positions,
             )
-            return function(*bound.args, **bound.kwargs)
+            if bound is not None:
+                return function(*bound.args, **bound.kwargs)
+            return function(**values)
 
         public.__signature__ = signature
         public.__rankstats_statistic__ = {"roles": specs, "options": options,

@@ -191,6 +191,11 @@ def missing_among_present(x, nan_policy: str, statistic: str):
     """
     check_choice("nan_policy", nan_policy, NAN_POLICIES)
     observed = ~np.isnan(x)
+    if x.ndim >= 2 and (x.shape[-2] > 0 and x.shape[-1] > 0) and observed.all():
+        # nothing missing: every judge and object present, every judge complete
+        *lead, m, n = x.shape
+        return (np.ones((*lead, n), dtype=bool), np.ones((*lead, m), dtype=bool),
+                np.zeros((*lead, m), dtype=bool))
     objects_present = observed.any(axis=-2)
     judges_present = observed.any(axis=-1)
     n_present = objects_present.sum(axis=-1)
