@@ -384,3 +384,20 @@ def test_score_intervals_and_plan_on_dask_chunks():
     xr.testing.assert_allclose(
         stability.variance_summary(cube, n_resamples=20, seed=0), summary.compute()
     )
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_mean_square_shortcut_has_the_simulated_distribution(k):
+    # complete tasks draw their mean squares; the whole-task simulation must agree in law
+    planted = PLANTED if k == 3 else PLANTED[[0, 1, 6]]
+    levels = np.array([[6, 5, 8][:k]])
+    shortcut = kv.mean_square_draws(planted[None], levels, 4000, [np.random.default_rng(1)], k)
+    observed = np.ones((1, *levels[0]), dtype=bool)
+    simulated = kv._simulate_tasks(planted[None], observed, 4000, [np.random.default_rng(2)], k)
+    se = simulated.std(-1) / np.sqrt(4000)
+    assert (np.abs(shortcut.mean(-1) - simulated.mean(-1)) < 4 * np.sqrt(2) * se).all()
+    np.testing.assert_allclose(shortcut.std(-1), simulated.std(-1), rtol=0.06)
+    for q in (0.05, 0.5, 0.95):
+        np.testing.assert_allclose(
+            np.quantile(shortcut, q, -1), np.quantile(simulated, q, -1), rtol=0.1, atol=0.01
+        )

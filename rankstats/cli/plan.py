@@ -119,6 +119,7 @@ def run(arguments) -> int:
                 },
                 "task_median_n_templates_needed": float(needed.median()),
                 "task_max_n_templates_needed": float(needed.max()),
+                "tasks_unreached": int(needed.isnull().sum()),
             }
         )
     overall = pd.DataFrame(rows).set_index("scope")
@@ -163,17 +164,26 @@ def _markdown(per_task, overall, planned, facet) -> str:
     for scope, row in overall.iterrows():
         lines.append("")
         needed = row["task_median_n_templates_needed"]
+        unreached = int(row["tasks_unreached"])
         what = (
-            f"{needed:g} templates per task (median over tasks; the largest "
-            f"{row['task_max_n_templates_needed']:g})"
+            f"{needed:g} templates per task (median over the tasks that reach it; the "
+            f"largest {row['task_max_n_templates_needed']:g})"
             if needed == needed
+            else "no design within the limits"
+        ) + (
+            f", {unreached} task{'s' if unreached > 1 else ''} with no design within the limits"
+            if unreached
+            else ""
+        )
+        overall = row["n_templates_needed"]
+        design = (
+            f"{overall:.0f} templates per task"
+            + (f" and {row['n_samples_needed']:.0f} samples" if facet else "")
+            if overall == overall
             else "no design within the limits"
         )
         lines.append(
             f"- {scope}: for tau ≥ {tau:g} on each task's own leaderboard, {what}; "
-            f"for the mean over its {row['tasks']:.0f} tasks, "
-            f"{row['n_templates_needed']:.0f} per task"
-            + (f" and {row['n_samples_needed']:.0f} samples" if facet else "")
-            + "."
+            f"for the mean over its {row['tasks']:.0f} tasks, {design}."
         )
     return "\n".join(lines)
