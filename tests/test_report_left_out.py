@@ -293,20 +293,23 @@ def test_stability_command_refuses_when_nothing_is_ranked(tmp_path, capsys):
                           "1 template (y)")
 
 
-def every_format(analysis, tmp_path, section: str, title: str) -> dict:
-    """The section's note in markdown and HTML, and the dropped rows of CSV and JSON."""
-    markdown = render.to_markdown(analysis)
-    assert f"## {title}" in markdown, title
-    note = markdown.split(f"## {title}")[1].split("\n## ")[0]
-    page = render.to_html(analysis)
-    html_note = page.split(f'id="{section}"')[1].split("<h2")[0]
-    render.to_csv(analysis, tmp_path / section)
-    csv = pd.read_csv(tmp_path / section / "dropped.csv", keep_default_na=False)
+def every_format(analysis, tmp_path, titles: dict) -> dict:
+    """Per section key of ``titles``: its note in markdown and HTML, its dropped rows of the
+    CSV and JSON outputs (each output rendered once)."""
+    markdown, page = render.to_markdown(analysis), render.to_html(analysis)
+    render.to_csv(analysis, tmp_path / "csv")
+    csv = pd.read_csv(tmp_path / "csv" / "dropped.csv", keep_default_na=False)
     document = json.loads(render.to_json(analysis))["data_vars"]
     rows = pd.DataFrame({name.removeprefix("drop_"): document[name]["data"]
                          for name in document if name.startswith("drop_")})
-    return {"markdown": note, "html": html_note, "csv": csv[csv["section"] == section],
-            "json": rows[rows["section"] == section]}
+    out = {}
+    for section, title in titles.items():
+        assert f"## {title}" in markdown, title
+        out[section] = {"markdown": markdown.split(f"## {title}")[1].split("\n## ")[0],
+                        "html": page.split(f'id="{section}"')[1].split("<h2")[0],
+                        "csv": csv[csv["section"] == section],
+                        "json": rows[rows["section"] == section]}
+    return out
 
 
 def edits_cube():
@@ -365,7 +368,8 @@ def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
                           for name in ("model", "template", "template_b", "n_dropped")})
     mine = shown[(shown.model == "a") & (shown.template == "p0") & (shown.template_b == "p2")]
     assert mine["n_dropped"].tolist() == [2]
-    out = every_format(analysis, tmp_path, "edits", "Minimal template edits: the largest effects")
+    out = every_format(analysis, tmp_path,
+                       {"edits": "Minimal template edits: the largest effects"})["edits"]
     for form in ("markdown", "html"):
         assert "task t1: 1 template (p3)" in out[form]
         assert "task t1, model b: 2 template pairs (p0 ~ p1, p1 ~ p2)" in out[form]
@@ -373,7 +377,7 @@ def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
         assert "samples left out" in out[form]
     for form in ("csv", "json"):
         assert set(out[form]["which"]) >= {"p3", "p0 ~ p1, p1 ~ p2", "3, 4", "t2"}
-    table = pd.read_csv(tmp_path / "edits" / "edits.csv")
+    table = pd.read_csv(tmp_path / "csv" / "edits.csv")
     assert "samples left out" in table.columns and table["samples left out"].max() >= 2
     path = rankstats.save(cube, tmp_path / "edits.nc")
     assert main(["report", str(path), "--n-resamples", "0", "--quiet", "--json",
@@ -437,13 +441,12 @@ def test_verbalizer_sections_say_what_they_left_out_in_every_format(tmp_path):
                 "verbalizer_chance": "task t, model m1: 1 sample (3)",
                 "verbalizer_cot": "task t, model m1: 1 sample (5)",
                 "verbalizer_shapes": "1 model (m3)"}
-    for section, title in titles.items():
-        out = every_format(analysis, tmp_path, section, title)
+    for section, out in every_format(analysis, tmp_path, titles).items():
         for form in ("markdown", "html"):
             assert expected[section] in out[form], (section, form)
         for form in ("csv", "json"):
             assert len(out[form]) >= 1, (section, form)
-    cot = pd.read_csv(tmp_path / "verbalizer_cot" / "verbalizer_cot.csv", index_col="model")
+    cot = pd.read_csv(tmp_path / "csv" / "verbalizer_cot.csv", index_col="model")
     assert cot.loc["m1", "items left out"] == 1
 
 
