@@ -281,3 +281,18 @@ def test_planted_cube_is_a_valid_cube():
     cube = rankstats.planted_cube(models=2, templates=3, samples=4, seed=0)
     assert rankstats.validate(cube) is cube
     assert isinstance(cube.score, xr.DataArray) and set(np.unique(cube.score)) <= {0.0, 1.0}
+
+
+def test_per_template_cubes_are_simulated_through_item_difficulties(capsys):
+    cube = rankstats.datasets.load("mizrahi2024").isel(task=[0], model=[0, 1, 2])
+    out = rankstats.simulate_estimators(
+        cube, budgets=[100], methods=["random-avgp", "irt"], n_resamples=2, sample_sd=1.5, seed=0
+    )
+    assert out.error.notnull().all() and float(out.attrs["full_calls"]) > 100 * 100
+    with pytest.raises(DimensionError, match="sample_sd"):
+        rankstats.simulate_estimators(cube, budgets=[100])
+    with pytest.raises(OptionError, match="per-template scores only"):
+        rankstats.simulate_estimators(
+            rankstats.planted_cube(models=2, templates=3, samples=4), sample_sd=1.0
+        )
+    assert main(["estimate", "mizrahi2024", "--simulate", "--budget", "100", "--quiet"]) == 3

@@ -38,9 +38,10 @@ from .. import _options as o
 from .. import _xr
 from .._kernels import budget as _kb
 from .._kernels import irt as _k
-from ..errors import OptionError
+from ..errors import DimensionError, OptionError
 from ..stability._checks import checked
 from ..stability._engine import generator
+from .budget import _prepared
 from .irt import QUANTILES, _fit_and_summarise, _quantiles, per_sample_scores, positions
 
 __all__ = ["METHODS", "simulate_estimators"]
@@ -91,8 +92,30 @@ def truth(y: np.ndarray, templates: np.ndarray, quantiles) -> np.ndarray:
     return np.where(some[..., None], out, np.nan)
 
 
+def _with_samples(cube, sample_sd, samples, function: str, rng):
+    """Per-template scores made per-sample by the item-difficulty model; others as given."""
+    scores = cube["score"] if isinstance(cube, xr.Dataset) and "score" in cube else cube
+    if not isinstance(scores, xr.DataArray) or "sample" in scores.dims:
+        if sample_sd is not None:
+            raise OptionError(
+                f"{function}: sample_sd={sample_sd!r} is not allowed: it applies "
+                "to per-template scores only; this cube has per-sample scores"
+            )
+        return cube
+    if sample_sd is None:
+        raise DimensionError(
+            f"{function}: the cube has per-template scores only; give "
+            "sample_sd (and samples) to draw per-sample outcomes from an "
+            "item-difficulty model"
+        )
+    drawn, _, _ = _prepared(cube, None, samples, function, None, rng, sample_sd)
+    return drawn.transpose(..., "template", "sample")
+
+
 @checked(
     budgets=_budgets,
+    sample_sd=o.optional(o.finite),
+    samples=o.optional(o.positive_int),
     methods=_methods,
     quantiles=_quantiles,
     n_resamples=o.positive_int,
@@ -106,6 +129,8 @@ def simulate_estimators(
     quantiles=QUANTILES,
     n_resamples: int = 10,
     pool_models: bool = True,
+    sample_sd: float | None = None,
+    samples: int | None = None,
     seed=None,
 ) -> xr.Dataset:
     """Each budgeted estimator's error against the full-data value, across budgets.
@@ -126,6 +151,14 @@ def simulate_estimators(
         Partial designs drawn per budget (and searches, for halving).
     pool_models : bool, default True
         As in :func:`~rankstats.estimate_distribution`.
+    sample_sd : float, optional
+        For per-template scores (a study's released accuracies): draw one
+        table of per-sample outcomes from the item-difficulty model of
+        :func:`~rankstats.simulate_avgp` (difficulties N(0, sample_sd²)
+        shared by the templates) and compare the estimators on it.
+    samples : int, optional
+        Samples per task for per-template scores; by default the largest
+        ``template_samples`` of each task.
     {seed}
 
     Returns
@@ -162,6 +195,7 @@ def simulate_estimators(
     """
     function = "simulate_estimators"
     rng, seed_attr = generator(seed)
+    cube = _with_samples(cube, sample_sd, samples, function, rng)
     scores = per_sample_scores(cube, function)
     scores = scores.transpose(..., "task", "model", "template", "sample")
     templates, samples = positions(scores)

@@ -304,7 +304,8 @@ def _simulate(cube, arguments) -> int:
     methods = arguments.method or METHODS
     n_resamples = arguments.n_resamples if arguments.n_resamples != 200 else 10
     result = noted(simulate_estimators, cube, budgets=arguments.budget, methods=methods,
-                   n_resamples=n_resamples, seed=arguments.seed)
+                   n_resamples=n_resamples, sample_sd=arguments.sample_sd,
+                   samples=arguments.samples, seed=arguments.seed)
     if prints_markdown(arguments):
         print(f"Each estimator's mean absolute error against the full-data value "
               f"({n_resamples} partial designs per budget; every model and task; "
