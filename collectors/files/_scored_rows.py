@@ -161,7 +161,7 @@ def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric:
         raise ImporterError("no scores were read: "
                             + (_skipped(summary) or "the files hold no scored samples")
                             + f" (files: {few(summary.files)})")
-    frame = drop_repeats(frame, summary)
+    frame = drop_repeats(frame, summary, [k for k in KEYS if k in frame])
     scores = frame["score"].to_numpy(dtype=float)
     kind = kind_of(scores, summary, score_kind, aggregated=aggregated,
                    declared=declared[0] if declared else None,
