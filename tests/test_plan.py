@@ -220,3 +220,36 @@ def test_templates_needed_and_plan_agree_in_direction():
     bbh = planned.where(cube.benchmark == "BBH").median()
     assert float(lmentry) > float(bbh)
     assert stability.plan is rankstats.plan
+
+
+def binary_replications(n_cubes, models, templates, samples, seed):
+    """Pairs of binary cubes from a logit model: the same models, new templates and items."""
+    rng = np.random.default_rng(seed)
+    ability = rng.normal(0, 1.0, (n_cubes, models, 1, 1))
+
+    def board():
+        logit = (
+            ability
+            + rng.normal(0, 0.3, (n_cubes, 1, templates, 1))
+            + rng.normal(0, 0.4, (n_cubes, models, templates, 1))
+            - rng.normal(0, 1.0, (n_cubes, 1, 1, samples))
+            + rng.normal(0, 0.3, (n_cubes, models, 1, samples))
+        )
+        return (rng.random(logit.shape) < special.expit(logit)).astype(float)
+
+    return board(), board()
+
+
+@pytest.mark.parametrize(("templates", "samples"), [(3, 30), (5, 50), (10, 100)])
+def test_predicted_tau_on_binary_scores(templates, samples):
+    # binary scores are not normal: the prediction from one cube is checked against the tau
+    # with an independent replication, on average over 300 cubes (figures in the docs; -s)
+    first, second = binary_replications(300, 12, templates, samples, seed=templates)
+    cube = xr.DataArray(np.moveaxis(first, 0, 1), dims=("model", "task", "template", "sample"))
+    predicted = float(rankstats.plan(cube).tau_now.mean())
+    actual = mean_tau(first.mean((2, 3)), second.mean((2, 3)))
+    print(
+        f"\n{templates} x {samples}: predicted {predicted:.3f}, replication "
+        f"{actual.mean():.3f} ± {actual.std() / np.sqrt(len(actual)):.3f}"
+    )
+    assert abs(predicted - actual.mean()) < 0.05
