@@ -223,7 +223,7 @@ def test_the_increasing_maps_keep_order_and_ties():
 CUBE_OPTIONS = [
     {},
     {"samples": True, "kind": "binary"},
-    {"samples": False, "kind": "continuous", "missing": True},
+    {"samples": False, "kind": "continuous", "nan": True},
     {"samples": (2, 3), "kind": "proportion", "extra_dims": True},
     {"ragged": False, "absent": False, "template_attributes": False},
     {"shuffled_dims": True, "extra_dims": True, "samples": True},
@@ -255,7 +255,7 @@ def test_every_cube_validates_and_keeps_its_structure(options):
         if "template_valid" in cube.coords:
             assert not (cube.template_valid & padded).any()
             assert (cube.template_is_original.sum("template") == (~padded).any("template")).all()
-        if options.get("absent") is False and not options.get("missing"):
+        if options.get("absent") is False and not options.get("nan"):
             real = ~padded
             if "sample_id" in cube.coords:
                 real = real & (cube.sample_id != "")

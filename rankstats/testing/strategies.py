@@ -442,14 +442,14 @@ def score_vectors(
     ).map(lambda x: x[0])
 
 
-def pvalues(size=(1, 25), *, missing: bool = True) -> st.SearchStrategy:
+def pvalues(size=(1, 25), *, nan: bool = True) -> st.SearchStrategy:
     """A 1-D family of p-values, with exact 0, 0.05 and 1 often, and NaN (untested) if asked.
 
     Examples
     --------
     >>> from hypothesis import given
     >>> from rankstats.testing.strategies import pvalues
-    >>> @given(pvalues(missing=False))
+    >>> @given(pvalues(nan=False))
     ... def test_probabilities(p):
     ...     assert ((p >= 0) & (p <= 1)).all()
     >>> test_probabilities()
@@ -463,7 +463,7 @@ def pvalues(size=(1, 25), *, missing: bool = True) -> st.SearchStrategy:
     def families(draw):
         n = draw(sizes, label="size")
         p = draw(hnp.arrays(np.float64, n, elements=values), label="pvalues")
-        if missing:
+        if nan:
             p = np.where(draw(hnp.arrays(np.bool_, n), label="untested"), np.nan, p)
         return p
 
@@ -499,7 +499,7 @@ def _cube(
     kind,
     ragged,
     absent,
-    missing,
+    nan,
     template_attributes,
     extra_dims,
     shuffled_dims,
@@ -552,7 +552,7 @@ def _cube(
     if absent:
         ran = ~draw(hnp.arrays(np.bool_, (n_models, n_tasks)), label="absent")
         keep &= ran.reshape(n_models, n_tasks, *[1] * (len(shape) - 2))
-    if missing:
+    if nan:
         keep &= ~draw(hnp.arrays(np.bool_, tuple(shape)), label="missing")
     values = np.where(keep, _cube_scores(levels, kind), np.nan)
 
@@ -602,7 +602,7 @@ def cubes(
     kind=None,
     ragged: bool = True,
     absent: bool = True,
-    missing: bool = False,
+    nan: bool = False,
     template_attributes: bool = True,
     extra_dims: bool = False,
     shuffled_dims: bool = False,
@@ -627,7 +627,7 @@ def cubes(
         the rest padded: id ``""`` and no score.
     absent : bool, default True
         Some models may never have run some tasks (every score missing).
-    missing : bool, default False
+    nan : bool, default False
         Some real scores may be missing as well (NaN that is missingness,
         not structure).
     template_attributes : bool, default True
@@ -669,7 +669,7 @@ def cubes(
         kind,
         ragged,
         absent,
-        missing,
+        nan,
         template_attributes,
         extra_dims,
         shuffled_dims,
