@@ -296,8 +296,11 @@ def _apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs):
     for array, core in zip(arrays, axes, strict=True):
         array = np.asarray(array, dtype=float)
         ndim, count = array.ndim, len(core)
-        if not (count <= ndim and all(_is_axis(a) and -ndim <= a < ndim for a in core)
-                and [a % ndim for a in core] == list(range(ndim - count, ndim))):
+        # the routed axes are ints (never bools): trailing when they read -count..-1 or
+        # ndim - count..ndim - 1
+        core = list(core)
+        if count > ndim or (core != list(range(-count, 0))
+                            and core != list(range(ndim - count, ndim))):
             return _xr.apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs=kwargs)
         moved.append(array)
     found = kernel(*moved, **kwargs)

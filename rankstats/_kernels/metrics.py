@@ -36,6 +36,9 @@ def prompt_metrics(x, *, valid=None, higher_is_better=True, nan_policy="propagat
     better), AvgP the mean, saturation ``1 - |MaxP - AvgP|`` and
     CPS ``saturation * MaxP``.
     """
+    x = np.asarray(x, dtype=float)
+    if (valid is None or np.all(valid)) and x.size and not np.isnan(x).any():
+        return _complete_metrics(x, higher_is_better)
     scores, poisoned = _kept_scores(x, valid, nan_policy, "prompt metrics")
     observed = ~np.isnan(scores)
     count = observed.sum(-1).astype(float)
@@ -54,6 +57,20 @@ def prompt_metrics(x, *, valid=None, higher_is_better=True, nan_policy="propagat
         "cps": saturation * best,
         "n_templates": count,
     }
+
+
+def _complete_metrics(x, higher_is_better):
+    """:func:`prompt_metrics` of scores with every template valid and no score missing.
+
+    The same numbers, without the masks: the mean sums a C-ordered array, as
+    the masked mean does.
+    """
+    count = np.full(x.shape[:-1], float(x.shape[-1]))
+    best = x.max(-1) if higher_is_better else x.min(-1)
+    average = np.ascontiguousarray(x).sum(-1) / count
+    saturation = 1.0 - np.abs(best - average)
+    return {"maxp": best, "avgp": average, "saturation": saturation,
+            "cps": saturation * best, "n_templates": count}
 
 
 def divergence(x, original, *, valid=None, ddof=1, nan_policy="propagate"):
