@@ -330,6 +330,7 @@ def test_variance_summary_and_its_figure():
         "g_coefficient",
         "replication_tau",
         "templates_for_tau",
+        "variance_cells_missing",
     }
     assert (summary.templates_for_tau > 0).all()
     pytest.importorskip("matplotlib")

@@ -450,8 +450,9 @@ def variance_summary(
         ``variance_estimate``, ``variance_low``, ``variance_high`` (of
         :func:`variance_components`); over ``task``: ``g_coefficient`` and
         ``replication_tau`` (expected Kendall tau with a replication) at the
-        task's own design, and ``templates_for_tau``, the templates needed
-        (with the task's own samples) for ``target_tau``. The names do not
+        task's own design, ``templates_for_tau``, the templates needed
+        (with the task's own samples) for ``target_tau``, and
+        ``variance_cells_missing``, the missing cells left out. The names do not
         clash with those of :func:`rankstats.report`'s Dataset, so the two
         merge.
 
@@ -493,6 +494,7 @@ def variance_summary(
             "templates_for_tau": planned["n_templates_needed_fixed_samples"].drop_vars(
                 COMPONENT, errors="ignore"
             ),
+            "variance_cells_missing": vc["n_missing"],
         }
     )
     data.attrs = {**vc.attrs, "statistic": "variance_summary", "target_tau": target_tau}
