@@ -29,7 +29,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rankstats
-from collectors.files import dove, helm, inspect_ai, lm_eval, mizrahi2024, tables
+from collectors.files import (
+    dove,
+    helm,
+    inspect_ai,
+    lm_eval,
+    mizrahi2024,
+    open_llm_leaderboard,
+    opencompass,
+    prompteval,
+    tables,
+    unitxt,
+)
 from rankstats import _text
 from rankstats.errors import (
     CubeError,
@@ -50,7 +61,9 @@ INSPECT_LOG = FIXTURES / "inspect_ai" / "log_formats.json"
 DOVE_FILE = FIXTURES / "dove" / "Llama-3.2-1B-Instruct" / "en" / "0_shot" / \
     "mmlu.global_facts.parquet"
 IMPORTERS = {"table": tables.load, "lm_eval": lm_eval.load, "helm": helm.load,
-             "inspect_ai": inspect_ai.load, "dove": dove.load, "mizrahi2024": mizrahi2024.load}
+             "inspect_ai": inspect_ai.load, "dove": dove.load, "mizrahi2024": mizrahi2024.load,
+             "opencompass": opencompass.load, "unitxt": unitxt.load,
+             "open_llm_leaderboard": open_llm_leaderboard.load, "prompteval": prompteval.load}
 FAR_FUTURE_PID = 2 ** 22 + 12345  # above Linux's pid_max: no such process
 
 
@@ -311,7 +324,7 @@ CASES = [
          ["template_pattern=(("], "template_pattern must be a regular expression",
          OptionError),
     Case("lm_eval", "options: repeats=never", lm_log, ["repeats=never"],
-         "repeats must be one of 'latest', 'error'", OptionError),
+         "repeats must be one of 'latest', 'all', 'error'", OptionError),
     Case("helm", "options: trials=3", helm_run, ["trials=3"], "trials must be one of",
          OptionError),
     Case("helm", "options: template_args is a number", helm_run, {"template_args": 5},
@@ -508,6 +521,130 @@ CASES = [
          lambda folder: lm_log(folder, task="ar\x01ith"), match="holds the control character"),
 ]
 
+
+# ---- the importers of OpenCompass, unitxt, Open LLM Leaderboard details and PromptEval ----
+
+def oc_out(folder: Path, correct=True, *, model: str = "m", dataset: str = "d") -> Path:
+    """An OpenCompass work dir: results/<model>/<dataset>.json with details."""
+    results = folder / "20240101_000000" / "results" / model
+    results.mkdir(parents=True, exist_ok=True)
+    details = [{"example_abbr": f"{dataset}_{i}", "correct": [bool(i % 2)]} for i in range(3)]
+    details[0]["correct"] = correct
+    (results / f"{dataset}.json").write_text(json.dumps({"score": 50.0, "details": details}))
+    return folder
+
+
+def oc_file(folder: Path) -> Path:
+    return folder / "20240101_000000" / "results" / "m" / "d.json"
+
+
+def ux_samples(folder: Path, score=1.0, *, subset: str = "card=c,template=t") -> Path:
+    """A unitxt <timestamp>_samples.json with one subset of three instances."""
+    instances = [{"score": float(i % 2), "score_name": "accuracy"} for i in range(3)]
+    instances[0]["score"] = score
+    path = folder / "2024-01-01T00-00-00_samples.json"
+    text = json.dumps({"environment_info": {"parsed_arguments": {"model": "m"}},
+                       "samples": {subset: instances}})
+    path.write_text(text.replace('"__INF__"', "Infinity"))
+    return path
+
+
+def oll_file(folder: Path, acc=(1.0, 0.0, 1.0), *, name: str = "org__m") -> Path:
+    """An Open LLM Leaderboard details file: samples_<task>_<date>.parquet."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    run = folder / name
+    run.mkdir(exist_ok=True)
+    path = run / f"samples_arith_{LOG_DATE}.parquet"
+    pq.write_table(pa.table({"doc_id": list(range(len(acc))), "filter": ["none"] * len(acc),
+                             "metrics": [["acc"]] * len(acc), "acc": list(acc)}), path)
+    return path
+
+
+def pe_file(folder: Path, value=1.0) -> Path:
+    """A PromptEval array Y[prompt, example] of one model."""
+    path = folder / "m.npy"
+    np.save(path, np.array([[value, 0.0, 1.0], [1.0, 1.0, 0.0]]))
+    return path
+
+
+CASES += [
+    Case("opencompass", "options: runs=never", oc_out, ["runs=never"],
+         "runs must be one of 'error', 'latest'", OptionError),
+    Case("unitxt", "options: aggregated=maybe", ux_samples, ["aggregated=maybe"],
+         "aggregated must be true or false", OptionError),
+    Case("open_llm_leaderboard", "options: batch_size=0", oll_file, ["batch_size=0"],
+         "batch_size must be a whole number of at least 1", OptionError),
+    Case("prompteval", "options: unknown name", pe_file, ["templatez=x"],
+         "did you mean 'templates'", OptionError),
+    *damage_found("opencompass", oc_out, oc_file),
+    *damage_found("unitxt", lambda folder: ux_samples(folder).parent,
+                  lambda folder: folder / "2024-01-01T00-00-00_samples.json"),
+    *damage_found("open_llm_leaderboard", lambda folder: oll_file(folder).parent,
+                  lambda folder: folder / f"samples_arith_{LOG_DATE}.parquet"),
+    *damage_given("unitxt", ux_samples),
+    *damage_given("open_llm_leaderboard", oll_file),
+    *damage_given("prompteval", pe_file),
+    Case("opencompass", "encodings: a results file cut short",
+         lambda folder: (_truncate(oc_file(oc_out(folder))), folder)[1],
+         match="not an OpenCompass results file: not valid JSON"),
+    Case("unitxt", "encodings: Latin-1 bytes",
+         lambda folder: _write(folder / "x_samples.json", b'{"samples": "caf\xe9"}'),
+         match="not unitxt output: not valid JSON"),
+    Case("open_llm_leaderboard", "encodings: a truncated Parquet file",
+         lambda folder: _truncate(oll_file(folder)), match="not a Parquet file"),
+    Case("prompteval", "encodings: a truncated .npy file",
+         lambda folder: _truncate(pe_file(folder)), match="not a NumPy .npy or .npz file"),
+    Case("prompteval", "encodings: a pickle", lambda folder: _write(folder / "Ys.pickle",
+                                                                   b"\x80\x04N."),
+         match="a pickle: loading one runs the code it holds"),
+    Case("opencompass", "types: a correctness that is an object",
+         lambda folder: oc_out(folder, correct={"yes": 1}), match="is not a number"),
+    Case("unitxt", "types: a score that is text",
+         lambda folder: ux_samples(folder, score="high"), match="'high' is not a number"),
+    Case("open_llm_leaderboard", "types: a corpus-level metric",
+         lambda folder: oll_file(folder, acc=("[1, 0]", "[0, 0]", "[1, 1]")),
+         match="row 1, column 'acc': the score '\\[1, 0\\]' is not a number"),
+    Case("prompteval", "types: an array of text",
+         lambda folder: (np.save(folder / "t.npy", np.array([["a", "b"]])), folder / "t.npy")[1],
+         match="the array holds <U1, not numbers"),
+    Case("opencompass", "values: an infinite score",
+         lambda folder: oc_out(folder, correct=float("inf")), match="not a finite number"),
+    Case("unitxt", "values: JSON Infinity",
+         lambda folder: ux_samples(folder, score="__INF__"),
+         match="row 1, column 'samples.card=c,template=t.score'.*not a finite number"),
+    Case("open_llm_leaderboard", "values: an infinite score",
+         lambda folder: oll_file(folder, acc=(1.0, float("inf"), 0.0)),
+         match="row 2, column 'acc': the score inf is not a finite number"),
+    Case("prompteval", "values: an infinite score",
+         lambda folder: pe_file(folder, value=float("inf")),
+         match=r"the score at \(model, prompt, example\) \(0, 0, 0\) is not a finite"),
+    Case("prompteval", "values: a 0.5 in a binary cube",
+         lambda folder: pe_file(folder, value=0.5), ["score_kind=binary"],
+         match="the score 0.5 is not 0 or 1"),
+    Case("opencompass", "labels: a model named with a control character",
+         lambda folder: oc_out(folder, model="m\x01"), match="holds the control character"),
+    Case("unitxt", "labels: a subset named with a control character",
+         lambda folder: ux_samples(folder, subset="card=c\x01,template=t"),
+         match="holds the control character"),
+    Case("open_llm_leaderboard", "labels: a model named with a control character",
+         lambda folder: oll_file(folder, name="org__m\x01"), match="holds the control"),
+]
+
+
+@pytest.mark.parametrize("name, build", [
+    ("opencompass", lambda folder: oc_out(folder, correct=float("inf"))),
+    ("unitxt", lambda folder: ux_samples(folder, score="__INF__")),
+    ("open_llm_leaderboard", lambda folder: oll_file(folder, acc=(1.0, float("inf"), 0.0))),
+    ("prompteval", lambda folder: pe_file(folder, value=float("inf"))),
+])
+def test_new_importers_read_infinite_scores_as_missing_only_when_asked(tmp_path, name, build):
+    with pytest.raises(RankstatsError, match="not a finite number"):
+        IMPORTERS[name](build(tmp_path))
+    cube = IMPORTERS[name](build(tmp_path), non_finite="missing")
+    assert "1 × a score that is not a finite number, read as missing" in \
+        cube.attrs["import_summary"]
+    assert not np.isinf(cube.score.values).any()
 
 def _truncate(path: Path) -> Path:
     data = path.read_bytes()
