@@ -138,7 +138,11 @@ def add(commands) -> None:
                           help="irt: a (task, template) coordinate grouping the templates, "
                                "e.g. template_method")
     add_output_options(parser, n_resamples=200,
-                       resamples_help="simulated runs of each estimator per model and task")
+                       resamples_help="simulated runs of each estimator per model and task; "
+                                      "with --simulate, partial designs per budget (default "
+                                      "10 there); with --budget, posterior draws of irt")
+    # None until run() knows the mode: 10 designs for --simulate, 200 otherwise
+    parser.set_defaults(n_resamples=None)
     parser.set_defaults(run=run)
 
 
@@ -225,6 +229,8 @@ def run(arguments) -> int:
     """Simulate, print and write."""
     from ..analyses.budget import simulate_avgp, simulate_maxp
 
+    if arguments.n_resamples is None:
+        arguments.n_resamples = 10 if arguments.simulate else 200
     if arguments.figure and not arguments.simulate:
         raise UsageError("--figure draws the comparison of --simulate; add --simulate")
     check_outputs(arguments, figure=arguments.figure)
@@ -302,7 +308,7 @@ def _simulate(cube, arguments) -> int:
     from ..analyses.estimators import simulate_estimators
 
     methods = arguments.method or METHODS
-    n_resamples = arguments.n_resamples if arguments.n_resamples != 200 else 10
+    n_resamples = arguments.n_resamples
     result = noted(simulate_estimators, cube, budgets=arguments.budget, methods=methods,
                    n_resamples=n_resamples, sample_sd=arguments.sample_sd,
                    samples=arguments.samples, seed=arguments.seed)
