@@ -483,6 +483,10 @@ def test_refusals_name_the_layout_or_say_why_it_is_not_lm_eval(tmp_path):
     with pytest.raises(ImporterError, match=r"not lm-evaluation-harness output: no table whose "
                                             r"header is \|Tasks\|"):
         lm_eval.load(lines, aggregated=True)
+    with pytest.raises(ImporterError, match=r"no per-sample logs among the files \(found 1 "
+                                            r"file\(s\) read as an lm-evaluation-harness 0\.3 "
+                                            r"results file\); pass aggregated=true"):
+        lm_eval.load(V03 / "results.json")
     (named,) = (PRODUCED / "out" / "named").glob("run_*.json")
     with pytest.raises(ImporterError, match=r"read as an lm-evaluation-harness 0\.4\.9\+ results "
                                             r"file .*pass model=NAME"):

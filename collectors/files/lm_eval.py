@@ -27,6 +27,7 @@ from ._lm_eval_files import Results, SamplesFile, expand, folder_model, sibling_
 from ._lm_eval_read import count_records, line_error, records
 from ._lm_eval_samples import metrics_of, read_log
 from ._lm_eval_table import LAYOUT_TABLE
+from ._paths import few
 from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
 from ._summary import ImportSummary
 
@@ -277,8 +278,10 @@ class _Run:
 def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, metric, filter_,
                  model, wanted, repeats, non_finite):
     if not files:
-        raise line_error(", ".join(summary.files), "no per-sample logs among the files (pass "
-                                                   "aggregated=true to import results files)")
+        layouts = sorted({run.layout for run in results})
+        found = f" (found {len(results)} file(s) read as {'; '.join(layouts)})" if layouts else ""
+        raise line_error(few(summary.files), f"no per-sample logs among the files{found}; pass "
+                                             "aggregated=true to import results files")
     known = list(results)
     runs: dict[tuple[str, str], list[_Run]] = {}
     for source in sorted(files, key=lambda log: _natural(log.task)):
