@@ -496,3 +496,17 @@ def test_refusals_name_the_layout_or_say_why_it_is_not_lm_eval(tmp_path):
         data["config"]["model_args"] = None
         copy.write_text(json.dumps(data))
         lm_eval.load(copy, aggregated=True)
+
+
+def test_console_table_reads_the_tasks_table_not_the_groups_table(tmp_path):
+    console = (PRODUCED / "out" / "console_dummy-b.md").read_text()
+    # a groups table as lm-eval prints it after the tasks' (this run had no group)
+    groups = ("|Groups|Version|Filter|n-shot|Metric|   |Value|   |Stderr|\n"
+              "|------|------:|------|-----:|------|---|----:|---|-----:|\n"
+              "|tiny  |      1|none  |      |acc   |↑  |0.4375|±  |0.1250|\n")
+    path = tmp_path / "console.md"
+    path.write_text(console + "\n" + groups, encoding="utf-8")
+    cube = lm_eval.load(path, aggregated=True)
+    assert cube.task.values.tolist() == ["tiny"]
+    assert cube.template_id.values.tolist() == [["1", "2"]]
+    assert cube.score.values.ravel().tolist() == [0.5, 0.375]

@@ -9,10 +9,11 @@ the reported aggregates, after a line naming the model and its arguments::
     |tiny_prompt_1|      1|none  |     0|acc   |↑  |0.125|±  |0.1250|
 
 A task with several metrics or filters continues on rows whose ``Tasks``
-cell is empty; the tasks of a group are indented under it (`` - name``). The
-0.3 series printed the same table without the ``Filter`` and ``n-shot``
-columns nor the arrow, and named the first column ``Task``. A file may hold
-several tables (the groups' table follows the tasks'); every row is read.
+cell is empty; the tasks of a group are indented under it (`` - name``) and
+read as tasks; the table of groups (``|Groups|...``) that follows is not
+read. The 0.3 series printed the same table without the ``Filter`` and
+``n-shot`` columns nor the arrow, and named the first column ``Task``.
+Every table of tasks in a file is read.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def read_table(path: Path, file: str) -> Results:
     task = None
     for number, line in enumerate(lines, start=1):
         text = line.strip()
+        if not text:
+            header = None
+            continue
         if _HEADER.match(text):
             # 0.3 named the first column "Task"
             header = [cell.strip() for cell in _cells(text)]
@@ -71,8 +75,7 @@ def read_table(path: Path, file: str) -> Results:
             model = model or _model(lines[:number - 1])
             continue
         if header is None or not text.startswith("|"):
-            if header is not None and text:
-                header = None  # the table ended
+            header = None  # the table ended (or none began: a Groups table is not read)
             continue
         cells = [cell.strip() for cell in _cells(text)]
         if set("".join(cells)) <= set("-: "):
