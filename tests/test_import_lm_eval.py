@@ -498,15 +498,19 @@ def test_refusals_name_the_layout_or_say_why_it_is_not_lm_eval(tmp_path):
         lm_eval.load(copy, aggregated=True)
 
 
-def test_console_table_reads_the_tasks_table_not_the_groups_table(tmp_path):
+def test_console_table_skips_the_groups_it_names(tmp_path):
     console = (PRODUCED / "out" / "console_dummy-b.md").read_text()
     # a groups table as lm-eval prints it after the tasks' (this run had no group)
     groups = ("|Groups|Version|Filter|n-shot|Metric|   |Value|   |Stderr|\n"
               "|------|------:|------|-----:|------|---|----:|---|-----:|\n"
               "|tiny  |      1|none  |      |acc   |↑  |0.4375|±  |0.1250|\n")
+    # and its row in the tasks' table, as lm-eval prints a group above its tasks
+    lines = console.splitlines()
+    lines.insert(3, "|tiny         |      1|none  |      |acc   |↑  |0.4375|±  |0.1250|")
     path = tmp_path / "console.md"
-    path.write_text(console + "\n" + groups, encoding="utf-8")
+    path.write_text("\n".join(lines) + "\n\n" + groups, encoding="utf-8")
     cube = lm_eval.load(path, aggregated=True)
+    assert "group 'tiny': an aggregate of tasks" in cube.attrs["import_summary"]
     assert cube.task.values.tolist() == ["tiny"]
     assert cube.template_id.values.tolist() == [["1", "2"]]
     assert cube.score.values.ravel().tolist() == [0.5, 0.375]

@@ -10,10 +10,11 @@ the reported aggregates, after a line naming the model and its arguments::
 
 A task with several metrics or filters continues on rows whose ``Tasks``
 cell is empty; the tasks of a group are indented under it (`` - name``) and
-read as tasks; the table of groups (``|Groups|...``) that follows is not
-read. The 0.3 series printed the same table without the ``Filter`` and
-``n-shot`` columns nor the arrow, and named the first column ``Task``.
-Every table of tasks in a file is read.
+read as tasks; the groups named in the table of groups (``|Groups|...``)
+that follows are aggregates of tasks, skipped as in results files. The 0.3
+series printed the same table without the ``Filter`` and ``n-shot`` columns
+nor the arrow, and named the first column ``Task``. Every table of tasks in a
+file is read.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ._paths import readable_file
 LAYOUT_TABLE = ("an lm-evaluation-harness console table "
                 "(|Tasks|Version|Filter|n-shot|Metric|...|Value|...)")
 SUFFIXES = (".md", ".txt", ".log")
-_HEADER = re.compile(r"^\|\s*Tasks?\s*\|", re.IGNORECASE)
+_HEADER = re.compile(r"^\|\s*(Tasks?|Groups)\s*\|", re.IGNORECASE)
 _MODEL = re.compile(r"""(?:pretrained|model|engine)['"]?\s*[=:]\s*['"]?([^,'"\s)}]+)""")
 
 
@@ -55,6 +56,8 @@ def read_table(path: Path, file: str) -> Results:
     results: dict[str, dict] = {}
     columns: dict[str, dict] = {}
     better: dict[str, dict] = {}
+    groups: set[str] = set()
+    in_groups = False
     model = None
     header = None
     task = None
@@ -63,10 +66,12 @@ def read_table(path: Path, file: str) -> Results:
         if not text:
             header = None
             continue
-        if _HEADER.match(text):
-            # 0.3 named the first column "Task"
+        found = _HEADER.match(text)
+        if found:
+            in_groups = found.group(1).lower() == "groups"
+            # 0.3 named the first column "Task"; the groups' table names it "Groups"
             header = [cell.strip() for cell in _cells(text)]
-            header = ["Tasks" if cell.lower() in ("task", "tasks") else cell for cell in header]
+            header = ["Tasks", *header[1:]]
             for needed in ("Tasks", "Metric", "Value"):
                 if needed not in header:
                     raise line_error(file, f"the table has no {needed!r} column ({LAYOUT_TABLE} "
@@ -85,6 +90,10 @@ def read_table(path: Path, file: str) -> Results:
                                    f"({LAYOUT_TABLE})", line=number)
         row = dict(zip(header, cells, strict=True))
         name = row["Tasks"].lstrip(" -").strip()
+        if in_groups:
+            if name:
+                groups.add(name)  # its row in the tasks' table is an aggregate of tasks
+            continue
         if name:
             task = name  # a group's task (" - name") is a task like any other
         if task is None:
@@ -109,7 +118,7 @@ def read_table(path: Path, file: str) -> Results:
     if not results:
         raise line_error(file, "not lm-evaluation-harness output: no table whose header is "
                                "|Tasks|Version|Filter|n-shot|Metric|...|Value|... with rows")
-    return Results(path, file, None, model, results, set(), better, {}, LAYOUT_TABLE, columns)
+    return Results(path, file, None, model, results, groups, better, {}, LAYOUT_TABLE, columns)
 
 
 def _cells(text: str) -> list[str]:
