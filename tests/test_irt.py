@@ -296,3 +296,34 @@ def test_per_template_cubes_are_simulated_through_item_difficulties(capsys):
             rankstats.planted_cube(models=2, templates=3, samples=4), sample_sd=1.0
         )
     assert main(["estimate", "mizrahi2024", "--simulate", "--budget", "100", "--quiet"]) == 3
+
+
+def test_each_model_alone_and_a_template_covariate():
+    cube = rankstats.planted_cube(models=3, templates=24, samples=30, seed=7)
+    # the second half of the templates is easier for every model: a covariate that knows it
+    easier = np.r_[np.zeros(12), np.ones(12)].astype(bool)
+    rng = np.random.default_rng(0)
+    boost = (rng.random(cube.score.shape) < 0.5) & easier[None, None, :, None]
+    cube["score"] = cube.score.where(~boost, 1.0)
+    cube = cube.assign_coords(
+        template_method=(("task", "template"), [np.where(easier, "easy", "plain")])
+    )
+    partial = cube.where(rankstats.random_design(cube, budget=150, seed=1))
+    alone = rankstats.estimate_distribution(partial, pool_models=False, n_resamples=20, seed=0)
+    # each model its own prior variances (pooled, one per task)
+    assert alone.avgp.notnull().all() and len(np.unique(alone.sample_sd.values)) > 1
+    grouped = rankstats.estimate_distribution(
+        partial, template_covariate="template_method", n_resamples=20, seed=0
+    )
+    exact = rankstats.template_scores(cube)
+    gap = exact.isel(template=easier).mean("template") - exact.isel(template=~easier).mean(
+        "template"
+    )
+    fitted = grouped.template_accuracy
+    found = fitted.isel(template=easier).mean("template") - fitted.isel(template=~easier).mean(
+        "template"
+    )
+    assert float(found.mean()) > 0.5 * float(gap.mean())
+    plain = rankstats.estimate_distribution(partial, n_resamples=20, seed=0).template_accuracy
+    error = abs(fitted - exact.transpose(*fitted.dims)).mean()
+    assert float(error) < float(abs(plain - exact.transpose(*plain.dims)).mean())

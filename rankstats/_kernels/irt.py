@@ -197,11 +197,27 @@ def _recentre(theta, var, d, shared, pools, n_t, n_s) -> float:
     a = theta["a"].reshape(-1, n_t)
     t_in = d["templates"]
     prec_a = np.repeat(1.0 / var["a"], shared)
-    c = (prec_a * np.where(t_in, a, 0.0).sum(-1) - mu / FIXED_VARIANCE) / (
-        prec_a * t_in.sum(-1) + 1.0 / FIXED_VARIANCE
-    )
-    a -= np.where(t_in, c[:, None], 0.0)
-    mu += c
+    if "gamma" in theta:
+        # with groups: the templates of a group against its effect, then the groups against
+        # the intercept (every template is in a group, so these are the ridges)
+        gamma = theta["gamma"].reshape(len(mu), -1)
+        member = t_in[:, None, :] & (d["groups"][:, None, :] == np.arange(gamma.shape[1])[:, None])
+        total = np.where(member, a[:, None, :], 0.0).sum(-1)
+        c = (prec_a[:, None] * total - gamma / FIXED_VARIANCE) / (
+            prec_a[:, None] * member.sum(-1) + 1.0 / FIXED_VARIANCE
+        )
+        a -= np.where(member, c[:, :, None], 0.0).sum(1)
+        gamma += c
+        f = (gamma.sum(-1) - mu) / (gamma.shape[1] + 1.0)
+        gamma -= f[:, None]
+        mu += f
+        c = np.concatenate([c.ravel(), f])
+    else:
+        c = (prec_a * np.where(t_in, a, 0.0).sum(-1) - mu / FIXED_VARIANCE) / (
+            prec_a * t_in.sum(-1) + 1.0 / FIXED_VARIANCE
+        )
+        a -= np.where(t_in, c[:, None], 0.0)
+        mu += c
     b = theta["b"].reshape(pools, n_s)
     s_in = d["samples"].reshape(pools, shared, n_s)[:, 0]
     prec_b = 1.0 / var["b"]
