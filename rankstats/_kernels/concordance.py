@@ -86,9 +86,10 @@ def concordance(
     # a slice with no score at all is structure (a model never run on a task), not news
     telling = ~poisoned & objects_present.any(axis=-1)
     judges, objects = roles
-    warn_nan(statistic, few_judges & telling, f"fewer than two {judges}")
-    warn_nan(statistic, few_objects & ~few_judges & telling, f"fewer than two {objects}")
-    warn_nan(statistic, all_tied & telling, f"all {judges} tie all {objects}")
+    if ((few_judges | few_objects | all_tied) & telling).any():
+        warn_nan(statistic, few_judges & telling, f"fewer than two {judges}")
+        warn_nan(statistic, few_objects & ~few_judges & telling, f"fewer than two {objects}")
+        warn_nan(statistic, all_tied & telling, f"all {judges} tie all {objects}")
     w = np.where(poisoned | few_judges | few_objects | all_tied, np.nan, w)
 
     # degrees of freedom describe a test that exists only where W does
@@ -125,16 +126,21 @@ def _scipy_stats():
 
 
 def chi2_sf(x, dof):
-    """Upper tail of the chi-square distribution, as ``scipy.stats.chi2.sf`` computes it."""
+    """Upper tail of the chi-square distribution, as ``scipy.stats.chi2.sf`` computes it.
+
+    NaN in ``x`` or ``dof`` gives NaN (``chdtrc`` propagates it).
+    """
     with np.errstate(invalid="ignore"):
-        return np.where(np.isnan(x) | np.isnan(dof), np.nan, special.chdtrc(dof, np.maximum(x, 0)))
+        return np.asarray(special.chdtrc(dof, np.maximum(x, 0)))
 
 
 def f_sf(x, dof1, dof2):
-    """Upper tail of the F distribution, as ``scipy.stats.f.sf`` computes it."""
+    """Upper tail of the F distribution, as ``scipy.stats.f.sf`` computes it.
+
+    NaN in any argument gives NaN (``fdtrc`` propagates it).
+    """
     with np.errstate(invalid="ignore"):
-        tail = special.fdtrc(dof1, dof2, np.maximum(x, 0))
-    return np.where(np.isnan(x) | np.isnan(dof1) | np.isnan(dof2), np.nan, tail)
+        return np.asarray(special.fdtrc(dof1, dof2, np.maximum(x, 0)))
 
 
 def _pair_blocks(n: int, batch: int, budget: int = 1 << 22):
