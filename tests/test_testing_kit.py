@@ -373,17 +373,21 @@ def test_coordinate_attribute_and_structure_differences_are_listed(cube):
 
 
 def test_the_checks_pass_on_rankstats_statistics():
-    check_permutation_invariance(rankstats.kendall_w, max_examples=30)
-    check_permutation_invariance(rankstats.kendall_w, axis="judges", max_examples=30)
-    check_permutation_invariance(rankstats.rank, equivariant=True, max_examples=30)
-    check_permutation_invariance(lambda x: rankstats.friedman(x).pvalue, max_examples=30)
-    check_monotone_invariance(rankstats.kendall_w, max_examples=30)
-    check_monotone_invariance(rankstats.rank, per_judge=False, max_examples=30)
-    check_symmetry(rankstats.kendall_tau, max_examples=30)
-    check_bounds(rankstats.kendall_w, 0, 1, max_examples=30)
-    check_bounds(rankstats.friedman, 0, 1, field="pvalue", max_examples=30)
-    check_vectorised(rankstats.kendall_w, max_examples=30)
-    check_vectorised(rankstats.friedman, field="pvalue", max_examples=30)
+    check_permutation_invariance(rankstats.kendall_w, max_examples=30, settings=SEARCH)
+    check_permutation_invariance(
+        rankstats.kendall_w, axis="judges", max_examples=30, settings=SEARCH
+    )
+    check_permutation_invariance(rankstats.rank, equivariant=True, max_examples=30, settings=SEARCH)
+    check_permutation_invariance(
+        lambda x: rankstats.friedman(x).pvalue, max_examples=30, settings=SEARCH
+    )
+    check_monotone_invariance(rankstats.kendall_w, max_examples=30, settings=SEARCH)
+    check_monotone_invariance(rankstats.rank, per_judge=False, max_examples=30, settings=SEARCH)
+    check_symmetry(rankstats.kendall_tau, max_examples=30, settings=SEARCH)
+    check_bounds(rankstats.kendall_w, 0, 1, max_examples=30, settings=SEARCH)
+    check_bounds(rankstats.friedman, 0, 1, field="pvalue", max_examples=30, settings=SEARCH)
+    check_vectorised(rankstats.kendall_w, max_examples=30, settings=SEARCH)
+    check_vectorised(rankstats.friedman, field="pvalue", max_examples=30, settings=SEARCH)
 
 
 def test_the_checks_find_planted_bugs_with_small_examples():
@@ -394,42 +398,45 @@ def test_the_checks_find_planted_bugs_with_small_examples():
         AssertionError,
         match="first_object is not invariant to permuting the objects:\n  x = \\[\\[",
     ) as raised:
-        check_permutation_invariance(first_object, max_examples=50)
+        check_permutation_invariance(first_object, max_examples=50, settings=SEARCH)
     assert raised.value.args[0].count("\n") < 8  # a small example, shown in a few lines
 
     def mean_score(x):
         return x.mean()
 
     with pytest.raises(AssertionError, match="mean_score changed under the strictly increasing"):
-        check_monotone_invariance(mean_score, max_examples=50)
+        check_monotone_invariance(mean_score, max_examples=50, settings=SEARCH)
     with pytest.raises(AssertionError, match=r"difference\(x, y\) != difference\(y, x\)"):
 
         def difference(x, y):
             return x.sum() - y.sum()
 
-        check_symmetry(difference, max_examples=50)
+        check_symmetry(difference, max_examples=50, settings=SEARCH)
     with pytest.raises(AssertionError, match=r"left \[0, 1\]"):
-        check_bounds(lambda x: x.sum(), 0, 1, max_examples=50)
+        check_bounds(lambda x: x.sum(), 0, 1, max_examples=50, settings=SEARCH)
     with pytest.raises(AssertionError, match="not one result per slice"):
-        check_vectorised(lambda x: x.mean(), max_examples=50)
+        check_vectorised(lambda x: x.mean(), max_examples=50, settings=SEARCH)
     with pytest.raises(AssertionError, match="of a stack differs from its slice 0"):
-        check_vectorised(lambda x: x[..., 0, 0] + (x.ndim == 3), max_examples=50)
+        check_vectorised(lambda x: x[..., 0, 0] + (x.ndim == 3), max_examples=50, settings=SEARCH)
     with pytest.raises(InputTypeError, match="axis='templates'"):
-        check_permutation_invariance(rankstats.kendall_w, axis="templates")
+        check_permutation_invariance(rankstats.kendall_w, axis="templates", settings=SEARCH)
 
 
 def test_check_permutation_of_ordinal_ties_is_found():
     # ordinal ranks break ties by position: not equivariant under permuting tied objects
     with pytest.raises(AssertionError, match="not equivariant"):
         check_permutation_invariance(
-            lambda x: rankstats.rank(x, ties="ordinal"), equivariant=True, max_examples=100
+            lambda x: rankstats.rank(x, ties="ordinal"),
+            equivariant=True,
+            max_examples=100,
+            settings=SEARCH,
         )
 
 
 def test_dask_equals_eager():
     pytest.importorskip("dask")
-    check_dask(rankstats.kendall_w, max_examples=3)
-    check_dask(rankstats.friedman, field="pvalue", max_examples=3)
+    check_dask(rankstats.kendall_w, max_examples=3, settings=SEARCH)
+    check_dask(rankstats.friedman, field="pvalue", max_examples=3, settings=SEARCH)
 
 
 @pytest.mark.slow  # about 25 s: shrinking chunks the cube for every smaller candidate
@@ -440,7 +447,7 @@ def test_check_dask_finds_a_statistic_that_differs_when_chunked():
         return float(cube.score.chunks is None)
 
     with pytest.raises(AssertionError, match="eager_only of the chunked cube differs"):
-        check_dask(eager_only, max_examples=5)
+        check_dask(eager_only, max_examples=5, settings=SEARCH)
 
 
 # --------------------------------------------------------------------------- reference vectors

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import xarray as xr
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from ..errors import InputTypeError
@@ -94,15 +95,16 @@ def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
-def _run(search, max_examples):
-    """Run a ``@given`` search under the current hypothesis profile, without a deadline."""
+def _run(search, max_examples, parent):
+    """Run a ``@given`` search under ``parent`` (the current profile by default), no deadline."""
     options = {
         "deadline": None,
         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
     }
     if max_examples is not None:
         options["max_examples"] = int(max_examples)
-    settings(settings.default, **options)(search)()
+    base = parent if parent is not None else hypothesis_settings.default
+    hypothesis_settings(base, **options)(search)()
 
 
 def check_permutation_invariance(
@@ -115,6 +117,7 @@ def check_permutation_invariance(
     rtol: float = 1e-9,
     atol: float = 1e-12,
     max_examples=None,
+    settings=None,
 ) -> None:
     """Check that permuting the objects (or judges) leaves the statistic unchanged.
 
@@ -134,6 +137,10 @@ def check_permutation_invariance(
         What to compare (see :func:`values_of`) and how closely.
     max_examples : int, optional
         How many inputs to try; by default the current hypothesis profile's.
+    settings : hypothesis.settings, optional
+        The settings to search under (``derandomize=True`` for the same
+        inputs on every run, say); by default the current profile's. No
+        deadline applies either way.
 
     Examples
     --------
@@ -155,14 +162,15 @@ def check_permutation_invariance(
         before = _evaluate(statistic, field, x)
         after = _evaluate(statistic, field, moved)
         expected = np.take(before, order, axis=position) if equivariant else before
-        assert _close(after, expected, rtol, atol), (
-            f"{_name(statistic)} is not {'equi' if equivariant else 'in'}variant to permuting "
-            f"the {axis}:\n  x = {_show(x)}\n  gives {_show(before)}\n  x permuted by "
-            f"{order.tolist()} = {_show(moved)}\n  gives {_show(after)}, expected "
-            f"{_show(expected)}"
-        )
+        if not _close(after, expected, rtol, atol):
+            raise AssertionError(
+                f"{_name(statistic)} is not {'equi' if equivariant else 'in'}variant to permuting "
+                f"the {axis}:\n  x = {_show(x)}\n  gives {_show(before)}\n  x permuted by "
+                f"{order.tolist()} = {_show(moved)}\n  gives {_show(after)}, expected "
+                f"{_show(expected)}"
+            )
 
-    _run(search, max_examples)
+    _run(search, max_examples, settings)
 
 
 def check_monotone_invariance(
@@ -174,6 +182,7 @@ def check_monotone_invariance(
     rtol: float = 1e-9,
     atol: float = 1e-12,
     max_examples=None,
+    settings=None,
 ) -> None:
     """Check that strictly increasing maps of the scores leave the statistic unchanged.
 
@@ -190,7 +199,7 @@ def check_monotone_invariance(
     inputs : hypothesis strategy, optional
         The matrices; by default integer-valued ones (|v| <= 20), which every
         map of :data:`~rankstats.testing.strategies.INCREASING` keeps distinct.
-    field, rtol, atol, max_examples
+    field, rtol, atol, max_examples, settings
         As for :func:`check_permutation_invariance`.
 
     Examples
@@ -214,13 +223,14 @@ def check_monotone_invariance(
             moved = maps[0](x)
         before = _evaluate(statistic, field, x)
         after = _evaluate(statistic, field, moved)
-        assert _close(after, before, rtol, atol), (
-            f"{_name(statistic)} changed under the strictly increasing map(s) {maps}:\n"
-            f"  x = {_show(x)}\n  gives {_show(before)}\n  mapped = {_show(moved)}\n"
-            f"  gives {_show(after)}"
-        )
+        if not _close(after, before, rtol, atol):
+            raise AssertionError(
+                f"{_name(statistic)} changed under the strictly increasing map(s) {maps}:\n"
+                f"  x = {_show(x)}\n  gives {_show(before)}\n  mapped = {_show(moved)}\n"
+                f"  gives {_show(after)}"
+            )
 
-    _run(search, max_examples)
+    _run(search, max_examples, settings)
 
 
 def check_symmetry(
@@ -231,6 +241,7 @@ def check_symmetry(
     rtol: float = 1e-9,
     atol: float = 1e-12,
     max_examples=None,
+    settings=None,
 ) -> None:
     """Check that a statistic of two arguments does not depend on their order.
 
@@ -242,7 +253,7 @@ def check_symmetry(
         Pairs ``(x, y)``; by default two rows of one
         :func:`~rankstats.testing.strategies.score_matrices` draw, neither
         constant.
-    field, rtol, atol, max_examples
+    field, rtol, atol, max_examples, settings
         As for :func:`check_permutation_invariance`.
 
     Examples
@@ -259,12 +270,13 @@ def check_symmetry(
         x, y = pair
         xy = _evaluate(statistic, field, x, y)
         yx = _evaluate(statistic, field, y, x)
-        assert _close(xy, yx, rtol, atol), (
-            f"{_name(statistic)}(x, y) != {_name(statistic)}(y, x):\n  x = {_show(x)}\n"
-            f"  y = {_show(y)}\n  (x, y) gives {_show(xy)}, (y, x) gives {_show(yx)}"
-        )
+        if not _close(xy, yx, rtol, atol):
+            raise AssertionError(
+                f"{_name(statistic)}(x, y) != {_name(statistic)}(y, x):\n  x = {_show(x)}\n"
+                f"  y = {_show(y)}\n  (x, y) gives {_show(xy)}, (y, x) gives {_show(yx)}"
+            )
 
-    _run(search, max_examples)
+    _run(search, max_examples, settings)
 
 
 def check_bounds(
@@ -276,6 +288,7 @@ def check_bounds(
     field=None,
     allow_nan: bool = True,
     max_examples=None,
+    settings=None,
 ) -> None:
     """Check that every value the statistic returns lies in ``[low, high]``.
 
@@ -291,8 +304,8 @@ def check_bounds(
         What to check (see :func:`values_of`).
     allow_nan : bool, default True
         Whether NaN (an undefined value, on one judge say) is allowed.
-    max_examples : int, optional
-        How many inputs to try.
+    max_examples, settings
+        As for :func:`check_permutation_invariance`.
 
     Examples
     --------
@@ -308,11 +321,12 @@ def check_bounds(
         got = _evaluate(statistic, field, x)
         nan = np.isnan(got)
         inside = (got >= low) & (got <= high)
-        assert (inside | (nan & allow_nan)).all(), (
-            f"{_name(statistic)} left [{low}, {high}]:\n  x = {_show(x)}\n  gives {_show(got)}"
-        )
+        if not (inside | (nan & allow_nan)).all():
+            raise AssertionError(
+                f"{_name(statistic)} left [{low}, {high}]:\n  x = {_show(x)}\n  gives {_show(got)}"
+            )
 
-    _run(search, max_examples)
+    _run(search, max_examples, settings)
 
 
 def check_vectorised(
@@ -323,6 +337,7 @@ def check_vectorised(
     rtol: float = 1e-12,
     atol: float = 1e-15,
     max_examples=None,
+    settings=None,
 ) -> None:
     """Check that one call on stacked matrices equals a loop over the slices.
 
@@ -333,7 +348,7 @@ def check_vectorised(
         on each slice; the result of the stack is indexed by its first axis.
     inputs : hypothesis strategy, optional
         Stacks; by default ``score_matrices(slices=(1, 4))``.
-    field, rtol, atol, max_examples
+    field, rtol, atol, max_examples, settings
         As for :func:`check_permutation_invariance`.
 
     Examples
@@ -347,19 +362,21 @@ def check_vectorised(
     @given(x=inputs)
     def search(x):
         stacked = _evaluate(statistic, field, x)
-        assert stacked.shape[:1] == x.shape[:1], (
-            f"{_name(statistic)} of a stack of {len(x)} slices gives shape {stacked.shape}, "
-            f"not one result per slice:\n  x = {_show(x)}\n  gives {_show(stacked)}"
-        )
+        if stacked.shape[:1] != x.shape[:1]:
+            raise AssertionError(
+                f"{_name(statistic)} of a stack of {len(x)} slices gives shape {stacked.shape}, "
+                f"not one result per slice:\n  x = {_show(x)}\n  gives {_show(stacked)}"
+            )
         for i, block in enumerate(x):
             single = _evaluate(statistic, field, block)
-            assert _close(stacked[i], single, rtol, atol), (
-                f"{_name(statistic)} of a stack differs from its slice {i}:\n"
-                f"  x = {_show(x)}\n  stacked call gives {_show(stacked)}\n"
-                f"  slice {i} alone gives {_show(single)}"
-            )
+            if not _close(stacked[i], single, rtol, atol):
+                raise AssertionError(
+                    f"{_name(statistic)} of a stack differs from its slice {i}:\n"
+                    f"  x = {_show(x)}\n  stacked call gives {_show(stacked)}\n"
+                    f"  slice {i} alone gives {_show(single)}"
+                )
 
-    _run(search, max_examples)
+    _run(search, max_examples, settings)
 
 
 def check_dask(
@@ -371,6 +388,7 @@ def check_dask(
     rtol: float = 1e-12,
     atol: float = 1e-15,
     max_examples=None,
+    settings=None,
 ) -> None:
     """Check that a statistic of a dask-chunked cube equals that of the cube in memory.
 
@@ -383,7 +401,7 @@ def check_dask(
         at least two templates and models.
     chunks : dict, optional
         How to chunk; by default one model per chunk.
-    field, rtol, atol, max_examples
+    field, rtol, atol, max_examples, settings
         As for :func:`check_permutation_invariance`.
 
     Raises
@@ -407,9 +425,10 @@ def check_dask(
     def search(cube):
         eager = _evaluate(statistic, field, cube)
         lazy = _evaluate(statistic, field, cube.chunk(chunks))
-        assert _close(lazy, eager, rtol, atol), (
-            f"{_name(statistic)} of the chunked cube differs from the eager one:\n{cube}\n"
-            f"  eager: {_show(eager)}\n  chunked: {_show(lazy)}"
-        )
+        if not _close(lazy, eager, rtol, atol):
+            raise AssertionError(
+                f"{_name(statistic)} of the chunked cube differs from the eager one:\n{cube}\n"
+                f"  eager: {_show(eager)}\n  chunked: {_show(lazy)}"
+            )
 
-    _run(search, max_examples)
+    _run(search, max_examples, settings)
