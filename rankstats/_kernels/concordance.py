@@ -93,8 +93,9 @@ def concordance(
     w = np.where(poisoned | few_judges | few_objects | all_tied, np.nan, w)
 
     # degrees of freedom describe a test that exists only where W does
-    dof = np.where(np.isnan(w), np.nan, n - 1.0)
-    m = np.where(np.isnan(w), np.nan, m)
+    judges_used, undefined = m, np.isnan(w)
+    dof = np.where(undefined, np.nan, n - 1.0)
+    m = np.where(undefined, np.nan, m)
     chi2 = m * dof * w
     with np.errstate(invalid="ignore", divide="ignore"):
         f = (m - 1.0) * w / (1.0 - w)
@@ -113,7 +114,7 @@ def concordance(
         "f_kbs_dof1": kbs_dof1,
         "f_kbs_dof2": kbs_dof2,
         "f_kbs_pvalue": f_sf(f, kbs_dof1, kbs_dof2),
-        "n_judges": used.sum(axis=-1).astype(float),
+        "n_judges": judges_used,
         "n_objects": n,
     }
 
