@@ -245,8 +245,8 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     >>> [s.key for s in sections(rankstats.report(cube, n_resamples=0))]
     ['conventions', 'statistic_conventions', 'dropped', 'agreement', 'pairs', 'metrics',
      'average_rank']
-    >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-2:]
-    ['stability', 'templates_needed']
+    >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-3:]
+    ['stability', 'templates_needed', 'variance']
     """
     out = [
         *_preamble(analysis),
@@ -341,6 +341,10 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             pd.DataFrame({"templates": analysis["n_templates"].to_series(),
                           "templates needed": analysis["templates_needed"].to_series()})
             .astype("Int64")))
+    if "variance_share" in analysis:
+        out.append(_variance_section(analysis))
+    if "sensitive_sensitivity" in analysis:
+        out.append(_sensitivity_section(analysis))
     if "filtering_tau" in analysis:
         out.append(Section(
             "filtering", "Sensitivity to dropping invalid templates",
@@ -357,6 +361,41 @@ def sections(analysis: xr.Dataset) -> list[Section]:
 
         out += [Section(*table) for table in report_tables(analysis)]
     return [_noted(section, analysis) for section in out]
+
+
+def _variance_section(analysis: xr.Dataset) -> Section:
+    """Each task's variance split into components, and the templates a tau of 0.9 needs."""
+    share = (analysis["variance_share"].transpose("task", "component").to_pandas() * 100)
+    share["G"] = analysis["g_coefficient"].to_series()
+    share["replication τ"] = analysis["replication_tau"].to_series()
+    share["templates for τ ≥ 0.9"] = analysis["templates_for_tau"].to_series().astype("Int64")
+    return Section(
+        "variance", "Where the variance comes from (%)",
+        "Each task's score variance split into model, template, sample and their "
+        "interactions (method-of-moments estimates, negative ones as 0; the three-way "
+        "interaction and the error cannot be told apart with one score per cell), as a "
+        "share; G is the generalizability coefficient of the model means at the task's own "
+        "design, replication τ the expected Kendall tau between the leaderboard and a "
+        "replication with new templates and samples, and the last column the templates that "
+        "tau ≥ 0.9 would need (rankstats.plan gives the whole design study).", share)
+
+
+def _sensitivity_section(analysis: xr.Dataset) -> Section:
+    """ProSA's prompt sensitivity per task, and the samples most sensitive to wording."""
+    frame = analysis[["sensitive_sample_id", "sensitive_sensitivity", "sensitive_score"]] \
+        .to_dataframe(dim_order=["task", "sensitive_position"])
+    frame = frame.dropna(subset=["sensitive_sensitivity"])
+    frame.columns = ["sample", "sensitivity", "mean score"]
+    frame["task sensitivity"] = analysis["prompt_sensitivity"].to_series() \
+        .reindex(frame.index.get_level_values("task")).to_numpy()
+    frame.index = frame.index.set_names(["task", "position"])
+    return Section(
+        "sensitivity", "Samples most sensitive to wording",
+        "ProSA's prompt sensitivity (Zhuo et al. 2024): per sample, the mean absolute "
+        "difference of its outcome between two templates, over all template pairs and "
+        "averaged over models; task sensitivity is the mean over models of each model's mean "
+        "over samples. The samples listed first change outcome most with the wording.",
+        frame)
 
 
 def _preamble(analysis: xr.Dataset) -> list[Section]:

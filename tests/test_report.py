@@ -255,3 +255,40 @@ def test_report_records_its_resampling(binary_cube):
     again = rankstats.report(binary_cube, n_resamples=20, seed=3)
     xr.testing.assert_identical(analysis, again)
     assert rankstats.report(binary_cube, n_resamples=0).attrs["seed"] == "None"
+
+
+def test_variance_and_sensitivity_sections_come_from_their_functions(binary_cube, tmp_path):
+    from rankstats.stability import variance_summary
+
+    analysis = rankstats.report(binary_cube, n_resamples=40, seed=3)
+    summary = variance_summary(binary_cube, n_resamples=40, seed=3)
+    for name in ("variance_share", "variance_estimate", "variance_low", "variance_high",
+                 "g_coefficient", "replication_tau", "templates_for_tau"):
+        np.testing.assert_array_equal(analysis[name].values, summary[name].values)
+    sensitivity = rankstats.prompt_sensitivity(binary_cube, nan_policy="omit")
+    np.testing.assert_allclose(analysis.prompt_sensitivity.values,
+                               sensitivity.mean("model").values, rtol=1e-12)
+    listed = rankstats.sensitive_samples(binary_cube, top=5)
+    np.testing.assert_array_equal(analysis.sensitive_sensitivity.values,
+                                  listed.sensitivity.values)
+    markdown = render.to_markdown(analysis)
+    assert "## Where the variance comes from (%)" in markdown
+    assert "## Samples most sensitive to wording" in markdown
+    keys = [section.key for section in render.sections(analysis)]
+    assert {"variance", "sensitivity"} <= set(keys)
+    written = {path.name for path in render.to_csv(analysis, tmp_path)}
+    assert {"variance.csv", "sensitivity.csv"} <= written
+    from rankstats.plot.report import figures
+
+    assert "variance" in figures(analysis)
+
+
+def test_variance_section_says_which_cells_it_left_out(binary_cube):
+    holed = binary_cube.copy(deep=True)
+    holed["score"][0, 0, 1, :] = np.nan  # model a has no scores under t1's template p1
+    analysis = rankstats.report(holed, n_resamples=20, seed=0)
+    rows = analysis.drop_section.values == "variance"
+    assert rows.sum() == 1
+    assert int(analysis.drop_count.values[rows][0]) == int(
+        analysis.variance_cells_missing.sel(task="t1")) > 0
+    assert "missing model × template" in render.to_markdown(analysis)

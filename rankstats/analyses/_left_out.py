@@ -87,6 +87,13 @@ class Log:
                           "what": what, "count": len(which), "which": ", ".join(which),
                           "why": why})
 
+    def cells(self, section: str, count: int, why: str, *, task: str = "") -> None:
+        """``count`` cells of ``task`` left out of ``section``, too many to name one by one."""
+        if count:
+            self.rows.append({"section": section, "task": str(task), "model": "",
+                              "what": "cells", "count": int(count),
+                              "which": f"{int(count)} cells", "why": why})
+
     def task(self, section: str, task: str, why: str) -> None:
         """A task left out of ``section`` (its statistic is NaN there) for ``why``."""
         self.add(section, "task", [task], why, task=task)

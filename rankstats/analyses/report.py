@@ -114,7 +114,19 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         ``arena_rank`` (:func:`rankstats.stability.leaderboard`); per task
         ``templates_needed``, the smallest number of templates whose ranking
         agrees with all of them (tau-b >= 0.9 with probability 0.95;
-        :func:`rankstats.templates_needed`).
+        :func:`rankstats.templates_needed`); the variance components
+        (:func:`rankstats.stability.variance_summary`): ``variance_share``,
+        ``variance_estimate``, ``variance_low`` and ``variance_high`` over
+        ``component`` and ``task``, and per task ``g_coefficient``,
+        ``replication_tau`` (expected Kendall tau with a replication),
+        ``templates_for_tau`` (templates for tau >= 0.9) and
+        ``variance_cells_missing``.
+        Prompt sensitivity (cubes with samples): per task
+        ``prompt_sensitivity`` (ProSA's score, :func:`rankstats.prompt_sensitivity`)
+        and over ``sensitive_position`` the five most sensitive samples
+        (``sensitive_sample_id``, ``sensitive_sensitivity``,
+        ``sensitive_score``, ``sensitive_models``;
+        :func:`rankstats.sensitive_samples`).
         ``task_benchmark`` maps each task to its benchmark (the cube's
         ``benchmark`` coordinate; "all" without one), since ``benchmark`` is
         the dimension of the per-benchmark results.
@@ -260,6 +272,10 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         over = "both" if "sample" in _score_dims(cube) else "templates"
         parts.append(_stability(cube, scores, n_resamples, over, seed, nan_policy, structure,
                                 log, best_first, conventions["metric_ranks"]))
+    if n_resamples:
+        parts.append(_variance(cube, n_resamples, seed, structure, log))
+    if "sample" in _score_dims(cube) and isinstance(cube, xr.Dataset):
+        parts.append(_sensitivity(cube))
     item_level = _item_level_refusal(cube, kind)
     if item_level is None:
         parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first,
@@ -816,6 +832,29 @@ def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) ->
         log.task(section, st.tasks[t], "fewer than two templates in the pool (NaN)"
                  if pool[t] < 2 else "no number of templates reaches τ-b ≥ 0.9 in 95% of "
                  "draws; the mean over all of them may tie every model (NaN)")
+
+
+def _variance(cube, n_resamples, seed, st: Structure, log: Log) -> xr.Dataset:
+    """Variance components per task, and the templates a replication tau of 0.9 needs."""
+    from ..stability.variance import variance_summary
+
+    summary = variance_summary(cube, n_resamples=n_resamples, seed=seed)
+    missing = summary["variance_cells_missing"].to_series()
+    for task, count in missing[missing > 0].items():
+        log.cells("variance", int(count), "missing model × template (× sample) cells, "
+                  "left out of the variance components (method of moments on the cells "
+                  "present)", task=str(task))
+    return summary.reset_coords(drop=True)
+
+
+def _sensitivity(cube, top: int = 5) -> xr.Dataset:
+    """ProSA's prompt sensitivity per task and its most sensitive samples."""
+    from .sensitivity import sensitive_samples
+
+    listed = sensitive_samples(cube, top=top)
+    return listed.rename({name: f"sensitive_{name}" for name in
+                          ("sample_id", "sensitivity", "score", "models")}
+                         ).rename({"position": "sensitive_position"}).reset_coords(drop=True)
 
 
 def _minimal_edits(cube, st: Structure, log: Log, top=20):

@@ -124,7 +124,8 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     Keys: ``agreement`` (rank agreement across tasks), ``pairs:<task>`` (the
     least agreeing pair of each task), ``divergence``, ``metrics``, and with
     the stability section ``stability:<task>`` (rank intervals) and
-    ``templates_needed``, and with the verbalizer sections the figures of
+    ``templates_needed``, ``variance`` (variance components), and with the
+    verbalizer sections the figures of
     :func:`rankstats.plot.verbalizer.figures`.
     """
     out = {"agreement": _png(plot_rank_agreement(analysis))}
@@ -149,6 +150,10 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
                              "n_templates": analysis["n_templates"]},
                             attrs={"size_dim": "k", "target": 0.9, "probability": 0.95})
         out["templates_needed"] = _png(plot_k_needed(needed))
+    if "variance_share" in analysis:
+        from .variance import plot_variance_components
+
+        out["variance"] = _png(plot_variance_components(analysis))
     if "group_accuracy" in analysis:
         from .verbalizer import figures as verbalizer_figures
 
