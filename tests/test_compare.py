@@ -13,11 +13,11 @@ Oracles, pinned here:
   templates, from one Generator) for several templates;
 - simulation for the minimum detectable effect's power and for the tests' size.
 
-No lm-evaluation-harness fixture holds two runs of one model. The two runs here are
-two prompt variants (templates 1 and 2) of the ``multiprompt`` fixture, which is
-written from the real asdiv run of Meta-Llama-3-8B-Instruct (template 1 of model a is
-that run's scores; see tests/data/fixtures/lm_eval/README.md): two models, one task,
-50 items, binary ``acc``.
+Two runs of one model written by lm-eval itself (tests/data/lm_eval/) are compared at the
+end. Most tests pair two prompt variants (templates 1 and 2) of the ``multiprompt``
+fixture, which is written from the real asdiv run of Meta-Llama-3-8B-Instruct
+(template 1 of model a is that run's scores; see tests/data/fixtures/lm_eval/README.md):
+two models, one task, 50 items, binary ``acc``.
 """
 
 from __future__ import annotations
@@ -628,3 +628,41 @@ def test_cli_errors(run_files, tmp_path, capsys):
     out.write_text("earlier")
     assert main(["compare", a, c, "--seed", "0", "--json", str(out)]) == 3
     assert out.read_text() == "earlier"
+
+
+def test_two_runs_written_by_lm_eval_itself(tmp_path):
+    """Two dated runs of one model, written by lm-eval (tests/data/lm_eval/): each prompt
+    variant's exact McNemar equals statsmodels', the interval scipy's bootstrap."""
+    import shutil
+
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from collectors.files import lm_eval
+
+    source = ROOT / "tests" / "data" / "lm_eval" / "out" / "folder" / "org__dummy-a"
+    stamps = sorted({path.stem.rsplit("_", 1)[-1] for path in source.glob("results_*.json")})
+    assert len(stamps) == 2
+    runs = []
+    for stamp in stamps:
+        folder = tmp_path / stamp / source.name
+        folder.mkdir(parents=True)
+        for path in source.glob(f"*_{stamp}.*"):
+            shutil.copy(path, folder / path.name)
+        runs.append(lm_eval.load(tmp_path / stamp))
+    a, b = runs
+    assert a.sizes["template"] == 2 and a.attrs["score_kind"] == "binary"
+    for t in range(2):
+        one = rankstats.compare(a.isel(template=[t]), b.isel(template=[t]),
+                                n_resamples=2000, seed=t).squeeze()
+        x = a.score.isel(template=t).values.ravel()
+        y = b.score.isel(template=t).values.ravel()
+        table = [[np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
+                 [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))]]
+        assert one.test.item() == "mcnemar" and table[0][1] + table[1][0] > 0
+        assert float(one.pvalue) == pytest.approx(mcnemar(table, exact=True).pvalue, abs=1e-12)
+        assert (int(one.b), int(one.c)) == (table[0][1], table[1][0])
+        assert float(one.difference) == pytest.approx(np.mean(x - y), abs=1e-12)
+        oracle = stats.bootstrap((x - y,), np.mean, n_resamples=2000, method="percentile",
+                                 rng=np.random.default_rng(t))
+        assert float(one.low) == pytest.approx(oracle.confidence_interval.low, abs=1e-12)
+        assert float(one.high) == pytest.approx(oracle.confidence_interval.high, abs=1e-12)
