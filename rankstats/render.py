@@ -382,10 +382,12 @@ def _variance_section(analysis: xr.Dataset) -> Section:
 
 def _sensitivity_section(analysis: xr.Dataset) -> Section:
     """ProSA's prompt sensitivity per task, and the samples most sensitive to wording."""
-    frame = analysis[["sensitive_sample_id", "sensitive_sensitivity", "sensitive_score"]] \
-        .to_dataframe(dim_order=["task", "sensitive_position"])
-    frame = frame.dropna(subset=["sensitive_sensitivity"])
-    frame.columns = ["sample", "sensitivity", "mean score"]
+    columns = {"sample": "sensitive_sample_id", "sensitivity": "sensitive_sensitivity",
+               "mean score": "sensitive_score"}
+    frame = pd.DataFrame({
+        label: analysis[name].transpose("task", "sensitive_position").to_series()
+        for label, name in columns.items()
+    }).dropna(subset=["sensitivity"])
     frame["task sensitivity"] = analysis["prompt_sensitivity"].to_series() \
         .reindex(frame.index.get_level_values("task")).to_numpy()
     frame.index = frame.index.set_names(["task", "position"])

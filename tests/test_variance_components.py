@@ -402,3 +402,32 @@ def test_mean_square_shortcut_has_the_simulated_distribution(k):
         np.testing.assert_allclose(
             np.quantile(shortcut, q, -1), np.quantile(simulated, q, -1), rtol=0.1, atol=0.01
         )
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_crossed_shortcut_equals_the_sum_over_cells(k):
+    """Fully crossed patterns (padding drops whole levels) take closed-form coefficients;
+    they equal the general sums over margins' cells, pattern by pattern."""
+    from rankstats._kernels import variance as kv
+
+    def by_cells(observed):
+        counts = {s: kv._margin(observed, s, k) for s in kv.subsets(k)}
+        rows = [np.stack([kv._total(kv._ratio(counts[kv._union(s, r)] ** 2, counts[s]), k)
+                          for r in kv.effects(k)], axis=-1) for s in kv.subsets(k)]
+        K = np.stack(rows, axis=-2)
+        return K[..., 1:, :] - K[..., :1, :]
+
+    rng = np.random.default_rng(k)
+    for _ in range(30):
+        sizes = tuple(int(n) for n in rng.integers(2, 6, size=k))
+        observed = np.ones((4, *sizes))
+        level = [0] * k
+        axis = int(rng.integers(k))
+        index = [slice(None)] * k
+        index[axis] = int(rng.integers(sizes[axis]))
+        observed[(1, *index)] = 0  # a padded level: still crossed
+        observed[(2, *level)] = 0  # a hole: not crossed
+        observed[3, ..., 0] = 0  # the last facet's first level padded everywhere
+        _, A, good = kv.design(observed.astype(bool), k)
+        expected = np.where(good[..., None, None], by_cells(observed), np.eye(A.shape[-1]))
+        np.testing.assert_allclose(A, expected, rtol=1e-12, atol=1e-9)

@@ -64,6 +64,34 @@ def _ratio(numerator, denominator):
     return np.where(denominator > 0, numerator / safe, 0.0)
 
 
+def _union(s, r):
+    return tuple(sorted(set(s) | set(r)))
+
+
+def _crossed_coefficients(levels, k):
+    """The coefficients of :func:`design` where the observed levels are fully crossed.
+
+    With ``L(A)`` the product of the observed levels of the facets in A and
+    ``N = L(all)``, every cell of margin ``s | r`` holds ``N / L(s | r)``
+    observations and every cell of margin ``s`` ``N / L(s)``, so the sum
+    over the cells of ``s | r`` of the squared count over the count is
+    ``N L(s) / L(s | r)``: no pass over the cells is needed.
+    """
+    levels = np.asarray(levels, dtype=float)
+
+    def product(facets):
+        return np.prod(levels[..., list(facets)], axis=-1) if facets else np.ones(levels.shape[:-1])
+
+    total = product(range(k))
+    return np.stack(
+        [
+            np.stack([total * product(s) / product(_union(s, r)) for r in effects(k)], axis=-1)
+            for s in subsets(k)
+        ],
+        axis=-2,
+    )
+
+
 def design(observed, k):
     """The moment equations of the pattern ``observed (..., f_1, ..., f_k)`` (0/1 floats).
 
@@ -73,22 +101,33 @@ def design(observed, k):
     equations can be solved: every facet has two observed levels and ``A``
     is not singular.
     """
+    if observed.ndim == k:  # one slice: the holes below are found by leading position
+        counts, A, good = design(observed[None], k)
+        return {s: c[0] for s, c in counts.items()}, A[0], good[0]
     margins = subsets(k)
     counts = {s: _margin(observed, s, k) for s in margins}
-    rows = []
-    for s in margins:
-        rows.append(
-            np.stack(
-                [
-                    _total(_ratio(counts[tuple(sorted(set(s) | set(r)))] ** 2, counts[s]), k)
-                    for r in effects(k)
-                ],
-                axis=-1,
-            )
-        )
-    K = np.stack(rows, axis=-2)
-    A = K[..., 1:, :] - K[..., :1, :]
     levels = np.stack([(counts[(f,)] > 0).sum(axis=tuple(range(-k, 0))) for f in range(k)], axis=-1)
+    K = _crossed_coefficients(levels, k)
+    crossed = _total(counts[()], k) == levels.prod(-1)
+    if not crossed.all():
+        # a pattern with holes: every coefficient is a sum over the cells of a margin
+        lead = np.nonzero(~crossed)
+        rows = []
+        for s in margins:
+            rows.append(
+                np.stack(
+                    [
+                        _total(
+                            _ratio(counts[_union(s, r)][lead].astype(float) ** 2, counts[s][lead]),
+                            k,
+                        )
+                        for r in effects(k)
+                    ],
+                    axis=-1,
+                )
+            )
+        K[lead] = np.stack(rows, axis=-2)
+    A = K[..., 1:, :] - K[..., :1, :]
     good = (levels >= 2).all(-1)
     eye = np.eye(A.shape[-1])
     good &= np.linalg.cond(np.where(good[..., None, None], A, eye)) < MAX_CONDITION
@@ -113,7 +152,9 @@ def solve(y, counts, A, good, k, inverse=None):
 
 def inverse_counts(counts):
     """``1/n`` of every margin's counts, 0 where a level has no observed cell."""
-    return {s: _ratio(1.0, c) for s, c in counts.items()}
+    # the finest margin is the cells themselves: :func:`solve` squares those directly
+    finest = max(counts, key=len)
+    return {s: _ratio(1.0, c) for s, c in counts.items() if s != finest}
 
 
 def henderson(x, k):
@@ -128,7 +169,7 @@ def henderson(x, k):
         raise InputTypeError(f"variance components: need {k} facet axes, got shape {x.shape}")
     observed = ~np.isnan(x)
     y = np.where(observed, x, 0.0)
-    counts, A, good = design(observed.astype(float), k)
+    counts, A, good = design(observed, k)
     n = counts[()].reshape(x.shape[:-k])
     mean = _total(y, k) / np.where(n > 0, n, np.nan)
     return solve(y, counts, A, good, k), mean, n
