@@ -17,7 +17,7 @@ import xarray as xr
 
 import rankstats
 import rankstats.datasets
-from rankstats._kernels.subsample import TIE_DECIMALS, draw_order, subsample_curves
+from rankstats._kernels.subsample import TIE_DECIMALS, _Pairs, draw_order, subsample_curves
 from rankstats.errors import (
     CubeError,
     DimensionError,
@@ -90,6 +90,45 @@ def test_vectorised_equals_a_loop_over_draws(cube):
         np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
                                    err_msg=name)
     assert np.isfinite(got.tau).sum() > 100
+
+
+def test_many_models_equal_a_loop_over_draws():
+    """From 32 models tau-b and the ranks come from one integer sort per ranking."""
+    rng = np.random.default_rng(5)
+    x = np.round(rng.random((2, 9, 40)) * 8) / 8  # few distinct values: many ties
+    x[1, 7:] = np.nan  # padded templates
+    x[1, :7, [3, 11]] = np.nan  # absent models
+    ks = [1, 2, 5, 7, 9]
+    got = templates_needed(x, ks=ks, n_resamples=6, seed=2)
+    want = _loop(x, ks, 6, 2)
+    for name, expected in want.items():
+        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+    assert np.isfinite(got.tau).sum() > 40
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_sort_equals_ranks_then_tau(seed):
+    """The merge kernel's single sort per ranking gives exactly the ranks and tau-b of rank_last
+    followed by the pair counts, ties, absent objects, orientation and chunking included."""
+    rng = np.random.default_rng(seed)
+    slices, m, levels = 3, int(rng.choice([32, 57, 300])), int(rng.integers(2, 25))
+    present = rng.random((slices, m)) > 0.15
+    scale = rng.choice([1.0, 0.4], size=(slices, 1))
+    reference = np.where(present, rng.integers(0, levels, (slices, m)) / levels * scale, 0.0)
+    higher = [True, False, None][seed % 3]
+    budget = [2**12, 2**26][seed % 2]  # many chunks, or one
+    pairs = _Pairs(reference, scale, present, higher, "merge", budget=budget)
+    means = rng.integers(0, levels, (slices, 5, 4, m)) / levels * scale[..., None, None]
+    means = np.where(present[:, None, None], means, 0.0)
+    means[0, 1, 2, :2] = reference[0, :2]  # some means equal the reference's
+    if seed == 5:
+        means[2] *= 3.0  # keys too large for one integer: the two-step path
+    ranks, tau = pairs.ranks_tau(means)
+    np.testing.assert_array_equal(ranks, pairs.ranks(means))
+    np.testing.assert_array_equal(tau, pairs.tau(pairs.ranks(means)))
+    assert np.isfinite(tau).sum() > 40
+    assert set(np.unique(ranks[np.isfinite(ranks)] % 1)) == {0, 0.5}  # tied ranks seen
 
 
 def test_labelled_equals_numpy(cube):

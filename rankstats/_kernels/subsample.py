@@ -130,7 +130,8 @@ def subsample_curves(
     for start in range(0, int(ks.max()), step):
         stop = min(int(ks.max()), start + step)
         block = np.take_along_axis(columns[:, None], order[:, :, start:stop, None], axis=-2)
-        np.cumsum(block, axis=-2, out=block)
+        for i in range(1, stop - start):  # np.cumsum along the sizes, several times faster
+            np.add(block[:, :, i], block[:, :, i - 1], out=block[:, :, i])
         block += carry[:, :, None]
         carry = block[:, :, -1]
         chosen = np.flatnonzero((ks > start) & (ks <= stop))
@@ -143,8 +144,7 @@ def subsample_curves(
         means = np.where((k == n_units[:, None])[:, None, :, None], reference[:, None, None],
                          means)
         beyond = (k > n_units[:, None])[:, None, :]  # (L, 1, kk)
-        ranks = pairs.ranks(means)  # average ranks: tau-b counts ties as ties
-        tau = pairs.tau(ranks)
+        ranks, tau = pairs.ranks_tau(means)  # average ranks: tau-b counts ties as ties
         if ties != "average":
             ranks = pairs.ranks(means, ties)
         tau[poisoned | beyond] = np.nan
@@ -213,6 +213,16 @@ class _Pairs:
             tied = _tm.pair_counts(self.codes, self.codes, present, terms=False)["x_tie_pairs"]
             tied = tied.astype(np.int64)
             self.ref_tied = tied
+            # the objects in the reference's order (absent ones last), and the reference's
+            # codes in that order: see _sorted_counts
+            self.n_present = n_present
+            top = int(self.codes.max(initial=0)) + 1
+            self.perm = np.argsort(np.where(present, self.codes.astype(np.int64), top),
+                                   axis=-1, kind="stable")
+            in_order = np.take_along_axis(self.codes, self.perm, axis=-1).astype(np.int32)
+            used = np.arange(m) < n_present[:, None]
+            self.ref_sorted = np.where(used, in_order, top)
+            self.bits = max(1, int(m - 1).bit_length())
         else:
             self.i, self.j = np.triu_indices(m, 1)
             self.count = self.i.size
@@ -254,6 +264,102 @@ class _Pairs:
         numerator = (sign * self.weighted[rows, None]).sum(-1, dtype=np.int64)
         return numerator, tied
 
+    def _sorted_counts(self, means, rows):
+        """Average ranks, C - D against the reference and tied pairs of ``(l, n, objects)`` means.
+
+        One integer sort per ranking does it all. The key of an object is its
+        rounded mean (the integer :meth:`ranks` compares, as a multiple of
+        ``10**-TIE_DECIMALS``) above the object's position in the reference's
+        order, so that objects tied on the mean follow the reference. The
+        sorted keys give the average ranks and the tie groups, and the
+        reference's codes read in that order have as inversions exactly the
+        discordant pairs (Knight 1966, with the roles of x and y swapped).
+        Returns None where the keys would not fit in 64 bits.
+        """
+        m = means.shape[-1]
+        with np.errstate(invalid="ignore"):
+            key = np.round(means / self.scale[rows].reshape(-1, 1, 1), TIE_DECIMALS)
+            key *= 10.0**TIE_DECIMALS
+        np.rint(key, out=key)
+        if self.higher_is_better:
+            np.negative(key, out=key)
+        key[np.isnan(key)] = 0.0  # a poisoned draw: its tau and ranks become NaN
+        offset = 2**34  # |means| <= scale: |key| <= 10**10 < offset
+        if self.bits > 62 - 36 or not (np.abs(key) < offset).all():
+            return None
+        perm = self.perm[rows, None]  # (l, 1, m)
+        position = np.arange(m)
+        used = position < self.n_present[rows, None, None]
+        code = np.take_along_axis(key, perm, axis=-1).astype(np.int64)
+        code += offset
+        np.copyto(code, 2 * offset, where=~used)  # absent objects last
+        code <<= self.bits
+        code |= position
+        code.sort(axis=-1)
+        order = code & ((1 << self.bits) - 1)  # positions in the reference's order
+        code >>= self.bits
+        new = np.ones(code.shape, dtype=bool)  # the first of a tie group
+        np.not_equal(code[..., 1:], code[..., :-1], out=new[..., 1:])
+        del code
+        first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
+        end = np.ones(new.shape, dtype=bool)
+        end[..., :-1] = new[..., 1:]
+        last = np.minimum.accumulate(np.where(end, position, m)[..., ::-1], axis=-1)[..., ::-1]
+        average = (first + last) * 0.5 + 1.0  # = first rank + (group size - 1) / 2
+        del last
+        tied = np.where(used, position - first, 0).sum(-1)  # sum of t(t-1)/2 over groups
+        ranks = np.empty(means.shape)
+        np.put_along_axis(ranks, np.take_along_axis(np.broadcast_to(perm, means.shape), order,
+                                                    axis=-1), average, axis=-1)
+        np.copyto(ranks, np.nan, where=~self.present[rows, None])
+        del average
+        x = np.take_along_axis(self.ref_sorted[rows, None], order, axis=-1)
+        del order
+        new[..., 1:] |= x[..., 1:] != x[..., :-1]  # runs tied on both
+        first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
+        both = np.where(used, position - first, 0).sum(-1)
+        del first, new
+        numerator = (self.n0[rows, None] - self.ref_tied[rows, None] - tied + both
+                     - 2 * _tm.inversions(x))
+        return ranks, numerator, tied
+
+    def _chunks(self, rankings, per_ranking):
+        """(slices, rankings) index pairs of chunks within the memory budget."""
+        slices = len(self.n0)
+        rows = max(1, self.budget // per_ranking)  # rankings per chunk
+        slice_step = max(1, rows // rankings)
+        row_step = min(rows, rankings)
+        for first in range(0, slices, slice_step):
+            for start in range(0, rankings, row_step):
+                yield (np.arange(slices)[first:first + slice_step],
+                       slice(first, first + slice_step), slice(start, start + row_step))
+
+    def ranks_tau(self, means):
+        """Average ranks of ``(L, draws, kk, objects)`` means and tau-b against the reference.
+
+        The same numbers as :meth:`ranks` followed by :meth:`tau`; with the
+        merge kernel, in one sort per ranking.
+        """
+        if not self.merge:
+            ranks = self.ranks(means)
+            return ranks, self.tau(ranks)
+        slices, draws, kk, m = means.shape
+        flat = means.reshape(slices, draws * kk, m)
+        ranks = np.empty(flat.shape)
+        numerator = np.empty(flat.shape[:-1], dtype=np.int64)
+        tied = np.empty(flat.shape[:-1], dtype=np.int64)
+        for rows, chosen, part in self._chunks(flat.shape[1], m * 160):
+            counted = self._sorted_counts(flat[chosen, part], rows)
+            if counted is None:
+                ranks[chosen, part] = self.ranks(flat[chosen, part])
+                numerator[chosen, part], tied[chosen, part] = self._counts(
+                    ranks[chosen, part], rows)
+            else:
+                ranks[chosen, part], numerator[chosen, part], tied[chosen, part] = counted
+        ranks = ranks.reshape(means.shape)
+        return ranks, self._tau(numerator.reshape(slices, draws, kk),
+                                tied.reshape(slices, draws, kk))
+
     def tau(self, ranks):
         """Tau-b of ``(L, draws, kk, objects)`` rankings against the reference."""
         slices, draws, kk, m = ranks.shape
@@ -261,17 +367,12 @@ class _Pairs:
         numerator = np.empty(flat.shape[:-1], dtype=np.int64)
         tied = np.empty(flat.shape[:-1], dtype=np.int64)
         per_ranking = m * 120 if self.merge else m * 8 + self.count * 6
-        rows = max(1, self.budget // per_ranking)  # rankings per chunk
-        slice_step = max(1, rows // flat.shape[1])
-        row_step = min(rows, flat.shape[1])
-        for first in range(0, slices, slice_step):
-            chosen = slice(first, first + slice_step)
-            for start in range(0, flat.shape[1], row_step):
-                part = slice(start, start + row_step)
-                numerator[chosen, part], tied[chosen, part] = self._counts(
-                    flat[chosen, part], np.arange(slices)[chosen])
-        numerator = numerator.reshape(slices, draws, kk)
-        tied = tied.reshape(slices, draws, kk)
+        for rows, chosen, part in self._chunks(flat.shape[1], per_ranking):
+            numerator[chosen, part], tied[chosen, part] = self._counts(flat[chosen, part], rows)
+        return self._tau(numerator.reshape(slices, draws, kk), tied.reshape(slices, draws, kk))
+
+    def _tau(self, numerator, tied):
+        """Tau-b from C - D and the tied pairs of each ranking, NaN where undefined."""
         room = (self.n0[:, None, None] - tied) * self.ref_room[:, None, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             tau = np.clip(numerator / np.sqrt(room), -1.0, 1.0)
@@ -300,8 +401,9 @@ class _Outputs:
         # np.quantile's "lower" and "higher" methods, by one partition along the draws
         tail, last = (1.0 - level) / 2.0, ranks.shape[1] - 1
         low, high = int(np.floor(tail * last)), int(np.ceil((1.0 - tail) * last))
-        parted = np.partition(ranks, sorted({low, high}), axis=1)
-        lower, upper = parted[:, low], parted[:, high]
+        parted = np.moveaxis(ranks, 1, -1).copy()  # draws last and contiguous: faster
+        parted.partition(sorted({low, high}), axis=-1)
+        lower, upper = parted[..., low], parted[..., high]
         self.lower[:, chosen] = np.where(invalid[..., None], np.nan, lower)
         self.upper[:, chosen] = np.where(invalid[..., None], np.nan, upper)
 

@@ -42,7 +42,8 @@ def inversions(y):
     rows = y.shape[0]
     size = 1 << max(0, int(n - 1).bit_length())  # padded with the largest value: no inversion
     top = int(y.max(initial=0)) + 1
-    kind = _int_type(2 * top + 2)
+    # never int16: NumPy sorts 32-bit integers with SIMD, 16-bit ones several times slower
+    kind = np.promote_types(_int_type(2 * top + 2), np.int32).type
     acc = np.int32 if size * size < np.iinfo(np.int32).max else np.int64
     z = np.full((rows, size), top, dtype=kind)
     z[:, :n] = y
