@@ -213,16 +213,14 @@ class _Pairs:
             tied = _tm.pair_counts(self.codes, self.codes, present, terms=False)["x_tie_pairs"]
             tied = tied.astype(np.int64)
             self.ref_tied = tied
-            # the objects in the reference's order (absent ones last), and the reference's
-            # codes in that order: see _sorted_counts
+            # the low bits of the sort keys of _sorted_counts: each object's reference code
+            # (absent objects: one above all) above its column
             self.n_present = n_present
             top = int(self.codes.max(initial=0)) + 1
-            self.perm = np.argsort(np.where(present, self.codes.astype(np.int64), top),
-                                   axis=-1, kind="stable")
-            in_order = np.take_along_axis(self.codes, self.perm, axis=-1).astype(np.int32)
-            used = np.arange(m) < n_present[:, None]
-            self.ref_sorted = np.where(used, in_order, top)
-            self.bits = max(1, int(m - 1).bit_length())
+            self.column_bits = max(1, int(m - 1).bit_length())
+            self.code_bits = top.bit_length()
+            reference_codes = np.where(present, self.codes.astype(np.int64), top)
+            self.low = (reference_codes << self.column_bits) | np.arange(m)
         else:
             self.i, self.j = np.triu_indices(m, 1)
             self.count = self.i.size
@@ -267,14 +265,14 @@ class _Pairs:
     def _sorted_counts(self, means, rows):
         """Average ranks, C - D against the reference and tied pairs of ``(l, n, objects)`` means.
 
-        One integer sort per ranking does it all. The key of an object is its
-        rounded mean (the integer :meth:`ranks` compares, as a multiple of
-        ``10**-TIE_DECIMALS``) above the object's position in the reference's
-        order, so that objects tied on the mean follow the reference. The
-        sorted keys give the average ranks and the tie groups, and the
-        reference's codes read in that order have as inversions exactly the
-        discordant pairs (Knight 1966, with the roles of x and y swapped).
-        Returns None where the keys would not fit in 64 bits.
+        One integer sort per ranking does it all. An object's key holds, from
+        the highest bits down, its rounded mean (the integer :meth:`ranks`
+        compares, as a multiple of ``10**-TIE_DECIMALS``), its code in the
+        reference and its column. The sorted keys give the average ranks and
+        the tie groups; objects tied on the mean follow the reference's order,
+        so the reference codes read in key order have as inversions exactly
+        the discordant pairs (Knight 1966, with the roles of x and y swapped).
+        Returns None where the keys would not fit in 63 bits.
         """
         m = means.shape[-1]
         with np.errstate(invalid="ignore"):
@@ -285,19 +283,21 @@ class _Pairs:
             np.negative(key, out=key)
         key[np.isnan(key)] = 0.0  # a poisoned draw: its tau and ranks become NaN
         offset = 2**34  # |means| <= scale: |key| <= 10**10 < offset
-        if self.bits > 62 - 36 or not (np.abs(key) < offset).all():
+        shift = self.code_bits + self.column_bits
+        if shift > 62 - 36 or not (np.abs(key) < offset).all():
             return None
-        perm = self.perm[rows, None]  # (l, 1, m)
+        code = key.astype(np.int64)
+        del key
+        code += offset
+        np.copyto(code, 2 * offset, where=~self.present[rows, None])  # absent objects last
+        code <<= shift
+        code |= self.low[rows, None]
+        code.sort(axis=-1)
         position = np.arange(m)
         used = position < self.n_present[rows, None, None]
-        code = np.take_along_axis(key, perm, axis=-1).astype(np.int64)
-        code += offset
-        np.copyto(code, 2 * offset, where=~used)  # absent objects last
-        code <<= self.bits
-        code |= position
-        code.sort(axis=-1)
-        order = code & ((1 << self.bits) - 1)  # positions in the reference's order
-        code >>= self.bits
+        column = code & ((1 << self.column_bits) - 1)
+        x = (code >> self.column_bits) & ((1 << self.code_bits) - 1)
+        code >>= shift
         new = np.ones(code.shape, dtype=bool)  # the first of a tie group
         np.not_equal(code[..., 1:], code[..., :-1], out=new[..., 1:])
         del code
@@ -309,12 +309,9 @@ class _Pairs:
         del last
         tied = np.where(used, position - first, 0).sum(-1)  # sum of t(t-1)/2 over groups
         ranks = np.empty(means.shape)
-        np.put_along_axis(ranks, np.take_along_axis(np.broadcast_to(perm, means.shape), order,
-                                                    axis=-1), average, axis=-1)
+        np.put_along_axis(ranks, column, average, axis=-1)
         np.copyto(ranks, np.nan, where=~self.present[rows, None])
-        del average
-        x = np.take_along_axis(self.ref_sorted[rows, None], order, axis=-1)
-        del order
+        del average, column
         new[..., 1:] |= x[..., 1:] != x[..., :-1]  # runs tied on both
         first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
         both = np.where(used, position - first, 0).sum(-1)

@@ -49,12 +49,16 @@ def inversions(y):
     z[:, :n] = y
     count = np.zeros(rows, dtype=acc)
     direct = min(DIRECT, size)
-    w = 1
-    while w < direct:  # the first levels by direct comparison: they need no sorted runs
-        halves = z.reshape(rows, size // (2 * w), 2, w)
-        greater = halves[:, :, 0, :, None] > halves[:, :, 1, None, :]
-        count += np.count_nonzero(greater.reshape(rows, -1), axis=-1).astype(acc)
-        w *= 2
+    if direct > 1:  # the pairs within runs of `direct` by direct comparison, one pair at a time:
+        # long contiguous rows rather than many inner loops of a few elements
+        runs = np.ascontiguousarray(z.reshape(rows, size // direct, direct).transpose(2, 0, 1))
+        within = np.zeros((rows, size // direct), dtype=_int_type(direct * direct))
+        for i in range(direct):
+            for j in range(i + 1, direct):
+                within += runs[i] > runs[j]
+        count += within.sum(-1, dtype=acc)
+        del runs, within
+    w = direct
     if direct > 1:  # sort every run of `direct` at once: the run's index above the value
         bits = top.bit_length()
         key_kind = _int_type((size // direct + 1) << bits)
