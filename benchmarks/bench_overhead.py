@@ -40,8 +40,16 @@ import rankstats  # noqa: E402
 
 
 def _ranks(x):
-    """Ranks 1..n along the last axis, rank 1 the largest (no ties in the inputs)."""
-    return np.argsort(np.argsort(-x, axis=-1), axis=-1) + 1.0
+    """Ranks 1..n along the last axis, rank 1 the largest (no ties in the inputs).
+
+    One sort, then each row's ranks scattered to the sorted positions: a
+    quarter quicker than sorting the order again (``argsort(argsort(-x))``).
+    """
+    m, n = x.shape
+    order = np.argsort(-x, axis=-1)
+    ranks = np.empty(m * n)
+    ranks[(order + np.arange(0, m * n, n)[:, None]).ravel()] = np.tile(np.arange(1.0, n + 1.0), m)
+    return ranks.reshape(m, n)
 
 
 def _w_floor(x):
@@ -65,10 +73,14 @@ def _friedman_floor(x):
 
 
 def _tau_floor(x, y):
-    """Tau-b of two untied vectors by pair signs, with its normal-approximation p-value."""
+    """Tau-b of two untied vectors by pair signs, with its normal-approximation p-value.
+
+    C - D is half the product of the two full sign matrices: each pair is
+    counted twice, which is quicker than picking out the upper triangle
+    (``np.triu_indices`` and a gather cost more than the product they save).
+    """
     n = len(x)
-    upper = np.triu_indices(n, 1)
-    s = (np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :]))[upper].sum()
+    s = np.sign(x[:, None] - x).ravel() @ np.sign(y[:, None] - y).ravel() / 2
     tau = s / (n * (n - 1) / 2)
     z = 3 * s / np.sqrt(n * (n - 1) * (2 * n + 5) / 2)
     return tau, 2 * special.ndtr(-abs(z))

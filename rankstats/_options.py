@@ -31,8 +31,12 @@ def _refuse(function: str, name: str, value, allowed: str):
 def one_of(*allowed) -> Check:
     """A check that the value is one of ``allowed`` (compared with ``==``, strings exactly)."""
     shown = ", ".join(repr(a) for a in allowed)
+    # (type, value) pairs: a set lookup that, like the test below, tells 1 from True and 1.0
+    exact = frozenset((type(a), a) for a in allowed)
 
     def check(function, name, value):
+        if type(value) is str and (str, value) in exact:
+            return value
         if isinstance(value, (str, bool, type(None), numbers.Number)) and any(
             value == a and type(value) is type(a) for a in allowed
         ):

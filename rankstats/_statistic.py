@@ -48,6 +48,7 @@ import xarray as xr
 from . import _options as o
 from . import _xr
 from .errors import CubeError, DimensionError, InputTypeError
+from .results import _make_result
 
 __all__ = ["SHARED_DOCS", "Inputs", "Mask", "Role", "bind_checked", "documented", "statistic"]
 
@@ -238,6 +239,15 @@ class Inputs:
             dim ``f"{dim}_b"``, with renamed copies of the role's coordinates
             (refused if the input has it already).
         """
+        if not self.labelled:
+            if arrays is None:
+                arrays = self.arrays
+            if cores is None:
+                axes = [self.dims(*(core if core is not None else self.roles))] * len(arrays)
+            else:
+                axes = [self.dims(*c) for c in cores]
+            return _apply_numpy(kernel, arrays, axes, outputs, result or self.result,
+                                kwargs or {})
         core = list(core if core is not None else self.roles)
         arrays = list(arrays if arrays is not None else self.arrays)
         cores = [list(c) for c in cores] if cores is not None else [core] * len(arrays)
@@ -299,16 +309,30 @@ def _apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs):
         # the routed axes are ints (never bools): trailing when they read -count..-1 or
         # ndim - count..ndim - 1
         core = list(core)
-        if count > ndim or (core != list(range(-count, 0))
+        if count > ndim or (core != _TRAILING[count]
                             and core != list(range(ndim - count, ndim))):
             return _xr.apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs=kwargs)
         moved.append(array)
     found = kernel(*moved, **kwargs)
-    values = {name: np.asarray(found[key], dtype=float)[()] for name, key in outputs.items()}
+    values = {name: _float_value(found[key]) for name, key in outputs.items()}
     if result_type is None:
         (value,) = values.values()
         return value
-    return result_type(**values)
+    return _make_result(result_type, values)
+
+
+#: ``list(range(-count, 0))`` for the core sizes a statistic has.
+_TRAILING = {count: list(range(-count, 0)) for count in range(8)}
+
+
+def _float_value(value):
+    """``np.asarray(value, dtype=float)[()]``, without the copy for what is already float."""
+    kind = type(value)
+    if kind is np.float64:
+        return value
+    if kind is np.ndarray and value.dtype == np.float64:
+        return value[()]
+    return np.asarray(value, dtype=float)[()]
 
 
 def _recorded(value):
@@ -344,7 +368,7 @@ class _Binder:
     qualify, so that ``function(**arguments)`` is the same call.
     """
 
-    __slots__ = ("defaults", "names", "positional")
+    __slots__ = ("defaults", "names", "positional", "required")
 
     def __init__(self, signature: inspect.Signature):
         kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -353,6 +377,7 @@ class _Binder:
         self.positional = tuple(p.name for p in parameters
                                 if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self.defaults = {p.name: p.default for p in parameters}
+        self.required = tuple(p.name for p in parameters if p.default is inspect.Parameter.empty)
         if not all(p.kind in kinds for p in parameters):
             self.names = None  # always the general path
 
@@ -366,8 +391,10 @@ class _Binder:
             if key not in arguments or key in self.positional[:len(args)]:
                 return None
             arguments[key] = value
-        if any(value is inspect.Parameter.empty for value in arguments.values()):
-            return None
+        empty = inspect.Parameter.empty
+        for key in self.required:  # only these can still be missing
+            if arguments[key] is empty:
+                return None
         return arguments
 
 
@@ -435,6 +462,11 @@ def statistic(
 
         binder = _Binder(signature)
         route = _Route(name, specs, keep, variable, per_template)
+        # read once here rather than on every call
+        checks = tuple(options.items())
+        optional = frozenset(optional_roles)
+        role_names = tuple(specs)
+        resolves_higher = "higher_is_better" in options
 
         @functools.wraps(function)
         def public(*args, **kwargs):
@@ -443,17 +475,25 @@ def statistic(
                 bound, checked = bind_checked(name, signature, options, args, kwargs)
                 values = bound.arguments
             else:
-                checked = o.check_options(name, options, {k: values[k] for k in options})
+                checked = {k: check(name, k, values[k]) for k, check in checks}
             given = [values[i] for i in inputs if values[i] is not None]
-            if "higher_is_better" in checked and checked["higher_is_better"] is None:
+            if resolves_higher and checked["higher_is_better"] is None:
                 checked["higher_is_better"] = _xr.higher_is_better_of(given[0], None)
             values.update(checked)
-            used = {role: values[role] for role in specs
-                    if not (role in optional_roles and values[role] is None)}
+            used = {role: values[role] for role in role_names
+                    if not (role in optional and values[role] is None)}
             arrays, labelled, resolved = route(given, used)
-            recorded = {k: v for k, v in checked.items() if not _is_random(v)}
+            recorded = {k: v for k, v in checked.items()
+                        if type(v) in _PLAIN or not _is_random(v)}
             resolved_masks = {}
             for parameter, mask in masks.items():
+                if values[parameter] is None and type(arrays[0]) is np.ndarray:
+                    # every position, as _mask gives it, without its checks for given masks
+                    axis = resolved[mask.role]
+                    resolved_masks[parameter] = np.ones(
+                        arrays[0].shape[axis] if arrays[0].ndim else 0, dtype=bool)
+                    recorded[parameter] = mask.describe_as
+                    continue
                 resolved_masks[parameter] = _mask(name, parameter, mask, values[parameter],
                                                   given[0], arrays[0], labelled, resolved)
                 recorded[parameter] = _describe_mask(values[parameter], mask)
@@ -463,11 +503,11 @@ def statistic(
                                                           arrays[0], labelled, role,
                                                           resolved[role])
                 recorded[parameter] = str(values[parameter])
-            values[inputs[0]] = Inputs(
-                name=name, arrays=tuple(arrays), labelled=labelled, roles=resolved,
-                options=recorded, result=result, original=tuple(given),
-                masks=resolved_masks, positions=resolved_positions,
-            )
+            values[inputs[0]] = _make_result(Inputs, {
+                "name": name, "arrays": tuple(arrays), "labelled": labelled, "roles": resolved,
+                "options": recorded, "result": result, "original": tuple(given),
+                "masks": resolved_masks, "positions": resolved_positions,
+            })
             if bound is not None:
                 return function(*bound.args, **bound.kwargs)
             return function(**values)
@@ -479,6 +519,10 @@ def statistic(
         return public
 
     return decorate
+
+
+#: Option value types that are never a random generator (skips an isinstance check).
+_PLAIN = frozenset({str, bool, int, float, type(None)})
 
 
 def _is_random(value) -> bool:
@@ -504,8 +548,11 @@ class _Route:
     keep: Sequence[str]
     variable: str | None
     per_template: bool
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __call__(self, given, roles):
+        if given and all(type(x) is np.ndarray for x in given):  # plain NumPy: the common case
+            return list(given), False, self._numpy_cached(given, roles)
         labelled = [_xr.is_labelled(x) for x in given]
         plain = [not flag and not _is_scalar(x) for flag, x in zip(labelled, given, strict=True)]
         if any(labelled) and any(plain):
@@ -571,6 +618,28 @@ class _Route:
                         f"{self.name}: the {role} dimension {dim!r} is not among the input's "
                         f"dimensions ({', '.join(map(str, array.dims))})"
                         + (f": {hint}" if hint else ""))
+
+    def _numpy_cached(self, given, roles):
+        """:meth:`_numpy` after :meth:`_check_type`, remembered per role values and ndim.
+
+        Only successful resolutions of hashable values are kept (keyed with the
+        values' types, so that ``True`` is never taken for ``1``); anything
+        else, errors included, goes through the checks every time.
+        """
+        try:
+            key = (tuple((role, type(value), value) for role, value in roles.items()),
+                   given[0].ndim)
+            found = self._cache.get(key)
+        except TypeError:  # an unhashable role value (a list of axes)
+            key = found = None
+        if found is not None:
+            return dict(found)
+        for role, value in roles.items():
+            self._check_type(role, value)
+        resolved = self._numpy(given, roles)
+        if key is not None and len(self._cache) < 256:
+            self._cache[key] = dict(resolved)
+        return resolved
 
     def _numpy(self, given, roles):
         axes, rest = {}, []

@@ -41,6 +41,30 @@ __all__ = [
 ]
 
 
+def _make_result(result_type: type, values: dict):
+    """``result_type(**values)`` for a frozen result class, without its per-field setattr.
+
+    A frozen dataclass sets each field through :func:`object.__setattr__`,
+    which costs a microsecond or two on every small call; filling the instance
+    dict directly gives the same object. Classes with a ``__post_init__`` and
+    calls missing or adding fields take the ordinary constructor (and its
+    checks and errors).
+    """
+    names = _FIELDS.get(result_type)
+    if names is None:
+        names = _FIELDS[result_type] = (
+            None if hasattr(result_type, "__post_init__")
+            else frozenset(f.name for f in fields(result_type)))
+    if names is None or len(values) != len(names) or not names.issuperset(values):
+        return result_type(**values)
+    made = object.__new__(result_type)
+    made.__dict__.update(values)
+    return made
+
+
+_FIELDS: dict = {}
+
+
 class _Result:
     """Shared behaviour: field access by name, a dict view, a compact repr."""
 

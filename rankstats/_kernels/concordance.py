@@ -14,6 +14,7 @@ from scipy import special
 from ..errors import OptionError
 from . import tau_merge as _tm
 from .ranking import (
+    NAN_POLICIES,
     check_choice,
     column_rank_sums,
     missing_among_present,
@@ -49,6 +50,11 @@ def concordance(
     and the effective ``n_judges`` and ``n_objects``.
     """
     x = np.asarray(x, dtype=float)
+    if ties == "average" and correction:
+        check_choice("nan_policy", nan_policy, NAN_POLICIES)
+        found = _complete_concordance(x, higher_is_better)
+        if found is not None:
+            return found
     used, objects_present, poisoned = usable_judges(x, nan_policy, statistic)
     # absent objects, padding and judges dropped by listwise deletion rank 0, so they add
     # nothing to the sums below
@@ -115,6 +121,56 @@ def concordance(
         "f_kbs_dof2": kbs_dof2,
         "f_kbs_pvalue": f_sf(f, kbs_dof1, kbs_dof2),
         "n_judges": judges_used,
+        "n_objects": n,
+    }
+
+
+def _complete_concordance(x, higher_is_better):
+    """:func:`concordance` with average ranks and the tie correction, on complete data.
+
+    With no score missing every judge and object is used, so the masks of
+    the general path select everything and fall away; the remaining
+    operations are the general path's, in its order, so the numbers are the
+    same. None where the general path must decide: a missing score (any
+    ``nan_policy``), fewer than two judges or objects, or a W that is
+    undefined or 1 (with their warnings and infinities).
+    """
+    if x.ndim < 2 or x.shape[-2] < 2 or x.shape[-1] < 2 or np.isnan(x).any():
+        return None
+    lead = x.shape[:-2]
+    m = np.full(lead, float(x.shape[-2])) if lead else np.float64(x.shape[-2])
+    n = np.full(lead, float(x.shape[-1])) if lead else np.float64(x.shape[-1])
+    rank_sums, tie_sum = column_rank_sums(x, "average", higher_is_better)
+    mean_rank_sum = rank_sums.sum(axis=-1) / n
+    s = ((rank_sums - mean_rank_sum[..., None]) ** 2).sum(axis=-1)
+    denominator = (m**2 * (n**3 - n) - m * tie_sum.sum(-1)) / 12
+    if not (denominator.all() if lead else denominator):
+        return None  # every judge ties every object somewhere: the general path warns
+    w = np.maximum(s / denominator, 0.0)
+    # as the general path: an ulp over 1 is 1, and W = 1 (an infinite F) goes there
+    w = np.where((w > 1.0) & (w < 1.0 + 1e-12), 1.0, w)
+    if not (w < 1.0).all():
+        return None
+    dof = n - 1.0
+    chi2 = m * dof * w
+    f = (m - 1.0) * w / (1.0 - w)
+    f_dof2 = (m - 1.0) * dof
+    kbs_dof1 = dof - 2.0 / m
+    kbs_dof2 = (m - 1.0) * kbs_dof1
+    # every argument is finite here, so the tails warn of nothing
+    return {
+        "w": w,
+        "chi2": chi2,
+        "dof": dof,
+        "pvalue": special.chdtrc(dof, np.maximum(chi2, 0)),
+        "f": f,
+        "f_dof1": dof,
+        "f_dof2": f_dof2,
+        "f_pvalue": special.fdtrc(dof, f_dof2, np.maximum(f, 0)),
+        "f_kbs_dof1": kbs_dof1,
+        "f_kbs_dof2": kbs_dof2,
+        "f_kbs_pvalue": special.fdtrc(kbs_dof1, kbs_dof2, np.maximum(f, 0)),
+        "n_judges": m,
         "n_objects": n,
     }
 
@@ -411,6 +467,37 @@ def use_merge(n: int, m: int = 2) -> bool:
 MERGE_FROM = 16
 
 
+def _tau_pair_untied(x, y, variant, method):
+    """:func:`tau_pair`'s merge path for two complete 1-d rankings without ties, or None.
+
+    Without ties or missing scores every tie sum is 0 (``t0`` is -0.0, as
+    the general path sums it), the classes are the n objects, and C - D is
+    the pairs less twice the inversions of y in x's order: all exact
+    integers, handed to the same :func:`_tau_from_counts`, so the numbers are
+    the same. A tie or a missing score returns None, for the general path.
+    """
+    n = x.size
+    if np.isnan(x).any() or np.isnan(y).any():
+        return None
+    order = np.argsort(x)
+    x_sorted = x[order]
+    y_order = np.argsort(y)
+    y_sorted = y[y_order]
+    if (x_sorted[1:] == x_sorted[:-1]).any() or (y_sorted[1:] == y_sorted[:-1]).any():
+        return None
+    y_rank = np.empty(n, dtype=np.int32)
+    y_rank[y_order] = np.arange(n, dtype=np.int32)
+    discordant = _tm.inversions(y_rank[order][None, :])
+    size = np.array([float(n)])
+    con_minus_dis = size * (size - 1) / 2 - 2.0 * discordant
+    zero = np.zeros(1)
+    terms = {"tie_pairs": zero, "t0": np.array([-0.0]), "t1": zero, "classes": size}
+    present, absent = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
+    tau, pvalue = _tau_from_counts(con_minus_dis, terms, terms, size, present, absent, present,
+                                   variant, method)
+    return {"tau": tau.reshape(()), "pvalue": pvalue.reshape(()), "n_objects": size.reshape(())}
+
+
 def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel="auto"):
     """Kendall's tau between ``x`` and ``y`` along the last axis (broadcast together)."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
@@ -423,6 +510,11 @@ def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel
         return {key: value[..., 0, 1] for key, value in out.items()}
     check_choice("variant", variant, TAU_VARIANTS)
     check_choice("method", method, TAU_METHODS)
+    check_choice("nan_policy", nan_policy, NAN_POLICIES)
+    if x.ndim == 1:
+        found = _tau_pair_untied(x, y, variant, method)
+        if found is not None:
+            return found
     lead = x.shape[:-1]
     both = np.stack([x, y], axis=-2).reshape(-1, 2, n)
     objects_present, judges_present, holes = missing_among_present(both, nan_policy,

@@ -73,6 +73,22 @@ def _complete_metrics(x, higher_is_better):
             "cps": saturation * best, "n_templates": count}
 
 
+def one_metric(name: str, x, higher_is_better: bool):
+    """One metric of :func:`_complete_metrics` (``"maxp"``, ``"avgp"``, ...), computing only it.
+
+    The same operations in the same order, so the same numbers, without the
+    metrics the caller does not return.
+    """
+    if name == "avgp":
+        return np.ascontiguousarray(x).sum(-1) / float(x.shape[-1])
+    best = x.max(-1) if higher_is_better else x.min(-1)
+    if name == "maxp":
+        return best
+    average = np.ascontiguousarray(x).sum(-1) / float(x.shape[-1])
+    saturation = 1.0 - np.abs(best - average)
+    return saturation if name == "saturation" else saturation * best
+
+
 def divergence(x, original, *, valid=None, ddof=1, nan_policy="propagate"):
     """How many standard deviations the original template(s) lie from the paraphrases.
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+from scipy import special
 
 from ..errors import ScoreValueError
 from .concordance import _scipy_stats, chi2_sf
@@ -11,6 +14,7 @@ from .ranking import check_choice, missing_among_present, usable_judges, warn_na
 MCNEMAR_METHODS = ("exact", "midp", "chi2", "chi2_cc")
 
 
+@functools.cache
 def _binomial_half(name):
     """``scipy.stats.binom.<name>(k, n, 0.5)`` for integers 0 <= k <= n, n >= 1.
 
@@ -101,6 +105,44 @@ def mcnemar_matrix(x, *, method="exact", nan_policy="propagate"):
     }
 
 
+def mcnemar_complete(x, y, method="exact"):
+    """:func:`mcnemar_pair` of two binary 1-d arrays of one length with no score missing.
+
+    The outputs of :func:`mcnemar_matrix` for the pair (plus ``n_dropped``,
+    0), computed on the two vectors alone: the counts are exact integer sums
+    and the p-value the same ufunc on the same numbers, so the results are
+    identical. Returns None where that does not hold (a missing or
+    non-binary score, other shapes, a chi-square test without discordant
+    samples), for the general path to handle and report.
+    """
+    if x.ndim != 1 or x.shape != y.shape or not x.size or method not in MCNEMAR_METHODS:
+        return None
+    # v (v - 1) is 0 exactly for v in {0, 1}; NaN, infinities and anything else are not
+    if np.any(x * (x - 1.0)) or np.any(y * (y - 1.0)):
+        return None
+    b = x @ (1.0 - y)
+    c = y @ (1.0 - x)
+    discordant = b + c
+    if discordant == 0:
+        if method in ("chi2", "chi2_cc"):
+            return None  # undefined, with a warning: the general path
+        statistic, pvalue = np.minimum(b, c), np.float64(1.0)
+    elif method == "exact":
+        statistic = np.minimum(b, c)
+        pvalue = np.minimum(1.0, 2.0 * _binomial_half("cdf")(statistic, discordant))
+    elif method == "midp":
+        statistic = np.minimum(b, c)
+        point = _binomial_half("pmf")(statistic, discordant)
+        pvalue = 1.0 - 0.5 * point if b == c \
+            else 2.0 * _binomial_half("cdf")(statistic, discordant) - point
+    else:
+        shift = 1.0 if method == "chi2_cc" else 0.0
+        statistic = (np.abs(b - c) - shift) ** 2 / discordant
+        pvalue = special.chdtrc(1.0, np.maximum(statistic, 0))
+    return {"statistic": statistic, "pvalue": pvalue, "b": b, "c": c,
+            "n_samples": np.float64(x.size), "n_dropped": np.float64(0.0)}
+
+
 def mcnemar_pair(x, y, *, method="exact", nan_policy="propagate"):
     """McNemar's test of ``x`` against ``y`` along the last axis (broadcast together)."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
@@ -115,6 +157,9 @@ def cochran_q(x, *, nan_policy="propagate"):
     treatment totals, R_i the block totals and T the grand total.
     """
     x = np.asarray(x, dtype=float)
+    found = _cochran_q_complete(x)
+    if found is not None:
+        return found
     check_binary(x, "cochran_q")
     used, treatments_present, poisoned = usable_judges(x, nan_policy, "cochran_q")
     keep = used[..., :, None] & treatments_present[..., None, :]
@@ -139,5 +184,41 @@ def cochran_q(x, *, nan_policy="propagate"):
         "dof": dof,
         "pvalue": chi2_sf(q, dof),
         "n_blocks": n_blocks,
+        "n_treatments": k,
+    }
+
+
+def _cochran_q_complete(x):
+    """:func:`cochran_q` of binary outcomes with none missing and Q defined in every slice.
+
+    Every block and treatment is then used, so the masks fall away; the sums
+    are of 0s and 1s, exact in any order (so taken as products with ones,
+    which are quicker than reductions along a short axis), and the numbers
+    are the same. None where anything needs the general path (a missing or
+    non-binary outcome, fewer than two treatments, a slice whose Q is
+    undefined, with its warning).
+    """
+    m, n = x.shape[-2:] if x.ndim >= 2 else (0, 0)
+    if n < 2 or m < 1:
+        return None
+    # v (v - 1) is 0 exactly for v in {0, 1}; NaN, infinities and anything else are not
+    if np.count_nonzero(x * (x - 1.0)):
+        return None
+    shape = x.shape[:-2]
+    k = np.full(shape, float(n)) if shape else np.float64(n)
+    column = np.ones(m) @ x
+    row = x @ np.ones(n)
+    total = row.sum(-1)
+    denominator = k * total - (row**2).sum(-1)
+    if not (denominator.all() if shape else denominator):
+        return None
+    q = (k - 1.0) * (k * (column**2).sum(-1) - total**2) / denominator
+    dof = k - 1.0
+    return {
+        "statistic": q,
+        "dof": dof,
+        # q and dof are finite here: chdtrc warns of nothing
+        "pvalue": special.chdtrc(dof, np.maximum(q, 0)),
+        "n_blocks": np.full(shape, float(m)) if shape else np.float64(m),
         "n_treatments": k,
     }

@@ -15,6 +15,8 @@ every model and task at once. For model M on task T with templates
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _options as o
 from .._kernels import metrics as _k
 from .._statistic import Mask, _mask, statistic
@@ -71,6 +73,24 @@ def _run(x, kernel, outputs, kwargs, arrays):
     if x.labelled:  # the input's order, the model first as in the cube
         return result.transpose(*[d for d in x.arrays[0].dims if d in result.dims], ...)
     return result
+
+
+def _complete_numpy(x):
+    """The scores of a NumPy call with (model, template) as its last axes and none missing.
+
+    None for anything else (labelled input, other axes, a missing score, no
+    model role), which takes the general path.
+    """
+    if x.labelled:
+        return None
+    scores = np.asarray(x.arrays[0], dtype=float)
+    ndim, model, template = scores.ndim, x.roles.get("model"), x.roles.get("template")
+    if ndim < 2 or not ((model == -2 and template == -1)
+                        or (model == ndim - 2 and template == ndim - 1)):
+        return None
+    if not scores.size or np.isnan(scores).any():
+        return None
+    return scores
 
 
 def _prompt_metrics_kernel(x, valid, **kwargs):
@@ -166,6 +186,9 @@ def _one_metric(name: str, summary: str, notes: str, see_also: str, numpy: str, 
 
     def metric(x, template="template", model="model", *, valid=None, higher_is_better=None,
                nan_policy="propagate"):
+        scores = None if valid is not None else _complete_numpy(x)
+        if scores is not None:
+            return _k.one_metric(name, scores, higher_is_better)
         result = _metrics(x, higher_is_better, nan_policy)
         if x.labelled:
             return result[name].assign_attrs(result.attrs, statistic=name)

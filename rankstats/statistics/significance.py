@@ -9,7 +9,7 @@ from .._kernels import concordance as _kc
 from .._kernels import significance as _ks
 from .._statistic import statistic
 from ..errors import InputTypeError
-from ..results import CochranQResult, FriedmanResult, McNemarResult
+from ..results import CochranQResult, FriedmanResult, McNemarResult, _make_result
 from .concordance import NAN_POLICY, TIES
 
 __all__ = ["cochran_q", "friedman", "mcnemar"]
@@ -232,6 +232,11 @@ def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
         raise InputTypeError("mcnemar: give either y, or pairs_over= to test every pair "
                              "along a dimension, not both")
     if y is not None:
+        if not x.labelled and x.roles["dim"] in (-1, 0):
+            x_scores, y_scores = (np.asarray(a, dtype=float) for a in x.arrays)
+            found = _ks.mcnemar_complete(x_scores, y_scores, method)
+            if found is not None:
+                return _make_result(McNemarResult, found)
         return x.apply(_mcnemar_pair, _MCNEMAR_OUTPUTS, core=["dim"], kwargs=kwargs)
     pair_dim = f"{pairs_over}_b" if x.labelled else None
     return x.apply(_mcnemar_matrix, _MCNEMAR_OUTPUTS, core=["pairs_over", "dim"],
