@@ -309,8 +309,8 @@ def _apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs):
         # the routed axes are ints (never bools): trailing when they read -count..-1 or
         # ndim - count..ndim - 1
         core = list(core)
-        if count > ndim or (core != _TRAILING[count]
-                            and core != list(range(ndim - count, ndim))):
+        trailing = _TRAILING.get(count) or list(range(-count, 0))
+        if count > ndim or (core != trailing and core != list(range(ndim - count, ndim))):
             return _xr.apply_numpy(kernel, arrays, axes, outputs, result_type, kwargs=kwargs)
         moved.append(array)
     found = kernel(*moved, **kwargs)
