@@ -17,6 +17,7 @@ import xarray as xr
 
 import rankstats
 import rankstats.datasets
+from rankstats._kernels import tau_merge
 from rankstats._kernels.subsample import TIE_DECIMALS, _Pairs, draw_order, subsample_curves
 from rankstats.errors import (
     CubeError,
@@ -360,3 +361,16 @@ def test_plots_draw_on_given_axes(cube):
     by_sample = samples_needed(samples, ns=[2, 10, 40], n_resamples=10, seed=0)
     ax = plot_needed(by_sample, "a")
     assert "samples" in ax.get_xlabel() and len(ax.lines) >= 2
+
+
+@pytest.mark.parametrize("spread", [1, 50])  # dense codes are counted, sparse ones sorted
+def test_tie_pairs_counted_from_codes_equal_the_sorted_runs(spread):
+    rng = np.random.default_rng(spread)
+    codes = rng.integers(0, 6, (40, 23)) * spread
+    valid = rng.random(codes.shape) > 0.25
+    ordered = np.sort(np.where(valid, codes, codes.max() + 1), axis=-1)
+    used = np.arange(codes.shape[1]) < valid.sum(-1)[:, None]
+    want = tau_merge.tied_pairs(ordered, used)
+    got = tau_merge._code_tie_pairs(codes, valid, int(codes.max()) + 1)
+    np.testing.assert_array_equal(got, want)
+    assert want.max() > 5

@@ -133,32 +133,20 @@ def tied_pairs(ordered, used):
     return within.sum(-1, dtype=np.int64).astype(float)
 
 
-def _code_terms(codes, valid, span, lead, n, pairs_only=False):
-    """The tie sums of :func:`_run_terms` for codes below ``span``, from each code's count.
+def _code_tie_pairs(codes, valid, span):
+    """:func:`tied_pairs` of ``(rows, n)`` codes below ``span``, unsorted: from each code's count.
 
-    No sort: the size of a tie group is the number of valid entries with its
-    code. The sums are of exact integers, so they equal the sorted runs'.
+    The size of a tie group is the number of valid entries with its code;
+    the sum of t(t-1)/2 is an exact integer, so it equals the sorted runs'.
     Codes far above the number of entries are sorted instead.
     """
-    codes = np.broadcast_to(codes, (*lead, n)).reshape(-1, n)
-    rows = codes.shape[0]
+    rows, n = valid.shape
     if span > 4 * n + 64:  # counting would waste memory on unused codes
         ordered = np.sort(np.where(valid, codes, span), axis=-1)
-        used = np.arange(n) < valid.sum(-1)[:, None]
-        if pairs_only:
-            return {"tie_pairs": tied_pairs(ordered, used)}
-        return _run_terms(ordered, used)
+        return tied_pairs(ordered, np.arange(n) < valid.sum(-1)[:, None])
     index = codes + (span * np.arange(rows, dtype=np.int64))[:, None]
     t = np.bincount(index[valid], minlength=rows * span).reshape(rows, span)
-    if pairs_only:
-        return {"tie_pairs": (t * (t - 1) // 2).sum(-1).astype(float)}
-    t = t.astype(float)
-    return {
-        "tie_pairs": (t * (t - 1) / 2).sum(-1),
-        "t0": (t * (t - 1) * (t - 2)).sum(-1),
-        "t1": (t * (t - 1) * (2 * t + 5)).sum(-1),
-        "classes": (t > 0).sum(-1).astype(float),
-    }
+    return (t * (t - 1) // 2).sum(-1).astype(float)
 
 
 def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
@@ -188,19 +176,21 @@ def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
     ys = key % kind(span)
     discordant = inversions(ys)
     del ys
-    flat_valid = valid.reshape(-1, n)
-    x_span = (top + 1) // span
     if terms:
+        y_sorted = np.sort(np.where(valid, y_codes, kind(span)).reshape(-1, n), axis=-1)
         both = _run_terms(key, used)["tie_pairs"]
-        x_terms = _code_terms(x_codes, flat_valid, x_span, lead, n)
-        y_terms = _code_terms(y_codes, flat_valid, span, lead, n)
+        x_terms = _run_terms(key // kind(span), used)
+        y_terms = _run_terms(y_sorted, used)
     else:
         both = tied_pairs(key, used)
+        flat_valid = valid.reshape(-1, n)
         if x_tie_pairs is None:
-            x_terms = _code_terms(x_codes, flat_valid, x_span, lead, n, pairs_only=True)
+            x_terms = {"tie_pairs": _code_tie_pairs(np.broadcast_to(x_codes, shape).reshape(-1, n),
+                                                        flat_valid, (top + 1) // span)}
         else:
             x_terms = {"tie_pairs": np.broadcast_to(x_tie_pairs, lead).reshape(-1)}
-        y_terms = _code_terms(y_codes, flat_valid, span, lead, n, pairs_only=True)
+        y_terms = {"tie_pairs": _code_tie_pairs(np.broadcast_to(y_codes, shape).reshape(-1, n),
+                                                flat_valid, span)}
     pairs = size * (size - 1) / 2
     out = {
         "size": size.astype(float),
