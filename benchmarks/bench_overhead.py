@@ -75,12 +75,14 @@ def _friedman_floor(x):
 def _tau_floor(x, y):
     """Tau-b of two untied vectors by pair signs, with its normal-approximation p-value.
 
-    C - D is half the product of the two full sign matrices: each pair is
-    counted twice, which is quicker than picking out the upper triangle
-    (``np.triu_indices`` and a gather cost more than the product they save).
+    C - D is half the sum over the full product of the two sign matrices:
+    each pair counted twice is quicker than picking out the upper triangle
+    (``np.triu_indices`` and a gather cost more than the products they save).
+    Not a matrix product: BLAS threads make its timing erratic on a busy
+    machine.
     """
     n = len(x)
-    s = np.sign(x[:, None] - x).ravel() @ np.sign(y[:, None] - y).ravel() / 2
+    s = (np.sign(x[:, None] - x) * np.sign(y[:, None] - y)).sum() / 2
     tau = s / (n * (n - 1) / 2)
     z = 3 * s / np.sqrt(n * (n - 1) * (2 * n + 5) / 2)
     return tau, 2 * special.ndtr(-abs(z))
