@@ -293,10 +293,10 @@ class _Pairs:
         code <<= shift
         code |= self.low[rows, None]
         code.sort(axis=-1)
-        position = np.arange(m)
+        position = np.arange(m, dtype=np.int32)  # int32 halves the traffic of what follows
         used = position < self.n_present[rows, None, None]
         column = code & ((1 << self.column_bits) - 1)
-        x = (code >> self.column_bits) & ((1 << self.code_bits) - 1)
+        x = ((code >> self.column_bits) & ((1 << self.code_bits) - 1)).astype(np.int32)
         code >>= shift
         new = np.ones(code.shape, dtype=bool)  # the first of a tie group
         np.not_equal(code[..., 1:], code[..., :-1], out=new[..., 1:])
@@ -307,14 +307,14 @@ class _Pairs:
         last = np.minimum.accumulate(np.where(end, position, m)[..., ::-1], axis=-1)[..., ::-1]
         average = (first + last) * 0.5 + 1.0  # = first rank + (group size - 1) / 2
         del last
-        tied = np.where(used, position - first, 0).sum(-1)  # sum of t(t-1)/2 over groups
+        tied = np.where(used, position - first, 0).sum(-1, dtype=np.int64)  # sum of t(t-1)/2
         ranks = np.empty(means.shape)
         np.put_along_axis(ranks, column, average, axis=-1)
         np.copyto(ranks, np.nan, where=~self.present[rows, None])
         del average, column
         new[..., 1:] |= x[..., 1:] != x[..., :-1]  # runs tied on both
         first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
-        both = np.where(used, position - first, 0).sum(-1)
+        both = np.where(used, position - first, 0).sum(-1, dtype=np.int64)
         del first, new
         numerator = (self.n0[rows, None] - self.ref_tied[rows, None] - tied + both
                      - 2 * _tm.inversions(x))
