@@ -293,7 +293,7 @@ class _Pairs:
         code <<= shift
         code |= self.low[rows, None]
         code.sort(axis=-1)
-        position = np.arange(m, dtype=np.int32)  # int32 halves the traffic of what follows
+        position = np.arange(m)  # int64: NumPy accumulates int32 several times slower
         used = position < self.n_present[rows, None, None]
         column = code & ((1 << self.column_bits) - 1)
         x = ((code >> self.column_bits) & ((1 << self.code_bits) - 1)).astype(np.int32)
