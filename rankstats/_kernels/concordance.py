@@ -147,9 +147,13 @@ def _complete_concordance(x, higher_is_better):
     if not (denominator.all() if lead else denominator):
         return None  # every judge ties every object somewhere: the general path warns
     w = np.maximum(s / denominator, 0.0)
-    # as the general path: an ulp over 1 is 1, and W = 1 (an infinite F) goes there
-    w = np.where((w > 1.0) & (w < 1.0 + 1e-12), 1.0, w)
-    if not (w < 1.0).all():
+    # as the general path: an ulp over 1 is 1, and W = 1 (an infinite F) goes there; one
+    # slice stays a NumPy scalar, whose arithmetic costs less than 0-d arrays' and is the same
+    if lead:
+        w = np.where((w > 1.0) & (w < 1.0 + 1e-12), 1.0, w)
+        if not (w < 1.0).all():
+            return None
+    elif not w < 1.0:
         return None
     dof = n - 1.0
     chi2 = m * dof * w
