@@ -275,9 +275,10 @@ class _Pairs:
         Returns None where the keys would not fit in 63 bits.
         """
         m = means.shape[-1]
+        # the integer np.round(means / scale, TIE_DECIMALS) computes before dividing it back
         with np.errstate(invalid="ignore"):
-            key = np.round(means / self.scale[rows].reshape(-1, 1, 1), TIE_DECIMALS)
-            key *= 10.0**TIE_DECIMALS
+            key = means / self.scale[rows].reshape(-1, 1, 1)
+        key *= 10.0**TIE_DECIMALS
         np.rint(key, out=key)
         if self.higher_is_better:
             np.negative(key, out=key)
