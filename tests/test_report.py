@@ -292,3 +292,18 @@ def test_variance_section_says_which_cells_it_left_out(binary_cube):
     assert int(analysis.drop_count.values[rows][0]) == int(
         analysis.variance_cells_missing.sel(task="t1")) > 0
     assert "missing model × template" in render.to_markdown(analysis)
+
+
+@pytest.mark.parametrize("nan_policy", ["omit", "propagate"])
+def test_templates_needed_by_batches_equals_one_call_over_every_k(cube, nan_policy):
+    from rankstats.analyses.report import _templates_needed
+    from rankstats.stability.needed import templates_needed
+
+    scores = rankstats.template_scores(cube).isel(task=slice(0, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankstats.RankstatsWarning)
+        every = templates_needed(scores, n_resamples=60, seed=5, nan_policy=nan_policy)
+        batched = _templates_needed(templates_needed, scores, 60, 5, nan_policy)
+    assert np.isfinite(every.k_needed.values).any() and (every.k_needed.values > 8).any()
+    np.testing.assert_array_equal(batched.k_needed.values, every.k_needed.values)
+    np.testing.assert_array_equal(batched.n_templates.values, every.n_templates.values)

@@ -781,8 +781,8 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
     board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed,
                         nan_policy=nan_policy)
     # at most 100 subsets per size: a smaller n_resamples makes this cheaper too
-    needed = templates_needed(scores, n_resamples=min(n_resamples, 100), seed=seed,
-                              nan_policy=nan_policy)
+    needed = _templates_needed(templates_needed, scores, min(n_resamples, 100), seed,
+                               nan_policy)
     _stability_drops(log, st, board, needed, nan_policy)
     own = {}
     if any(metric_options[k] != v for k, v in _conventions.STANDARD["metric_ranks"].items()):
@@ -800,6 +800,34 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
         "arena_rank": board["arena_rank"],
         "templates_needed": needed["k_needed"],
     }).reset_coords(drop=True)
+
+
+def _templates_needed(templates_needed, scores, n_resamples, seed, nan_policy) -> xr.Dataset:
+    """``k_needed`` and ``n_templates`` of :func:`templates_needed`, k by growing batches.
+
+    A draw orders all of a task's templates whatever sizes are asked for, so the
+    curve at k does not depend on the other sizes: scanning k upwards in batches and
+    stopping once every task has its smallest k gives the ``k_needed`` of one call
+    over every k, at the cost of the sizes scanned. A seed that is not an integer is
+    turned into one first, so that every batch makes the same draws.
+    """
+    if not isinstance(seed, (int, np.integer)):
+        seed = int(np.random.default_rng(seed).integers(2**63 - 1))
+    largest, start, width = scores.sizes["template"], 1, 8
+    k_needed = n_templates = None
+    while start <= largest:
+        stop = min(largest, start + width - 1)
+        batch = templates_needed(scores, ks=list(range(start, stop + 1)),
+                                 n_resamples=n_resamples, seed=seed, nan_policy=nan_policy)
+        found = batch["k_needed"]
+        k_needed = found if k_needed is None else k_needed.fillna(found)
+        n_templates = batch["n_templates"]
+        # tasks with fewer templates than the next batch's first size cannot reach it
+        open_tasks = k_needed.isnull() & (n_templates > stop)
+        if not bool(open_tasks.any()):
+            break
+        start, width = stop + 1, width * 4
+    return xr.Dataset({"k_needed": k_needed, "n_templates": n_templates})
 
 
 def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) -> None:
