@@ -397,7 +397,8 @@ NOT_STATISTICS = {
     "from_records", "template_scores", "validate", "save", "open_cube",
     # analyses composed of statistics (tests/test_report.py, test_edits.py, test_verbalizer.py,
     # test_budget.py)
-    "report", "compare", "minimal_edits", "edit_pairs", "edit_rules", "largest_edits", "describe_edit",
+    "report", "compare", "minimal_edits", "edit_pairs", "edit_rules", "largest_edits",
+    "describe_edit",
     "verbalizer_analysis", "estimate_avgp", "estimate_maxp", "simulate_avgp", "simulate_maxp",
     # the distribution across templates from a partial design, and the samples most sensitive
     # to wording (tests/test_irt.py, test_sensitivity.py)
