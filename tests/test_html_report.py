@@ -25,8 +25,9 @@ import pytest
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 TIMEOUT = 120  # seconds, per Chromium run and for writing the report
-SECTIONS = ["conventions", "dropped", "agreement", "pairs", "divergence", "metrics",
-            "average_rank", "best_methods", "stability", "templates_needed", "filtering", "edits"]
+SECTIONS = ["conventions", "statistic_conventions", "dropped", "agreement", "pairs", "divergence",
+            "metrics", "average_rank", "best_methods", "stability", "templates_needed", "variance",
+            "filtering", "edits"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
 
@@ -164,11 +165,11 @@ def test_report_dom_in_chromium(report, tmp_path):
     assert dom.scripts == 0
 
     # every figure: rank agreement, the least agreeing pair of each of the 25 tasks,
-    # divergence, the metrics, the rank intervals of each task and the templates needed,
-    # each a PNG inlined as a data: URI
-    assert len(dom.images) == len(written.images) == 1 + 25 + 1 + 1 + 25 + 1
+    # divergence, the metrics, the rank intervals of each task, the templates needed and
+    # the variance components, each a PNG inlined as a data: URI
+    assert len(dom.images) == len(written.images) == 1 + 25 + 1 + 1 + 25 + 1 + 1
     alts = [image.get("alt", "") for image in dom.images]
-    assert {"agreement", "divergence", "metrics", "templates_needed"} <= set(alts)
+    assert {"agreement", "divergence", "metrics", "templates_needed", "variance"} <= set(alts)
     assert sum(alt.startswith("pairs:") for alt in alts) == 25
     assert sum(alt.startswith("stability:") for alt in alts) == 25
     for image in dom.images:
