@@ -290,8 +290,9 @@ def test_cubes_reach_ragged_tasks_absent_models_and_samples():
 def test_a_failing_property_shrinks_to_a_small_readable_matrix():
     seen = []
 
-    @settings(max_examples=200, derandomize=True, database=None, deadline=None)
-    @given(strategies.score_matrices())
+    # many ties make agreeing judges common, so every hypothesis release finds one
+    @settings(max_examples=500, derandomize=True, database=None, deadline=None)
+    @given(strategies.score_matrices(ties="many"))
     def kendall_w_is_never_one(x):  # false: judges who agree give W = 1
         seen.append(x)
         with warnings.catch_warnings():
