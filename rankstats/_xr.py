@@ -14,7 +14,13 @@ import numpy as np
 import xarray as xr
 
 from . import _text
-from .errors import CoordinateMismatchError, CubeError, DimensionError, OptionError
+from .errors import (
+    CoordinateMismatchError,
+    CubeError,
+    DimensionError,
+    InputTypeError,
+    OptionError,
+)
 
 SAMPLE = "sample"
 
@@ -43,6 +49,16 @@ def scores_of(x, statistic: str, keep: Sequence[str] = (), *, variable: str = "s
     if per_template and SAMPLE in x.dims and SAMPLE not in keep:
         x = mean_over(x, SAMPLE)
     return x
+
+
+def score_variable(x, function: str) -> xr.DataArray:
+    """The ``score`` of a cube, or a DataArray as it is; anything else is refused."""
+    if isinstance(x, xr.DataArray):
+        return x
+    if not isinstance(x, xr.Dataset):
+        raise InputTypeError(f"{function}: give a score cube (xarray.Dataset) or a DataArray "
+                             f"of scores (got {type(x).__name__})")
+    return scores_of(x, function, per_template=False)
 
 
 def mean_over(x: xr.DataArray, dim: str) -> xr.DataArray:

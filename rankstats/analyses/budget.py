@@ -144,15 +144,7 @@ def _prepared(cube, valid, samples, function: str, correlation=None, rng=None,
     if correlation is not None and sample_sd is not None:
         raise OptionError(f"{function}: correlation and sample_sd are two models of the same "
                           "samples; give one")
-    if isinstance(cube, xr.Dataset):
-        if "score" not in cube.data_vars:
-            raise DimensionError(f"{function}: the Dataset has no 'score' variable")
-        scores = cube["score"]
-    elif isinstance(cube, xr.DataArray):
-        scores = cube
-    else:
-        raise InputTypeError(f"{function}: give a score cube (xarray.Dataset) or a DataArray "
-                             f"(got {type(cube).__name__})")
+    scores = _xr.score_variable(cube, function)
     if "template" not in scores.dims:
         raise DimensionError(f"{function}: the scores have no 'template' dimension "
                              f"(dims: {', '.join(map(str, scores.dims))})")

@@ -36,9 +36,10 @@ import pandas as pd
 import xarray as xr
 
 from .. import _options as o
+from .. import _xr
 from .._kernels import irt as _k
 from ..cube import provenance
-from ..errors import CubeError, DimensionError, InputTypeError, OptionError, ScoreValueError
+from ..errors import CubeError, DimensionError, OptionError, ScoreValueError
 from ..stability._checks import checked
 from ..stability._engine import generator
 
@@ -74,17 +75,7 @@ def _optional_name(function: str, name: str, value):
 
 def per_sample_scores(cube, function: str) -> xr.DataArray:
     """The ``score`` of a cube with its four dims, in memory, as floats."""
-    if isinstance(cube, xr.Dataset):
-        if "score" not in cube.data_vars:
-            raise DimensionError(f"{function}: the Dataset has no 'score' variable")
-        scores = cube["score"]
-    elif isinstance(cube, xr.DataArray):
-        scores = cube
-    else:
-        raise InputTypeError(
-            f"{function}: give a score cube (xarray.Dataset) or a DataArray "
-            f"(got {type(cube).__name__})"
-        )
+    scores = _xr.score_variable(cube, function)
     missing = [d for d in ("model", "template", "sample") if d not in scores.dims]
     if missing:
         hint = (

@@ -6,8 +6,8 @@ Shared by :mod:`rankstats.stability.variance` and :mod:`rankstats.stability.plan
 from __future__ import annotations
 
 import numpy as np
-import xarray as xr
 
+from .. import _xr
 from .._kernels import variance as _kv
 from ..errors import DimensionError, InputTypeError
 
@@ -17,17 +17,7 @@ COMPONENT = "component"
 
 def facets_of(x, function, dims):
     """The scores ``(..., model, template[, sample])`` and their facets, checked."""
-    if isinstance(x, xr.Dataset):
-        if "score" not in x.data_vars:
-            raise DimensionError(f"{function}: the Dataset has no 'score' variable")
-        scores = x["score"]
-    elif isinstance(x, xr.DataArray):
-        scores = x
-    else:
-        raise InputTypeError(
-            f"{function}: give a score cube or an xarray.DataArray of scores "
-            f"(got {type(x).__name__})"
-        )
+    scores = _xr.score_variable(x, function)
     facets = [dims.model, dims.template] + ([dims.sample] if dims.sample in scores.dims else [])
     missing = [d for d in facets[:2] if d not in scores.dims]
     if missing:
