@@ -194,3 +194,26 @@ def _skipped(summary: ImportSummary) -> str:
         return ""
     return "every row was skipped (" + "; ".join(
         f"{n} × {reason}" for reason, n in summary.skipped.most_common()) + ")"
+
+
+def latest_runs(frame: pd.DataFrame, runs: str, summary, unit: str) -> pd.DataFrame:
+    """One run per model, task and template: the latest (``runs="latest"``) or an error.
+
+    ``frame`` has a sortable ``run`` column (later runs sort higher) and a
+    ``file`` column; ``unit`` names what the producer calls a task in the
+    summary's skip reason. The ``run`` column is dropped.
+    """
+    keys = ["model", "task", "template"]
+    several = frame.groupby(keys)["run"].transform("nunique") > 1
+    if several.any():
+        first = frame.loc[several].iloc[0]
+        same = frame.loc[(frame[keys] == first[keys]).all(axis=1), "file"].unique()
+        if runs == "error":
+            raise ImporterError(f"model {first['model']!r} ran {first['task']!r} (template "
+                                f"{first['template']!r}) in several runs; pass runs=latest "
+                                f"to keep the latest (files: {few(same)})")
+        latest = frame.groupby(keys)["run"].transform("max")
+        keep = ~several | (frame["run"] == latest)
+        summary.skip(f"an older run of the same model and {unit}", int((~keep).sum()))
+        frame = frame.loc[keep]
+    return frame.drop(columns="run").reset_index(drop=True)

@@ -18,9 +18,9 @@ import pandas as pd
 
 from rankstats import _text
 
-from . import ImporterError, file_error
-from ._paths import as_paths, few, found_in, readable_file
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, label, number, to_cube
+from . import file_error
+from ._paths import as_paths, found_in, readable_file
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, label, latest_runs, number, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "load"]
@@ -120,7 +120,7 @@ def load(paths, *, metric: str | None = None, aggregated: bool = False,
             frame = _details(path, data, non_finite, summary, dataset)
         frames.append(frame.assign(model=name, task=task, template=template, run=run))
     frame = pd.concat(frames, ignore_index=True)
-    frame = _resolve_runs(frame, runs, summary)
+    frame = latest_runs(frame, runs, summary, "dataset")
     if aggregated:
         summary.note("the scores are the aggregates OpenCompass reports (usually percentages)")
     return to_cube(frame, summary, metric=metric or ("score" if aggregated else "correct"),
@@ -235,20 +235,3 @@ def _correct(entry: dict, path: Path, row: int, non_finite):
                       non_finite=non_finite), field
     raise file_error(path, "the entry has none of 'correct', 'is_correct' or 'score'",
                      row=row, column="details")
-
-
-def _resolve_runs(frame: pd.DataFrame, runs: str, summary) -> pd.DataFrame:
-    keys = ["model", "task", "template"]
-    several = frame.groupby(keys)["run"].transform("nunique") > 1
-    if several.any():
-        first = frame.loc[several].iloc[0]
-        same = frame.loc[(frame[keys] == first[keys]).all(axis=1), "file"].unique()
-        if runs == "error":
-            raise ImporterError(f"model {first['model']!r} ran {first['task']!r} "
-                                f"(template {first['template']!r}) in several runs; pass "
-                                f"runs=latest to keep the latest (files: {few(same)})")
-        latest = frame.groupby(keys)["run"].transform("max")
-        keep = ~several | (frame["run"] == latest)
-        summary.skip("an older run of the same model and dataset", int((~keep).sum()))
-        frame = frame.loc[keep]
-    return frame.drop(columns="run").reset_index(drop=True)

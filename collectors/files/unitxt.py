@@ -17,9 +17,9 @@ import pandas as pd
 
 from rankstats import _text
 
-from . import ImporterError, file_error
-from ._paths import as_paths, few, found_in, readable_file
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, label, number, to_cube
+from . import file_error
+from ._paths import as_paths, found_in, readable_file
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, label, latest_runs, number, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "load"]
@@ -105,7 +105,7 @@ def load(paths, *, metric: str | None = None, aggregated: bool = False, runs: st
         else:
             frame = _instance_scores(path, data, metric, non_finite, summary)
         frames.append(frame.assign(model=name, run=run))
-    frame = _resolve_runs(pd.concat(frames, ignore_index=True), runs, summary)
+    frame = latest_runs(pd.concat(frames, ignore_index=True), runs, summary, "subset")
     if not aggregated:
         summary.note("unitxt instances carry no id: each sample is the instance's position "
                      "within its subset")
@@ -221,20 +221,3 @@ def _instance_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.
                                    "file": str(path), "row": positions}))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["task", "template", "sample", "score", "file", "row"])
-
-
-def _resolve_runs(frame: pd.DataFrame, runs: str, summary) -> pd.DataFrame:
-    keys = ["model", "task", "template"]
-    several = frame.groupby(keys)["run"].transform("nunique") > 1
-    if several.any():
-        first = frame.loc[several].iloc[0]
-        same = frame.loc[(frame[keys] == first[keys]).all(axis=1), "file"].unique()
-        if runs == "error":
-            raise ImporterError(f"model {first['model']!r} ran {first['task']!r} (template "
-                                f"{first['template']!r}) in several runs; pass runs=latest "
-                                f"to keep the latest (files: {few(same)})")
-        latest = frame.groupby(keys)["run"].transform("max")
-        keep = ~several | (frame["run"] == latest)
-        summary.skip("an older run of the same model and subset", int((~keep).sum()))
-        frame = frame.loc[keep]
-    return frame.drop(columns="run").reset_index(drop=True)
