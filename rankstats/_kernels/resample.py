@@ -31,9 +31,11 @@ OVER = ("samples", "templates", "both")
 STATISTICS = ("score", "avgp", "maxp", "saturation", "cps", "kendall_w", "rank")
 BY = ("avgp", "maxp", "saturation", "cps")
 #: Working memory per chunk of slices, in bytes (see :func:`replicate_statistics`).
-BUDGET = 256 * 2**20
+BUDGET = 64 * 2**20
 #: Scores closer than this many decimals, relative to a slice's largest, tie in ranks.
 TIE_DECIMALS = 10
+#: Draws per block of :func:`draw_counts` (its int64 temporaries take 8 bytes each, three times).
+_DRAW_BLOCK = 2**19
 #: Cells per block of the pairwise rank comparisons (an (objects, objects, block) array).
 _RANK_BLOCK = 2**21
 
@@ -65,7 +67,7 @@ def draw_counts(rng, real, n_replicates: int):
         real_first = np.argsort(~real, axis=-1, kind="stable")  # real positions, in order
     kept = None if equal else np.arange(width) < n[:, None]
     flat = counts.reshape(n_replicates, -1)
-    step = max(1, 2**22 // max(1, slices * width))
+    step = max(1, _DRAW_BLOCK // max(1, slices * width))
     # blocks of replicates, for memory: the generator yields the same stream drawn in
     # blocks along the first axis as drawn at once
     for start in range(0, n_replicates, step):
@@ -260,8 +262,16 @@ class _Chunk:
         of the chunk every weighted sum reads (a chunk can be most of a machine's
         memory, so there is no other).
         """
+        if x.dtype.kind in "biu":
+            # integer or boolean scores (a binary cube held as int8 or bool) have no
+            # missing values: no mask and no copy, the weighted sums convert blocks
+            chunk = cls(x.sum(-1, dtype=float) / max(x.shape[-1], 1), nan_policy)
+            chunk.observed, chunk.filled = None, x
+            chunk.sample_real = np.ones((x.shape[0], x.shape[-1]), dtype=bool)
+            chunk.structured = True
+            return chunk
         missing = np.isnan(x)
-        filled = x.astype(work)
+        filled = x.astype(work, order="C")  # laid out for the one matrix product
         filled[missing] = 0.0
         observed = np.logical_not(missing, out=missing)
         count = observed.sum(-1)
@@ -288,11 +298,21 @@ class _Chunk:
         return chunk
 
 
+def _largest_magnitude(x) -> float:
+    """``max |x|`` (0 when empty) without an ``abs`` copy of ``x`` (nor int8's -128 overflow)."""
+    if x.size == 0:
+        return 0.0
+    return float(max(x.max().item(), -x.min().item()))
+
+
 def exact_in_float32(x, n_samples: int, n_templates: int, block: int = 1 << 22) -> bool:
     """Whether every weighted sum of ``x`` is an integer below 2**24 (so float32 is exact).
 
     Read in blocks of ``block`` elements, so the check needs no copy of ``x``.
     """
+    if x.dtype.kind in "biu":  # integers: exact when the largest sum is
+        largest = _largest_magnitude(x)
+        return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
     flat = x.reshape(-1)
     largest = 0.0
     for start in range(0, flat.size, block):  # blocks of memory, not of models or tasks
@@ -304,6 +324,42 @@ def exact_in_float32(x, n_samples: int, n_templates: int, block: int = 1 << 22) 
             return False
         largest = max(largest, float(np.abs(part).max()))
     return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
+
+
+#: Bytes of converted scores one block of :func:`weighted_sums` may take.
+_CONVERT_BLOCK = 4 * 2**20
+
+
+def weighted_sums(values, rows, work):
+    """``values (c, M, P, S)`` summed under ``rows (c, S, R)``: ``(c, M, P, R)`` in ``work``.
+
+    Scores already in ``work`` and laid out for it go to one matrix product.
+    Others (a binary cube held as int8 or bool, or a view of the cube in
+    another axis order) are converted to ``work`` a block at a time, so the
+    copy takes about ``_CONVERT_BLOCK`` bytes, not a cube's worth. The blocks
+    are whole slices while one fits, else models of one slice; each output
+    row is the same product either way.
+    """
+    c, m, p, s = values.shape
+    if values.dtype == work and values.flags.c_contiguous:
+        return (values.reshape(c, m * p, s) @ rows).reshape(c, m, p, -1)
+    out = np.empty((c, m, p, rows.shape[-1]), dtype=work)
+    per_model = max(1, p * s * np.dtype(work).itemsize)
+    models = max(1, _CONVERT_BLOCK // per_model)
+    if models >= m:  # blocks of memory, not of models or tasks
+        step = max(1, models // max(m, 1))
+        for start in range(0, c, step):
+            block = values[start:start + step].astype(work)
+            part = out[start:start + step]
+            np.matmul(block.reshape(len(block), m * p, s), rows[start:start + step],
+                      out=part.reshape(len(part), m * p, -1))
+        return out
+    for index in range(c):
+        for start in range(0, m, models):
+            block = values[index, start:start + models].astype(work)
+            part = out[index, start:start + models]
+            np.matmul(block.reshape(-1, s), rows[index], out=part.reshape(-1, part.shape[-1]))
+    return out
 
 
 def _stack_rows(parts, dtype):
@@ -361,14 +417,14 @@ class _Values:
             self.values = chunk.scores[..., None]
             return
         c, m, p, s = x.shape
-        values = chunk.filled.reshape(c, m * p, s)
-        total = (values @ sample_rows).reshape(c, m, p, -1)  # (c, M, P, R)
+        values = chunk.filled
+        total = weighted_sums(values, sample_rows, work)  # (c, M, P, R)
         scale = sample_rows.sum(1, dtype=float)  # every row's sample count
         count = None if chunk.structured else (
             chunk.observed.reshape(c, m * p, s).astype(work) @ sample_rows).reshape(total.shape)
         bound = None
         if work == np.float32:  # integer scores: every sum is an integer up to this
-            bound = int(np.max(np.abs(values), initial=0.0) * np.max(scale, initial=0.0))
+            bound = int(_largest_magnitude(values) * np.max(scale, initial=0.0))
         self._from_sums(total, count, scale, chunk, bound)
 
     @classmethod
@@ -563,7 +619,9 @@ def replicate_statistics(
                              "both")
     has_samples = sample_weights is not None
     over = ("both" if template_weights is not None else "samples") if has_samples else "templates"
-    x = np.asarray(x, dtype=float)
+    x = np.asarray(x)
+    if not (has_samples and x.dtype.kind in "biu"):  # integers stay as they are (no copy)
+        x = np.asarray(x, dtype=float)
     core = x.shape[-3:] if has_samples else x.shape[-2:]
     m, p = core[:2]
     n_boot = np.shape(template_weights if template_weights is not None else sample_weights)[-2]

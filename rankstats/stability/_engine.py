@@ -51,6 +51,8 @@ def prepare(x, over, dims, statistic):
 def real_mask(scores, unit, dims):
     """``(task, unit)`` (or ``(unit,)``) mask of the unit positions with some observed score."""
     other = [d for d in scores.dims if d not in (dims.task, unit)]
+    if scores.dtype.kind in "biu":  # integers hold no missing value: one position says it all
+        scores = scores.isel({d: slice(0, 1) for d in other})
     real = scores.notnull().any(other)
     return real.transpose(*[d for d in (dims.task, unit) if d in real.dims])
 
