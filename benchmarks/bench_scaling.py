@@ -172,7 +172,7 @@ def crossover(repeats):
 
 
 def int8_memory(models=16, samples=10_000):
-    """Peak traced memory of the per-template statistics on a binary cube held as int8.
+    """Peak traced memory of the per-template statistics and the bootstrap on an int8 cube.
 
     The cube itself is not traced (it exists before the call); the peak is
     what the call adds, outputs included. Each result must equal the
@@ -180,6 +180,7 @@ def int8_memory(models=16, samples=10_000):
     input and work together stay below twice it).
     """
     import rankstats
+    from rankstats.stability import leaderboard
 
     c = cube(models, 4, 100, samples)
     c8 = c.assign(score=c["score"].astype(np.int8))
@@ -189,7 +190,8 @@ def int8_memory(models=16, samples=10_000):
           f"held as int8 ({size / 2**20:.0f} MiB)")
     for name, fn in (("template_scores", rankstats.template_scores),
                      ("kendall_w", rankstats.kendall_w), ("friedman", rankstats.friedman),
-                     ("kendall_tau_matrix", rankstats.kendall_tau_matrix)):
+                     ("kendall_tau_matrix", rankstats.kendall_tau_matrix),
+                     ("leaderboard", lambda x: leaderboard(x, n_resamples=200, seed=0))):
         peak = peak_memory(lambda fn=fn: fn(c8))
         a, b = fn(c8), fn(c)
         names = list(a.data_vars) if hasattr(a, "data_vars") else [None]

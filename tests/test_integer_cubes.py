@@ -99,3 +99,42 @@ def test_weighted_sums_equal_one_matrix_product(order, dtype, block, monkeypatch
     expected = (np.ascontiguousarray(values, dtype=np.float32).reshape(c, m * p, s)
                 @ rows).reshape(c, m, p, -1)
     np.testing.assert_array_equal(_kr.weighted_sums(values, rows, np.float32), expected)
+
+
+def _exact_oracle(x, n_samples, n_templates):
+    values = x[~np.isnan(x)]
+    if values.size and not np.all(values == np.round(values)):
+        return False
+    largest = np.abs(values).max() if values.size else 0.0
+    return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
+
+
+@pytest.mark.parametrize("case", ["binary", "nan", "fraction", "large", "inf", "all-nan",
+                                  "empty", "negative"])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("block", [1, 7, 2**20])
+def test_exact_in_float32_matches_its_definition(case, transposed, block):
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 2, (3, 4, 5, 6)).astype(float)
+    if case == "nan":
+        x[rng.random(x.shape) < 0.3] = np.nan
+    elif case == "fraction":
+        x[2, 3, 4, 5] = 0.5  # the last element, in the last block
+    elif case == "large":
+        x[0, 0, 0, 0] = 2**20  # an integer, but 30 of them overflow float32's integers
+    elif case == "inf":
+        x[1, 1, 1, 1] = np.inf
+    elif case == "all-nan":
+        x[:] = np.nan
+    elif case == "empty":
+        x = x[:, :0]
+    elif case == "negative":
+        x -= 3
+    if transposed:
+        x = x.transpose(2, 0, 3, 1)
+    expected = _exact_oracle(x, 6, 5)
+    assert _kr.exact_in_float32(x, 6, 5, block=block) == expected
+    if case == "fraction":
+        assert not expected
+    if case == "large":
+        assert not expected and _kr.exact_in_float32(x, 1, 1, block=block)

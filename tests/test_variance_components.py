@@ -342,6 +342,23 @@ def test_variance_summary_and_its_figure():
     assert to_png(ax)[:4] == b"\x89PNG"
 
 
+@pytest.mark.parametrize("samples", [True, False])
+def test_variance_summary_is_the_components_and_the_plan(samples):
+    # one pass of the moment equations serves both: the numbers must be theirs exactly
+    cube = rankstats.datasets.load("mizrahi2024").isel(task=slice(0, 3))
+    if not samples:
+        cube = rankstats.template_scores(cube)
+    summary = stability.variance_summary(cube, n_resamples=25, seed=4, target_tau=0.8)
+    vc = stability.variance_components(cube, n_resamples=25, seed=4)
+    planned = rankstats.plan(cube, target_tau=0.8)
+    for name in ("estimate", "low", "high"):
+        np.testing.assert_array_equal(summary[f"variance_{name}"].values, vc[name].values)
+    np.testing.assert_array_equal(summary.variance_cells_missing.values, vc.n_missing.values)
+    for mine, theirs in (("g_coefficient", "g_coefficient_now"), ("replication_tau", "tau_now"),
+                         ("templates_for_tau", "n_templates_needed_fixed_samples")):
+        np.testing.assert_array_equal(summary[mine].values, planned[theirs].values)
+
+
 # --------------------------------------------------------------------------- properties
 
 

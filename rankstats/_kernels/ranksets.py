@@ -72,7 +72,9 @@ class _Pairs:
             self.deviation = gaussian_draws(spread)
         else:
             self.deviation = replicates - estimate[..., None]  # centred at the estimate
-        covariance = np.einsum("smb,snb->smn", spread, spread) / (n - 1)
+        # a matrix product (BLAS), made exactly symmetric as _Sorted needs it
+        covariance = spread @ np.swapaxes(spread, 1, 2)
+        covariance = (covariance + np.swapaxes(covariance, 1, 2)) / (2 * (n - 1))
         variance = np.diagonal(covariance, axis1=-2, axis2=-1)
         se = np.sqrt(np.maximum(variance[:, :, None] + variance[:, None, :] - 2 * covariance,
                                 0.0))

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InputTypeError, MissingValueError
 from .ranking import NAN_POLICIES, check_choice, rank_last
+from .scan import blocks
 
 OVER = ("samples", "templates", "both")
 STATISTICS = ("score", "avgp", "maxp", "saturation", "cps", "kendall_w", "rank")
@@ -305,24 +306,23 @@ def _largest_magnitude(x) -> float:
     return float(max(x.max().item(), -x.min().item()))
 
 
-def exact_in_float32(x, n_samples: int, n_templates: int, block: int = 1 << 22) -> bool:
+def exact_in_float32(x, n_samples: int, n_templates: int, block: int = 1 << 20) -> bool:
     """Whether every weighted sum of ``x`` is an integer below 2**24 (so float32 is exact).
 
-    Read in blocks of ``block`` elements, so the check needs no copy of ``x``.
+    Read in blocks of ``block`` elements in memory order, so the check copies
+    nothing of ``x``, whatever its axis order (a transposed view included).
     """
     if x.dtype.kind in "biu":  # integers: exact when the largest sum is
         largest = _largest_magnitude(x)
         return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
-    flat = x.reshape(-1)
     largest = 0.0
-    for start in range(0, flat.size, block):  # blocks of memory, not of models or tasks
-        part = flat[start:start + block]
-        part = part[~np.isnan(part)]
-        if part.size == 0:
-            continue
-        if not np.all(part == np.round(part)):
+    for part in blocks(x, block):  # blocks of memory, not of models or tasks
+        whole = np.rint(part) == part  # False for NaN, which is no sum's term
+        if not whole.all() and not (whole | np.isnan(part)).all():
             return False
-        largest = max(largest, float(np.abs(part).max()))
+        # fmax and fmin skip NaN
+        largest = max(largest, float(np.fmax.reduce(part, initial=-np.inf)),
+                      -float(np.fmin.reduce(part, initial=np.inf)))
     return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .clustered import NAN_POLICIES, _holes, _raise_holes
 from .ranking import check_choice
+from .scan import zeros_and_ones
 
 
 def per_sample(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -31,10 +32,9 @@ def per_sample(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     observed = ~np.isnan(x)
     n = observed.sum(-2).astype(float)
     pairs = n * (n - 1.0)
-    values = x[observed]
     with np.errstate(invalid="ignore", divide="ignore"):
-        if np.all((values == 0.0) | (values == 1.0)):
-            k = np.where(observed, x, 0.0).sum(-2)
+        if zeros_and_ones(x, nan=True):
+            k = x.sum(-2, where=observed)  # no zero-filled copy of the cube
             mad = 2.0 * k * (n - k) / pairs
         else:
             ordered = np.sort(x, axis=-2)  # NaN last

@@ -10,6 +10,7 @@ from scipy import special
 from ..errors import ScoreValueError
 from .concordance import _scipy_stats, chi2_sf
 from .ranking import check_choice, missing_among_present, usable_judges, warn_nan
+from .scan import zeros_and_ones
 
 MCNEMAR_METHODS = ("exact", "midp", "chi2", "chi2_cc")
 
@@ -201,8 +202,7 @@ def _cochran_q_complete(x):
     m, n = x.shape[-2:] if x.ndim >= 2 else (0, 0)
     if n < 2 or m < 1:
         return None
-    # v (v - 1) is 0 exactly for v in {0, 1}; NaN, infinities and anything else are not
-    if np.count_nonzero(x * (x - 1.0)):
+    if not zeros_and_ones(x, nan=False):
         return None
     shape = x.shape[:-2]
     k = np.full(shape, float(n)) if shape else np.float64(n)

@@ -55,6 +55,35 @@ def _margin(values, keep, k):
     return values.sum(axis=axes, keepdims=True) if axes else values
 
 
+def margins(values, k):
+    """Every margin of ``values``: :func:`_margin` for each of :func:`subsets`, by subset.
+
+    Only the margins one facet below the cells read the whole array; each
+    smaller margin sums the smallest larger one already found (exact for
+    counts and 0/1 scores; otherwise equal up to the order of the additions).
+    """
+    full = tuple(range(k))
+    found = {full: values}
+    for s in sorted(subsets(k)[:-1], key=len, reverse=True):
+        parents = [p for p in found if len(p) == len(s) + 1 and set(s) < set(p)]
+        parent = min(parents, key=lambda p: found[p].size)
+        (axis,) = set(parent) - set(s)
+        found[s] = found[parent].sum(axis=axis - k, keepdims=True)
+    return found
+
+
+def _complete_counts(observed, k):
+    """:func:`margins` of an all-true ``observed``, without a pass over it."""
+    lead, sizes = observed.shape[:-k], observed.shape[-k:]
+    counts = {}
+    for s in subsets(k):
+        shape = lead + tuple(n if f in s else 1 for f, n in enumerate(sizes))
+        cells = int(np.prod([n for f, n in enumerate(sizes) if f not in s]))
+        counts[s] = np.full(shape, cells, dtype=np.int64)
+    counts[tuple(range(k))] = observed
+    return counts
+
+
 def _total(values, k):
     return values.sum(axis=tuple(range(-k, 0)))
 
@@ -104,8 +133,10 @@ def design(observed, k):
     if observed.ndim == k:  # one slice: the holes below are found by leading position
         counts, A, good = design(observed[None], k)
         return {s: c[0] for s, c in counts.items()}, A[0], good[0]
-    margins = subsets(k)
-    counts = {s: _margin(observed, s, k) for s in margins}
+    if observed.all():  # complete: every margin's counts are products of the sizes
+        counts = _complete_counts(observed, k)
+    else:
+        counts = margins(observed, k)
     levels = np.stack([(counts[(f,)] > 0).sum(axis=tuple(range(-k, 0))) for f in range(k)], axis=-1)
     K = _crossed_coefficients(levels, k)
     crossed = _total(counts[()], k) == levels.prod(-1)
@@ -113,7 +144,7 @@ def design(observed, k):
         # a pattern with holes: every coefficient is a sum over the cells of a margin
         lead = np.nonzero(~crossed)
         rows = []
-        for s in margins:
+        for s in subsets(k):
             rows.append(
                 np.stack(
                     [
@@ -142,12 +173,20 @@ def solve(y, counts, A, good, k, inverse=None):
     """
     inverse = inverse or inverse_counts(counts)
     full = tuple(range(k))
+    sums = margins(y, k)
     T = np.stack(
-        [_total(y * y if s == full else _margin(y, s, k) ** 2 * inverse[s], k) for s in subsets(k)],
+        [_sum_of_squares(y, k) if s == full else _total(sums[s] ** 2 * inverse[s], k)
+         for s in subsets(k)],
         axis=-1,
     )
     components = np.linalg.solve(A, (T[..., 1:] - T[..., :1])[..., None])[..., 0]
     return np.where(good[..., None], components, np.nan)
+
+
+def _sum_of_squares(y, k):
+    """``(y * y)`` summed over the k facet axes, without a cube-sized ``y * y``."""
+    letters = "abcdefgh"[:k]
+    return np.einsum(f"...{letters},...{letters}->...", y, y)
 
 
 def inverse_counts(counts):
@@ -168,7 +207,8 @@ def henderson(x, k):
     if x.ndim < k:
         raise InputTypeError(f"variance components: need {k} facet axes, got shape {x.shape}")
     observed = ~np.isnan(x)
-    y = np.where(observed, x, 0.0)
+    # a complete array is its own zero-filled copy: a cube-sized array is costly to make
+    y = x if observed.all() else np.where(observed, x, 0.0)
     counts, A, good = design(observed, k)
     n = counts[()].reshape(x.shape[:-k])
     mean = _total(y, k) / np.where(n > 0, n, np.nan)
@@ -324,9 +364,15 @@ def mean_square_weights(observed, k):
     ratio of the numbers of levels, :math:`L_r / L_{r'}`; the observed
     levels stand in for L when cells are missing.
     """
-    observed = np.asarray(observed, dtype=float)
+    observed = np.asarray(observed, dtype=bool)  # no float copy of a cube-sized pattern
     levels = np.stack(
-        [(_margin(observed, r, k) > 0).sum(axis=tuple(range(-k, 0))) for r in effects(k)], axis=-1
+        [
+            observed.any(axis=tuple(a - k for a in range(k) if a not in r), keepdims=True).sum(
+                axis=tuple(range(-k, 0))
+            )
+            for r in effects(k)
+        ],
+        axis=-1,
     )
     return _weights_from_levels(levels, k)
 

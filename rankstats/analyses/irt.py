@@ -90,7 +90,7 @@ def per_sample_scores(cube, function: str) -> xr.DataArray:
     if "task" not in scores.dims:
         scores = scores.expand_dims(task=[scores.attrs.get("task", "task")])
     lead = [d for d in scores.dims if d not in DIMS]
-    return scores.transpose(*lead, *DIMS).load().astype(float)
+    return scores.transpose(*lead, *DIMS).load().astype(float, copy=False)
 
 
 def positions(scores: xr.DataArray) -> tuple[np.ndarray, np.ndarray]:

@@ -65,7 +65,7 @@ def sensitive_samples(cube, *, top: int = 10) -> xr.Dataset:
         summed = np.where(np.isnan(spread), 0.0, spread).sum(-3)
         mean = np.where(models > 0, summed / np.maximum(models, 1), np.nan)
         observed = ~np.isnan(scores.values)
-        total = np.where(observed, scores.values, 0.0).sum((-4, -2))
+        total = scores.values.sum((-4, -2), where=observed)  # no zero-filled copy
         count = observed.sum((-4, -2))
         level = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     per_model = _nanmean(spread, -1)

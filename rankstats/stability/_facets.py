@@ -27,7 +27,7 @@ def facets_of(x, function, dims):
         )
     if not np.issubdtype(scores.dtype, np.number) and scores.dtype != bool:
         raise InputTypeError(f"{function}: scores must be numbers (got dtype {scores.dtype})")
-    return scores.astype(float), facets
+    return scores.astype(float, copy=False), facets
 
 
 def component_names(facets):

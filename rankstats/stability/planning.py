@@ -24,6 +24,9 @@ from ._facets import COMPONENT, component_names, facets_of
 __all__ = ["plan"]
 
 N_TEMPLATES, N_SAMPLES, DIFFERENCE = "n_templates", "n_samples", "difference"
+#: The designs and differences :func:`plan` reports by default.
+TEMPLATE_GRID, SAMPLE_GRID = (1, 2, 5, 10, 20, 50, 100), (10, 50, 100, 500, 1000)
+DIFFERENCES = (0.01, 0.02, 0.05)
 
 
 def _sizes(function: str, name: str, value):
@@ -59,20 +62,48 @@ def _non_negative(function: str, name: str, value):
     return value
 
 
-def _point_kernel(x, *, k):
-    observed = ~np.isnan(x)
-    estimate = _kv.henderson(x, k)[0]
+def design_now(x, observed, k):
+    """Each model's mean score and the observed templates and samples of ``x (..., f_1..f_k)``."""
     axes = tuple(range(-k + 1, 0))
     count = observed.sum(axes)
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(observed, x, 0.0).sum(axes) / np.where(count > 0, count, np.nan)
+        # summed where observed: no zero-filled copy of the cube
+        means = x.sum(axes, where=observed) / np.where(count > 0, count, np.nan)
     real = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1) for f in range(k)]
     return {
-        "estimate": estimate,
         "model_mean": means,
         "n_templates_now": real[1],
         "n_samples_now": real[2] if k == 3 else np.full(real[1].shape, np.nan),
     }
+
+
+def _point_kernel(x, *, k):
+    return {"estimate": _kv.henderson(x, k)[0], **design_now(x, ~np.isnan(x), k)}
+
+
+def design_outputs(dims):
+    """The outputs of :func:`design_now`, as :func:`rankstats._xr.apply_labelled` takes them."""
+    return {
+        "model_mean": ("model_mean", [dims.model]),
+        "n_templates_now": ("n_templates_now", []),
+        "n_samples_now": ("n_samples_now", []),
+    }
+
+
+def task_first(x, function, dims):
+    """The scores ``(task, ...)`` and their facets; a dimension beyond the cube's is refused."""
+    scores, facets = facets_of(x, function, dims)
+    if dims.task not in scores.dims:
+        scores = scores.expand_dims(dims.task)
+    scores = scores.transpose(dims.task, ...)
+    lead = [d for d in scores.dims if d not in facets]
+    if lead != [dims.task]:
+        raise DimensionError(
+            f"{function}: the scores have dimensions beyond the cube's "
+            f"({', '.join(d for d in lead if d != dims.task)}); select one "
+            "position of each first"
+        )
+    return scores, facets
 
 
 def _study(c, nt, ns, differences):
@@ -130,9 +161,9 @@ def plan(
     template_cost=1.0,
     sample_cost=1.0,
     *,
-    n_templates=(1, 2, 5, 10, 20, 50, 100),
-    n_samples=(10, 50, 100, 500, 1000),
-    differences=(0.01, 0.02, 0.05),
+    n_templates=TEMPLATE_GRID,
+    n_samples=SAMPLE_GRID,
+    differences=DIFFERENCES,
     max_templates=1000,
     max_samples=100_000,
     model="model",
@@ -252,32 +283,49 @@ def plan(
     0.988
     """
     dims = Dims(model, task, template, sample)
-    scores, facets = facets_of(x, "plan", dims)
-    k = len(facets)
-    if dims.task not in scores.dims:
-        scores = scores.expand_dims(dims.task)
-    scores = scores.transpose(dims.task, ...)
-    lead = [d for d in scores.dims if d not in facets]
-    if lead != [dims.task]:
-        raise DimensionError(
-            f"plan: the scores have dimensions beyond the cube's "
-            f"({', '.join(d for d in lead if d != dims.task)}); select one "
-            "position of each first"
-        )
+    scores, facets = task_first(x, "plan", dims)
     found = _xr.apply_labelled(
         "plan",
         _point_kernel,
         [scores],
         [facets],
-        {
-            "estimate": ("estimate", [COMPONENT]),
-            "model_mean": ("model_mean", [dims.model]),
-            "n_templates_now": ("n_templates_now", []),
-            "n_samples_now": ("n_samples_now", []),
-        },
-        kwargs={"k": k},
-        sizes={COMPONENT: 2**k - 1},
+        {"estimate": ("estimate", [COMPONENT]), **design_outputs(dims)},
+        kwargs={"k": len(facets)},
+        sizes={COMPONENT: 2 ** len(facets) - 1},
     ).compute()
+    return plan_from(
+        found,
+        scores,
+        facets,
+        dims,
+        target_tau=target_tau,
+        template_cost=template_cost,
+        sample_cost=sample_cost,
+        n_templates=n_templates,
+        n_samples=n_samples,
+        differences=differences,
+        max_templates=max_templates,
+        max_samples=max_samples,
+    )
+
+
+def plan_from(
+    found,
+    scores,
+    facets,
+    dims,
+    *,
+    target_tau,
+    template_cost=1.0,
+    sample_cost=1.0,
+    n_templates=TEMPLATE_GRID,
+    n_samples=SAMPLE_GRID,
+    differences=DIFFERENCES,
+    max_templates=1000,
+    max_samples=100_000,
+):
+    """:func:`plan` from the components and current design ``found`` for ``scores (task, ...)``."""
+    k = len(facets)
     c = found["estimate"].transpose(dims.task, COMPONENT).values
     nt_now = found["n_templates_now"].values.astype(float)
     ns_now = found["n_samples_now"].values.astype(float)

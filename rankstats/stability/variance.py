@@ -24,7 +24,7 @@ from ..errors import RankstatsWarning
 from ._checks import Dims, checked
 from ._engine import generator
 from ._facets import COMPONENT, component_names, facets_of
-from .planning import plan
+from .planning import design_now, design_outputs, plan_from, task_first
 
 __all__ = ["score_intervals", "variance_components", "variance_summary"]
 
@@ -41,7 +41,7 @@ INTERVALS = (
 )
 
 
-def _estimate_kernel(x, seeds, *, k, n_resamples, confidence_level):
+def _estimate_kernel(x, seeds, *, k, n_resamples, confidence_level, design=False):
     observed = ~np.isnan(x)
     estimate, mean, n = _kv.henderson(x, k)
     reps = _kv.simulate(estimate, observed, n_resamples, seeds, k)
@@ -49,7 +49,7 @@ def _estimate_kernel(x, seeds, *, k, n_resamples, confidence_level):
         estimate, reps, _kv.mean_square_weights(observed, k), confidence_level
     )
     grids = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1) for f in range(k)]
-    return {
+    found = {
         "estimate": estimate,
         "low": low,
         "high": high,
@@ -57,6 +57,9 @@ def _estimate_kernel(x, seeds, *, k, n_resamples, confidence_level):
         "n_cells": n,
         "n_missing": np.prod(grids, axis=0) - n,
     }
+    if design:  # what plan needs besides the components, from the same pass
+        found.update(design_now(x, observed, k))
+    return found
 
 
 def _seeds(scores, lead, seed):
@@ -82,7 +85,7 @@ def _warn_undefined(data, dims, function):
             "facet with fewer than two observed levels, or missing cells that "
             "confound two effects",
             RankstatsWarning,
-            stacklevel=3,
+            stacklevel=5,
         )
 
 
@@ -218,22 +221,41 @@ def variance_components(
     """
     dims = Dims(model, task, template, sample)
     scores, facets = facets_of(x, "variance_components", dims)
+    return _components(scores, facets, dims, "variance_components", n_resamples, seed,
+                       confidence_level)
+
+
+def _components(scores, facets, dims, function, n_resamples, seed, confidence_level,
+                design=False):
+    """:func:`variance_components` of checked ``scores``.
+
+    With ``design``, also :func:`rankstats.stability.planning.design_now`'s
+    variables, from the same pass over the scores.
+    """
     lead = [d for d in scores.dims if d not in facets]
     seeds, seed_attr = _seeds(scores, lead, seed)
+    outputs = {
+        name: (name, [COMPONENT] if name in ("estimate", "low", "high") else [])
+        for name in ("estimate", "low", "high", "mean", "n_cells", "n_missing")
+    }
+    if design:
+        outputs.update(design_outputs(dims))
     data = _xr.apply_labelled(
-        "variance_components",
+        function,
         _estimate_kernel,
         [scores, seeds],
         [facets, []],
-        {
-            name: (name, [COMPONENT] if name in ("estimate", "low", "high") else [])
-            for name in ("estimate", "low", "high", "mean", "n_cells", "n_missing")
+        outputs,
+        kwargs={
+            "k": len(facets),
+            "n_resamples": n_resamples,
+            "confidence_level": confidence_level,
+            "design": design,
         },
-        kwargs={"k": len(facets), "n_resamples": n_resamples, "confidence_level": confidence_level},
         sizes={COMPONENT: 2 ** len(facets) - 1},
     )
     data = data.assign_coords({COMPONENT: component_names(facets)})
-    data = data.transpose(COMPONENT, *lead)
+    data = data.transpose(COMPONENT, *lead, ...)
     data.attrs.update(
         {
             "statistic": "variance_components",
@@ -250,7 +272,7 @@ def variance_components(
         }
     )
     if scores.chunks is None:
-        _warn_undefined(data, dims, "variance_components")
+        _warn_undefined(data, dims, function)
     return data
 
 
@@ -469,19 +491,15 @@ def variance_summary(
     model:template+error    0.36
     Name: variance_share, dtype: float64
     """
-    vc = variance_components(
-        x,
-        n_resamples,
-        seed=seed,
-        confidence_level=confidence_level,
-        model=model,
-        task=task,
-        template=template,
-        sample=sample,
-    )
-    planned = plan(
-        x, target_tau=target_tau, model=model, task=task, template=template, sample=sample
-    )
+    dims = Dims(model, task, template, sample)
+    scores, facets = task_first(x, "variance_summary", dims)
+    # one pass of the moment equations serves both the components and the plan
+    vc = _components(scores, facets, dims, "variance_summary", n_resamples, seed,
+                     confidence_level, design=True)
+    design = ["model_mean", "n_templates_now", "n_samples_now"]
+    planned = plan_from(vc[["estimate", *design]].compute(), scores, facets, dims,
+                        target_tau=target_tau)
+    vc = vc.drop_vars(design)
     positive = vc["estimate"].clip(min=0)
     data = xr.Dataset(
         {
