@@ -263,10 +263,10 @@ class _Chunk:
         of the chunk every weighted sum reads (a chunk can be most of a machine's
         memory, so there is no other).
         """
-        if x.dtype.kind in "biu":
+        if x.dtype.kind in "biu" and x.shape[-1] > 0:
             # integer or boolean scores (a binary cube held as int8 or bool) have no
             # missing values: no mask and no copy, the weighted sums convert blocks
-            chunk = cls(x.sum(-1, dtype=float) / max(x.shape[-1], 1), nan_policy)
+            chunk = cls(x.sum(-1, dtype=float) / x.shape[-1], nan_policy)
             chunk.observed, chunk.filled = None, x
             chunk.sample_real = np.ones((x.shape[0], x.shape[-1]), dtype=bool)
             chunk.structured = True
