@@ -307,3 +307,17 @@ def test_templates_needed_by_batches_equals_one_call_over_every_k(cube, nan_poli
     assert np.isfinite(every.k_needed.values).any() and (every.k_needed.values > 8).any()
     np.testing.assert_array_equal(batched.k_needed.values, every.k_needed.values)
     np.testing.assert_array_equal(batched.n_templates.values, every.n_templates.values)
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_a_cube_without_template_ids_names_templates_by_label_or_position(labelled):
+    scores = np.array([[0.9, 0.8, 0.2], [0.5, 0.6, 0.7], [0.1, 0.3, 0.4]])[:, None, :]
+    coords = {"model": ["a", "b", "c"], "task": ["t"]}
+    if labelled:
+        coords["template"] = ["p1", "p2", "p3"]
+    cube = xr.Dataset({"score": (("model", "task", "template"), scores)}, coords=coords)
+    analysis = rankstats.report(cube, n_resamples=0)
+    # the same pair as the cube with ids p1..p3 in report's own example
+    expected = (["p1"], ["p3"]) if labelled else (["0"], ["2"])
+    assert (analysis.tau_min_template.values.tolist(),
+            analysis.tau_min_template_b.values.tolist()) == expected

@@ -522,7 +522,8 @@ def _least_agreeing_pair(scores, best_first, nan_policy, st: Structure, log: Log
     # the picked templates' own coordinates would clash across variables; the ids say it all
     scores = _without_template_coords(scores)
     ranks = rank(scores, "model", higher_is_better=best_first)
-    ids = _without_template_coords(tau["template_id"])
+    # without a template_id coordinate the templates go by their labels or positions
+    ids = xr.DataArray(np.asarray(st.template_ids, dtype=object), dims=("task", "template"))
     found = xr.DataArray(found, dims=lead)
     minimum = xr.DataArray(np.take_along_axis(flat, best[..., None], -1)[..., 0], dims=lead)
     return xr.Dataset({
@@ -937,7 +938,7 @@ def _by_benchmark(analysis, scores, best_first, st: Structure, log: Log, maxp):
     counts = (best & one_hot).sum("template").assign_coords(benchmark=benchmark)
     per_model = counts.groupby("benchmark").sum("task")
     all_models = per_model.sum("model")
-    templates = (one_hot & (scores["template_id"] != "")).sum("template")
+    templates = (one_hot & xr.DataArray(st.real, dims=("task", "template"))).sum("template")
     templates = templates.assign_coords(benchmark=benchmark).groupby("benchmark").sum("task")
     out.update({
         "best_template_method_share": per_model / per_model.sum("generation_method"),
