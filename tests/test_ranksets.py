@@ -194,6 +194,46 @@ def ragged(seed, rankings=3, models=40, n=120):
     return replicates, estimate
 
 
+def formula_pairs(better, estimate, present, dof):
+    """t statistics and inverse standard errors of every pair, written as the formulas read."""
+    n = better.shape[-1]
+    scale = np.max(np.abs(np.where(present, estimate, 0.0)), axis=-1, initial=0.0)
+    scale = np.where(scale > 0, scale, 1.0)[:, None, None]
+    spread = better - better.mean(-1, keepdims=True)
+    covariance = spread @ np.swapaxes(spread, 1, 2)
+    covariance = (covariance + np.swapaxes(covariance, 1, 2)) / (2 * (n - 1))
+    variance = np.diagonal(covariance, axis1=-2, axis2=-1)
+    se = np.sqrt(np.maximum(variance[:, :, None] + variance[:, None, :] - 2 * covariance, 0.0))
+    degenerate = se <= _krs.TOLERANCE * scale
+    inverse_se = np.where(degenerate, 0.0, 1.0 / np.where(degenerate, 1.0, se))
+    difference = estimate[:, :, None] - estimate[:, None, :]
+    difference = np.where(np.abs(difference) <= _krs.TOLERANCE * scale, 0.0, difference)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(degenerate, np.sign(difference) * np.inf, difference * inverse_se)
+    inflation = np.where(np.isnan(dof), 1.0, np.sqrt((dof + 1.0) / np.fmax(dof, 1e-300)))
+    return np.where(np.isnan(t), 0.0, t) / inflation[:, None, None], inverse_se
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pair_statistics_are_the_formulas_exactly(seed):
+    # the kernel works its (s, M, M) arrays in place; every value must be the formula's
+    replicates, estimate = ragged(seed)
+    # pairs that never move: one apart (t = -inf and +inf), one not (t = 0)
+    replicates[0, 8] = replicates[0, 9]
+    estimate[0, 8] = estimate[0, 9] - 0.01
+    replicates[2, 38] = replicates[2, 39]
+    estimate[2, 38] = estimate[2, 39]
+    present = ~np.isnan(estimate) & ~np.isnan(replicates).any(-1)
+    better = np.where(present[..., None], replicates, 0.0)
+    oriented = np.where(present, estimate, 0.0)
+    dof = np.array([np.nan, 7.0, 30.0])
+    pairs = _krs._Pairs(better, oriented, present, dof, gaussian=False)
+    t, inverse_se = formula_pairs(better, oriented, present, dof)
+    assert np.isneginf(t[0, 8, 9]) and np.isposinf(t[0, 9, 8]) and t[2, 38, 39] == 0
+    np.testing.assert_array_equal(pairs.t, t)
+    np.testing.assert_array_equal(pairs.inverse_se, inverse_se)
+
+
 @pytest.mark.parametrize("gaussian", [False, True])
 @pytest.mark.parametrize("stepdown", [True, False])
 @pytest.mark.parametrize("seed", [0, 1])

@@ -75,18 +75,35 @@ class _Pairs:
         # a matrix product (BLAS), made exactly symmetric as _Sorted needs it
         covariance = spread @ np.swapaxes(spread, 1, 2)
         covariance = (covariance + np.swapaxes(covariance, 1, 2)) / (2 * (n - 1))
-        variance = np.diagonal(covariance, axis1=-2, axis2=-1)
-        se = np.sqrt(np.maximum(variance[:, :, None] + variance[:, None, :] - 2 * covariance,
-                                0.0))
+        variance = np.diagonal(covariance, axis1=-2, axis2=-1).copy()
+        # (s, M, M) arrays are worked in place: with thousands of objects each new one
+        # costs more to allocate than the arithmetic on it. The operations and their
+        # order are those of the formulas in the comments, so every value is the same.
+        # se = sqrt(max(var_j + var_k - 2 cov_jk, 0))
+        se = np.add(variance[:, :, None], variance[:, None, :])
+        covariance *= 2.0
+        se -= covariance
+        del covariance
+        np.maximum(se, 0.0, out=se)
+        np.sqrt(se, out=se)
         degenerate = se <= TOLERANCE * scale  # the difference never moves
-        self.inverse_se = np.where(degenerate, 0.0, 1.0 / np.where(degenerate, 1.0, se))
-        difference = estimate[:, :, None] - estimate[:, None, :]
-        difference = np.where(np.abs(difference) <= TOLERANCE * scale, 0.0, difference)
+        # inverse_se = 1 / se, 0 where degenerate
+        se[degenerate] = 1.0
+        self.inverse_se = np.divide(1.0, se, out=se)
+        self.inverse_se[degenerate] = 0.0
+        # difference = est_j - est_k, 0 where within the tolerance
+        difference = np.subtract(estimate[:, :, None], estimate[:, None, :])
+        difference[np.abs(difference) <= TOLERANCE * scale] = 0.0
+        # t = difference / se, +-inf where degenerate (NaN, then 0, for no difference)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(degenerate, np.sign(difference) * np.inf, difference * self.inverse_se)
+            infinite = np.sign(difference[degenerate]) * np.inf
+            t = np.multiply(difference, self.inverse_se, out=difference)
+            t[degenerate] = infinite
+        t[np.isnan(t)] = 0.0
         # the bootstrap variance is a plug-in one (divisor n for n units): t as a t test's
         inflation = np.where(np.isnan(dof), 1.0, np.sqrt((dof + 1.0) / np.fmax(dof, 1e-300)))
-        self.t = np.where(np.isnan(t), 0.0, t) / inflation[:, None, None]
+        t /= inflation[:, None, None]
+        self.t = t
         pair = present[:, :, None] & present[:, None, :]
         m = present.shape[-1]
         self.pairs = pair & ~np.eye(m, dtype=bool)
