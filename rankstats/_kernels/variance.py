@@ -196,17 +196,27 @@ def inverse_counts(counts):
     return {s: _ratio(1.0, c) for s, c in counts.items() if s != finest}
 
 
-def henderson(x, k):
+def observed_levels(observed, k):
+    """``(..., k)``: how many levels of each facet of ``observed (..., f_1..f_k)`` hold a cell."""
+    return np.stack(
+        [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1) for f in range(k)],
+        axis=-1,
+    )
+
+
+def henderson(x, k, observed=None):
     """Henderson method I estimates of the components of ``x (..., f_1, ..., f_k)``.
 
     Returns ``(components (..., 2**k - 1), mean (...), n_cells (...))``;
     NaN components where the moment equations are singular (a facet with
     fewer than two observed levels, or a pattern that confounds effects).
+    ``observed`` is ``~np.isnan(x)``, when the caller has it already.
     """
     x = np.asarray(x, dtype=float)
     if x.ndim < k:
         raise InputTypeError(f"variance components: need {k} facet axes, got shape {x.shape}")
-    observed = ~np.isnan(x)
+    if observed is None:
+        observed = ~np.isnan(x)
     # a complete array is its own zero-filled copy: a cube-sized array is costly to make
     y = x if observed.all() else np.where(observed, x, 0.0)
     counts, A, good = design(observed, k)
@@ -270,9 +280,7 @@ def simulate(components, observed, n_resamples, seeds, k):
     # one stream per task, so that a task's draws do not depend on its neighbours or on how
     # the tasks are chunked; the estimates are computed for every task at once
     generators = [np.random.default_rng(int(s)) for s in np.asarray(seeds).reshape(-1)]
-    levels = np.stack(
-        [flat.any(axis=tuple(a + 1 for a in range(k) if a != f)).sum(-1) for f in range(k)], axis=-1
-    )
+    levels = observed_levels(flat, k)
     complete = flat.sum(axis=tuple(range(1, k + 1))) == levels.prod(-1)
     out = np.full((tasks, components.shape[-1], n_resamples), np.nan)
     if complete.any():

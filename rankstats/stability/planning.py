@@ -11,6 +11,8 @@ design that reaches a target tau.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import xarray as xr
 
@@ -24,9 +26,9 @@ from ._facets import COMPONENT, component_names, facets_of
 __all__ = ["plan"]
 
 N_TEMPLATES, N_SAMPLES, DIFFERENCE = "n_templates", "n_samples", "difference"
-#: The designs and differences :func:`plan` reports by default.
-TEMPLATE_GRID, SAMPLE_GRID = (1, 2, 5, 10, 20, 50, 100), (10, 50, 100, 500, 1000)
-DIFFERENCES = (0.01, 0.02, 0.05)
+#: The options of :func:`plan` that :func:`plan_from` takes.
+OPTIONS = ("target_tau", "template_cost", "sample_cost", "n_templates", "n_samples",
+           "differences", "max_templates", "max_samples")
 
 
 def _sizes(function: str, name: str, value):
@@ -62,23 +64,28 @@ def _non_negative(function: str, name: str, value):
     return value
 
 
-def design_now(x, observed, k):
-    """Each model's mean score and the observed templates and samples of ``x (..., f_1..f_k)``."""
+def design_now(x, observed, k, levels=None):
+    """Each model's mean score and the observed templates and samples of ``x (..., f_1..f_k)``.
+
+    ``levels`` is :func:`rankstats._kernels.variance.observed_levels`, when the caller has it.
+    """
     axes = tuple(range(-k + 1, 0))
     count = observed.sum(axes)
     with np.errstate(invalid="ignore", divide="ignore"):
         # summed where observed: no zero-filled copy of the cube
         means = x.sum(axes, where=observed) / np.where(count > 0, count, np.nan)
-    real = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1) for f in range(k)]
+    if levels is None:
+        levels = _kv.observed_levels(observed, k)
     return {
         "model_mean": means,
-        "n_templates_now": real[1],
-        "n_samples_now": real[2] if k == 3 else np.full(real[1].shape, np.nan),
+        "n_templates_now": levels[..., 1],
+        "n_samples_now": levels[..., 2] if k == 3 else np.full(levels.shape[:-1], np.nan),
     }
 
 
 def _point_kernel(x, *, k):
-    return {"estimate": _kv.henderson(x, k)[0], **design_now(x, ~np.isnan(x), k)}
+    observed = ~np.isnan(x)
+    return {"estimate": _kv.henderson(x, k, observed)[0], **design_now(x, observed, k)}
 
 
 def design_outputs(dims):
@@ -161,9 +168,9 @@ def plan(
     template_cost=1.0,
     sample_cost=1.0,
     *,
-    n_templates=TEMPLATE_GRID,
-    n_samples=SAMPLE_GRID,
-    differences=DIFFERENCES,
+    n_templates=(1, 2, 5, 10, 20, 50, 100),
+    n_samples=(10, 50, 100, 500, 1000),
+    differences=(0.01, 0.02, 0.05),
     max_templates=1000,
     max_samples=100_000,
     model="model",
@@ -316,13 +323,13 @@ def plan_from(
     dims,
     *,
     target_tau,
-    template_cost=1.0,
-    sample_cost=1.0,
-    n_templates=TEMPLATE_GRID,
-    n_samples=SAMPLE_GRID,
-    differences=DIFFERENCES,
-    max_templates=1000,
-    max_samples=100_000,
+    template_cost,
+    sample_cost,
+    n_templates,
+    n_samples,
+    differences,
+    max_templates,
+    max_samples,
 ):
     """:func:`plan` from the components and current design ``found`` for ``scores (task, ...)``."""
     k = len(facets)
@@ -401,6 +408,12 @@ def plan_from(
         "the same design; universe variance by the method of moments",
     }
     return data
+
+
+def default_options(**given) -> dict:
+    """:func:`plan`'s own defaults of :data:`OPTIONS`, with ``given`` in their place."""
+    parameters = inspect.signature(plan).parameters
+    return {name: parameters[name].default for name in OPTIONS} | given
 
 
 def _fixed_samples(c, n_samples, rho, max_templates, k):

@@ -24,7 +24,7 @@ from ..errors import RankstatsWarning
 from ._checks import Dims, checked
 from ._engine import generator
 from ._facets import COMPONENT, component_names, facets_of
-from .planning import design_now, design_outputs, plan_from, task_first
+from .planning import default_options, design_now, design_outputs, plan_from, task_first
 
 __all__ = ["score_intervals", "variance_components", "variance_summary"]
 
@@ -43,22 +43,22 @@ INTERVALS = (
 
 def _estimate_kernel(x, seeds, *, k, n_resamples, confidence_level, design=False):
     observed = ~np.isnan(x)
-    estimate, mean, n = _kv.henderson(x, k)
+    estimate, mean, n = _kv.henderson(x, k, observed)
     reps = _kv.simulate(estimate, observed, n_resamples, seeds, k)
     low, high = _kv.scale_interval(
         estimate, reps, _kv.mean_square_weights(observed, k), confidence_level
     )
-    grids = [observed.any(axis=tuple(a - k for a in range(k) if a != f)).sum(-1) for f in range(k)]
+    levels = _kv.observed_levels(observed, k)
     found = {
         "estimate": estimate,
         "low": low,
         "high": high,
         "mean": mean,
         "n_cells": n,
-        "n_missing": np.prod(grids, axis=0) - n,
+        "n_missing": levels.prod(-1) - n,
     }
     if design:  # what plan needs besides the components, from the same pass
-        found.update(design_now(x, observed, k))
+        found.update(design_now(x, observed, k, levels))
     return found
 
 
@@ -498,7 +498,7 @@ def variance_summary(
                      confidence_level, design=True)
     design = ["model_mean", "n_templates_now", "n_samples_now"]
     planned = plan_from(vc[["estimate", *design]].compute(), scores, facets, dims,
-                        target_tau=target_tau)
+                        **default_options(target_tau=target_tau))
     vc = vc.drop_vars(design)
     positive = vc["estimate"].clip(min=0)
     data = xr.Dataset(
