@@ -132,3 +132,17 @@ def test_subsample_merge_equals_signs(m, ties):
                                      budget=1)
     _same(signs, merge)
     _same(signs, small)
+
+
+@pytest.mark.parametrize("variant", ["a", "b", "c"])
+@pytest.mark.parametrize("method", ["auto", "asymptotic", "exact"])
+@pytest.mark.parametrize("n", [5, 33, 34, 150])
+def test_one_untied_pair_equals_the_batched_path(variant, method, n):
+    # a 1-d untied pair takes its own short path; a batch of one the general one
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=n)
+    y = x + rng.normal(scale=1.5, size=n)
+    single = k.tau_pair(x, y, variant=variant, method=method, kernel="merge")
+    batched = k.tau_pair(x[None], y[None], variant=variant, method=method, kernel="merge")
+    for name in ("tau", "pvalue", "n_objects"):
+        assert np.asarray(single[name]).tobytes() == np.asarray(batched[name])[0].tobytes(), name

@@ -509,9 +509,9 @@ def _tau_pair_untied(x, y, variant, method):
 def _tau_untied_asymptotic(size, discordant, variant, method):
     """:func:`_tau_from_counts` for one untied pair whose p-value is the normal tail, or None.
 
-    The same operations on the same numbers, one pair at a time: with no
-    ties the tie sums are zero (``t0 * t0`` is 0, so the first variance term
-    is 0 as there), and every pair is defined. None where the exact
+    The same numbers, one pair at a time: with no ties every tie sum is
+    zero, so the terms of :func:`_tau_from_counts` that hold them add or
+    subtract an exact 0 and are left out, and every pair is defined. None where the exact
     p-value applies (``method="auto"`` on few objects or a near-perfect
     ordering), for :func:`_tau_from_counts`.
     """
@@ -522,15 +522,13 @@ def _tau_untied_asymptotic(size, discordant, variant, method):
         if size <= 33 or min(half, tot - half) <= 1:
             return None
     if variant == "b":
-        tau = con_minus_dis / np.sqrt((tot - 0.0) * (tot - 0.0))
+        tau = con_minus_dis / np.sqrt(tot * tot)
     elif variant == "a":
         tau = con_minus_dis / tot
     else:
         tau = 2 * con_minus_dis / (size**2 * (size - 1) / size)
     tau = min(max(tau, -1.0), 1.0)
-    pairs_count = size * (size - 1)
-    var = 0.0 + (pairs_count * (2 * size + 5) - 0.0 - 0.0) / 18
-    var += 2 * 0.0 * 0.0 / pairs_count
+    var = size * (size - 1) * (2 * size + 5) / 18
     pvalue = 2.0 * special.ndtr(-abs(con_minus_dis / np.sqrt(var)))
     return {"tau": np.array(tau, dtype=float), "pvalue": np.array(pvalue, dtype=float),
             "n_objects": np.array(size)}

@@ -65,12 +65,18 @@ def _complete_metrics(x, higher_is_better):
     The same numbers, without the masks: the mean sums a C-ordered array, as
     the masked mean does.
     """
-    count = np.full(x.shape[:-1], float(x.shape[-1]))
-    best = x.max(-1) if higher_is_better else x.min(-1)
-    average = np.ascontiguousarray(x).sum(-1) / count
+    best, average = _best(x, higher_is_better), _average(x)
     saturation = 1.0 - np.abs(best - average)
     return {"maxp": best, "avgp": average, "saturation": saturation,
-            "cps": saturation * best, "n_templates": count}
+            "cps": saturation * best, "n_templates": np.full(x.shape[:-1], float(x.shape[-1]))}
+
+
+def _best(x, higher_is_better):
+    return x.max(-1) if higher_is_better else x.min(-1)
+
+
+def _average(x):
+    return np.ascontiguousarray(x).sum(-1) / float(x.shape[-1])
 
 
 def one_metric(name: str, x, higher_is_better: bool):
@@ -80,12 +86,11 @@ def one_metric(name: str, x, higher_is_better: bool):
     metrics the caller does not return.
     """
     if name == "avgp":
-        return np.ascontiguousarray(x).sum(-1) / float(x.shape[-1])
-    best = x.max(-1) if higher_is_better else x.min(-1)
+        return _average(x)
+    best = _best(x, higher_is_better)
     if name == "maxp":
         return best
-    average = np.ascontiguousarray(x).sum(-1) / float(x.shape[-1])
-    saturation = 1.0 - np.abs(best - average)
+    saturation = 1.0 - np.abs(best - _average(x))
     return saturation if name == "saturation" else saturation * best
 
 
