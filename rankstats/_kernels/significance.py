@@ -35,6 +35,8 @@ def _binomial_half(name):
 
 def check_binary(x, statistic: str) -> None:
     """Raise unless every non-NaN value of ``x`` is 0 or 1."""
+    if zeros_and_ones(x, nan=True):  # the usual case, read a block at a time
+        return
     bad = ~np.isnan(x) & (x != 0) & (x != 1)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -118,8 +120,7 @@ def mcnemar_complete(x, y, method="exact"):
     """
     if x.ndim != 1 or x.shape != y.shape or not x.size or method not in MCNEMAR_METHODS:
         return None
-    # v (v - 1) is 0 exactly for v in {0, 1}; NaN, infinities and anything else are not
-    if np.any(x * (x - 1.0)) or np.any(y * (y - 1.0)):
+    if not (zeros_and_ones(x, nan=False) and zeros_and_ones(y, nan=False)):
         return None
     b = x @ (1.0 - y)
     c = y @ (1.0 - x)
