@@ -436,6 +436,18 @@ def test_cochran_q_rejects_non_binary_scores():
         rankstats.cochran_q(np.array([[0.0, 0.5], [1.0, 1.0]]))
 
 
+@pytest.mark.parametrize("bad", [0.5, 2.0, -1.0, np.inf])
+def test_mcnemar_and_cochran_name_a_non_binary_score(bad):
+    x = np.array([[0.0, 1.0, 1.0, np.nan], [1.0, 0.0, 1.0, 0.0]])
+    x[1, 2] = bad
+    with pytest.raises(rankstats.ScoreValueError,
+                       match=rf"mcnemar: .* found {bad!r} at index \(1, 2\)"):
+        rankstats.mcnemar(x[0], x[1])
+    with pytest.raises(rankstats.ScoreValueError,
+                       match=rf"cochran_q: .* found {bad!r} at index \(2, 1\)"):
+        rankstats.cochran_q(x.T)
+
+
 def test_unknown_nan_policy_is_rejected():
     with pytest.raises(ValueError, match="nan_policy"):
         rankstats.kendall_w(_scores(15), nan_policy="ignore")

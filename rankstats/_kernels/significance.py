@@ -41,8 +41,8 @@ def check_binary(x, statistic: str) -> None:
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ScoreValueError(
-            f"{statistic}: needs binary scores (0 or 1); found {x[where]!r} at index {where} "
-            f"and {int(bad.sum()) - 1} other non-binary value(s)"
+            f"{statistic}: needs binary scores (0 or 1); found {x[where].item()!r} at index "
+            f"{where} and {int(bad.sum()) - 1} other non-binary value(s)"
         )
 
 
