@@ -82,14 +82,19 @@ def _loop(x, ks, draws, seed, level=0.95, target=0.9):
     return {"tau": tau, "w": w, "rank_lower": lower, "rank_upper": upper, "p_tau": p}
 
 
+def _equal_to_the_loop(x, ks, n_resamples, seed):
+    """templates_needed of ``x``, checked against :func:`_loop` on the same draws."""
+    got = templates_needed(x, ks=ks, n_resamples=n_resamples, seed=seed)
+    for name, expected in _loop(x, ks, n_resamples, seed).items():
+        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+    return got
+
+
 def test_vectorised_equals_a_loop_over_draws(cube):
     x = cube.score.transpose("task", "template", "model").values
     ks = [1, 2, 3, 7, 40, 136, 155]
-    got = templates_needed(x, ks=ks, n_resamples=12, seed=3)
-    want = _loop(x, ks, 12, 3)
-    for name, expected in want.items():
-        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
-                                   err_msg=name)
+    got = _equal_to_the_loop(x, ks, 12, 3)
     assert np.isfinite(got.tau).sum() > 100
 
 
@@ -100,11 +105,7 @@ def test_many_models_equal_a_loop_over_draws():
     x[1, 7:] = np.nan  # padded templates
     x[1, :7, [3, 11]] = np.nan  # absent models
     ks = [1, 2, 5, 7, 9]
-    got = templates_needed(x, ks=ks, n_resamples=6, seed=2)
-    want = _loop(x, ks, 6, 2)
-    for name, expected in want.items():
-        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
-                                   err_msg=name)
+    got = _equal_to_the_loop(x, ks, 6, 2)
     assert np.isfinite(got.tau).sum() > 40
 
 
