@@ -303,7 +303,7 @@ def test_templates_needed_by_batches_equals_one_call_over_every_k(cube, nan_poli
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankstats.RankstatsWarning)
         every = templates_needed(scores, n_resamples=60, seed=5, nan_policy=nan_policy)
-        batched = _templates_needed(templates_needed, scores, 60, 5, nan_policy)
+        batched = _templates_needed(scores, 60, 5, nan_policy)
     assert np.isfinite(every.k_needed.values).any() and (every.k_needed.values > 8).any()
     np.testing.assert_array_equal(batched.k_needed.values, every.k_needed.values)
     np.testing.assert_array_equal(batched.n_templates.values, every.n_templates.values)

@@ -777,13 +777,11 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
     its own point AvgP and rank (``stability_avgp``, ``stability_rank``).
     """
     from ..stability.bootstrap import leaderboard
-    from ..stability.needed import templates_needed
 
     board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed,
                         nan_policy=nan_policy)
     # at most 100 subsets per size: a smaller n_resamples makes this cheaper too
-    needed = _templates_needed(templates_needed, scores, min(n_resamples, 100), seed,
-                               nan_policy)
+    needed = _templates_needed(scores, min(n_resamples, 100), seed, nan_policy)
     _stability_drops(log, st, board, needed, nan_policy)
     own = {}
     if any(metric_options[k] != v for k, v in _conventions.STANDARD["metric_ranks"].items()):
@@ -803,7 +801,7 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
     }).reset_coords(drop=True)
 
 
-def _templates_needed(templates_needed, scores, n_resamples, seed, nan_policy) -> xr.Dataset:
+def _templates_needed(scores, n_resamples, seed, nan_policy) -> xr.Dataset:
     """``k_needed`` and ``n_templates`` of :func:`templates_needed`, k by growing batches.
 
     A draw orders all of a task's templates whatever sizes are asked for, so the
@@ -812,6 +810,8 @@ def _templates_needed(templates_needed, scores, n_resamples, seed, nan_policy) -
     over every k, at the cost of the sizes scanned. A seed that is not an integer is
     turned into one first, so that every batch makes the same draws.
     """
+    from ..stability.needed import templates_needed
+
     if not isinstance(seed, (int, np.integer)):
         seed = int(np.random.default_rng(seed).integers(2**63 - 1))
     largest, start, width = scores.sizes["template"], 1, 8
