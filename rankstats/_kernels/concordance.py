@@ -437,13 +437,18 @@ def _merge_counts_matrix(x, observed, pairwise, budget=MERGE_BUDGET):
         for name in names:
             terms[name][..., diagonal, diagonal] = own[f"x_{name}"]
         size[..., diagonal, diagonal] = own["size"]
+    # without pairwise deletion a pair's tie sums are each row's own: a pair where a row
+    # lacks an object another observes is undefined whatever its counts
+    tied = None if pairwise else own["x_tie_pairs"]
     a, b = np.triu_indices(m, 1)
     per_pair = max(1, int(np.prod(lead, dtype=np.int64)) * n * 96)
     step = max(1, budget // per_pair)
     for start in range(0, a.size, step):
         ia, ib = a[start:start + step], b[start:start + step]
         counts = _tm.pair_counts(codes[..., ia, :], codes[..., ib, :],
-                                 observed[..., ia, :] & observed[..., ib, :], terms=pairwise)
+                                 observed[..., ia, :] & observed[..., ib, :], terms=pairwise,
+                                 x_tie_pairs=None if pairwise else tied[..., ia],
+                                 y_tie_pairs=None if pairwise else tied[..., ib])
         con_minus_dis[..., ia, ib] = counts["con_minus_dis"]
         con_minus_dis[..., ib, ia] = counts["con_minus_dis"]
         if pairwise:

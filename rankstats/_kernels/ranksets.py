@@ -180,15 +180,34 @@ class _Sorted:
     #: Rows of the triangle per block: its columns run from the block's first pair to its last.
     ROWS = 64
 
-    def _scan(self, index, weight, smallest):
+    def _scan(self, index, weight, smallest, floor=None):
         """Per replicate, the largest (and, if ``smallest``, the smallest) s_jk over ``weight``.
 
         ``weight`` is ``(s, M, M)`` ``inverse_se`` in the sorted order, NaN where
-        a pair is not counted. Each block of rows is scaled over the columns from
-        its first counted pair to its last: the whole triangle at the first
-        step, the band of pairs still in play after it.
+        a pair is not counted. With ``floor`` (``(s, B)``, values already
+        reached), the largest is that of the floor and the pairs: a pair below
+        the floor need not be scaled. With enough objects the pairs are taken
+        in tiles whose bounds rule most of them out (:class:`_Tiles`);
+        otherwise, or where too few tiles are ruled out, every counted pair
+        is scaled (:meth:`_scan_every_pair`). Both give the same numbers.
         """
         deviation = self.deviation[index]
+        if deviation.shape[-1] >= TILED_FROM:
+            tiles = _Tiles(deviation, weight)
+            high = tiles.largest(flip=False, block=self.block, floor=floor)
+            worse = tiles.largest(flip=True, block=self.block) if smallest else None
+            if high is not None and (worse is not None or not smallest):
+                return high, None if worse is None else -worse
+        high, low = self._scan_every_pair(deviation, weight, smallest)
+        return (high if floor is None else np.fmax(high, floor)), low
+
+    def _scan_every_pair(self, deviation, weight, smallest):
+        """:meth:`_scan` with every counted pair scaled.
+
+        Each block of rows is scaled over the columns from its first counted
+        pair to its last: the whole triangle at the first step, the band of
+        pairs still in play after it.
+        """
         s, n, m = deviation.shape
         high, low = np.full((s, n), np.nan), np.full((s, n), np.nan)
         counted = ~np.isnan(weight)
@@ -230,13 +249,144 @@ class _Sorted:
             best = np.full(out.shape, -np.inf)
             play = index[fast]
             weight = np.where(placed[fast] & self.upper[play], self.inverse_se[play], np.nan)
-            best[fast] = self._scan(play, weight, smallest=False)[0]
+            # only max(G, the pairs in play) is wanted: pairs below G need not be scaled
+            best[fast] = self._scan(play, weight, smallest=False, floor=self.worse[play])[0]
             best = np.where(np.isnan(best), -np.inf, best)
         if fast.any():
             out[fast] = np.maximum(self.worse[index[fast]], best[fast])
         if not fast.all():
             rest = index[~fast]
             out[~fast] = _Subset(self.pairs, rest).maxima(active[~fast], None, budget)
+        return out
+
+
+#: Side of the square tiles of pairs that :class:`_Tiles` bounds.
+TILE = 8
+#: The fewest objects for which :meth:`_Sorted._scan` works by tiles.
+TILED_FROM = 64
+#: Above this share of a ranking's tiles left after the first bounds, every pair is scaled.
+DENSE_SHARE = 0.25
+#: Rounds in which the tiles left are scaled, those with the largest bounds first.
+ROUNDS = 1
+
+
+class _Tiles:
+    r"""The pairs of a scan in square tiles, each with a bound on its scaled deviations.
+
+    Over a tile of rows J and columns K, every counted pair's
+    :math:`(d_j - d_k)\,w_{jk}` is at most
+    :math:`\max(0, \max_J d - \min_K d) \cdot \max_{J \times K} w`: the
+    rounding of a difference and of a product of non-negative numbers is
+    monotone, so the bound holds for the floats too. Per replicate, a few
+    pairs likely to be large are scaled first (:meth:`_candidates`); a tile
+    whose bound does not exceed the largest value found cannot hold the
+    maximum and is never scaled. The other tiles are scaled in rounds, those
+    with the largest bounds first, each round raising the value to beat.
+    The values found are the same products of the same floats as in a scan
+    of every pair, so the maxima are equal.
+    """
+
+    def __init__(self, deviation, weight):
+        s, n, m = deviation.shape
+        self.plain, self.plain_weight = deviation, weight
+        blocks = -(-m // TILE)
+        pad = blocks * TILE - m
+        if pad:  # edge values are in the tile's own range: its bounds stay as tight as they are
+            deviation = np.pad(deviation, ((0, 0), (0, 0), (0, pad)), mode="edge")
+            weight = np.pad(weight, ((0, 0), (0, pad), (0, pad)), constant_values=np.nan)
+        self.deviation = deviation.reshape(s, n, blocks, TILE)
+        # (s, J, K, TILE, TILE): one tile's weights contiguous for the gathers
+        self.weight = np.ascontiguousarray(
+            weight.reshape(s, blocks, TILE, blocks, TILE).transpose(0, 1, 3, 2, 4))
+        self.heaviest = np.fmax.reduce(self.weight, axis=(3, 4)).reshape(s, -1)  # NaN: no pair
+        self.high, self.low = self.deviation.max(-1), self.deviation.min(-1)
+        # each object's partner of largest weight (itself where it has none), for the candidates
+        self.partner = np.argmax(np.where(np.isnan(self.plain_weight), -np.inf,
+                                          self.plain_weight), axis=-1)
+
+    def _candidates(self, flip):
+        """``(s, B)``: the largest value over two pairs per object j (NaN: none counted).
+
+        Per replicate, j with the k > j of the smallest deviation (``flip``:
+        the largest), and per ranking, j with the k of the largest weight.
+        """
+        d, w = self.plain, self.plain_weight
+        s, _, m = d.shape
+        extreme = np.maximum if flip else np.minimum
+        # the first k >= j reaching the extreme of d over k >= j, for every j
+        reach = extreme.accumulate(d[..., ::-1], axis=-1)[..., ::-1]
+        record = np.where(d == reach, np.arange(m), m)
+        first = np.minimum.accumulate(record[..., ::-1], axis=-1)[..., ::-1]
+        partner = np.minimum(first[..., 1:], m - 1)  # for j < m - 1: some k > j
+        other = np.take_along_axis(d, partner, -1)
+        found = np.subtract(other, d[..., :-1]) if flip else np.subtract(d[..., :-1], other)
+        found *= w[np.arange(s)[:, None, None], np.arange(m - 1), partner]
+        best = np.fmax.reduce(found, axis=-1)
+        weight = np.take_along_axis(w, self.partner[..., None], -1)[..., 0]
+        other = np.take_along_axis(d, np.broadcast_to(self.partner[:, None], d.shape), -1)
+        found = np.subtract(other, d) if flip else np.subtract(d, other)
+        found *= weight[:, None]
+        return np.fmax(best, np.fmax.reduce(found, axis=-1))
+
+    def largest(self, flip, block, floor=None):
+        r"""``(s, B)``: the largest :math:`\pm(d_j - d_k) w_{jk}` over the counted pairs.
+
+        ``flip`` takes :math:`(d_k - d_j) w_{jk}`; ``floor`` (``(s, B)``) is
+        included in the maximum. NaN where no pair is counted and no floor
+        given; None where the bounds rule out too few tiles to pay.
+        """
+        s, n, blocks, _ = self.deviation.shape
+        with np.errstate(invalid="ignore", over="ignore"):
+            best = self._candidates(flip)
+            if floor is not None:
+                best = np.fmax(best, floor)
+            # only the tiles that count a pair in some ranking: the triangle, or the band in play
+            tiles = np.flatnonzero(~np.isnan(self.heaviest).all(0))
+            heaviest = self.heaviest[:, tiles]
+            rows, columns = np.divmod(tiles, blocks)
+            if flip:
+                rows, columns = columns, rows
+            counted = np.count_nonzero(~np.isnan(heaviest))
+            step = max(1, 4 * block // max(1, s * len(tiles)))
+            for start in range(0, n, step):  # blocks of replicates: the bounds are (s, B, tiles)
+                part = slice(start, start + step)
+                bound = np.subtract(self.high[:, part][..., rows], self.low[:, part][..., columns])
+                np.maximum(bound, 0.0, out=bound)
+                bound *= heaviest[:, None]
+                beat = best[:, part]  # a view: the rounds below raise best
+                ranking, replicate, tile = np.nonzero(bound > np.fmax(beat, -np.inf)[..., None])
+                if len(tile) > DENSE_SHARE * counted * bound.shape[1]:
+                    return None
+                edge = bound[ranking, replicate, tile]
+                if ROUNDS > 1:
+                    order = np.argsort(-edge, kind="stable")
+                    ranking, replicate, tile, edge = (ranking[order], replicate[order],
+                                                      tile[order], edge[order])
+                size = -(-len(tile) // ROUNDS)
+                while len(tile):  # the largest bounds first; then only tiles that still can win
+                    values = self._scaled(ranking[:size], replicate[:size] + start,
+                                          tiles[tile[:size]], flip, block)
+                    np.fmax.at(beat, (ranking[:size], replicate[:size]), values)
+                    rest = slice(size, None)
+                    keep = edge[rest] > np.fmax(beat[ranking[rest], replicate[rest]], -np.inf)
+                    ranking, replicate, tile, edge = (ranking[rest][keep], replicate[rest][keep],
+                                                      tile[rest][keep], edge[rest][keep])
+        return best
+
+    def _scaled(self, ranking, replicate, tile, flip, block):
+        """The largest scaled deviation in each listed tile of each listed replicate."""
+        blocks = self.deviation.shape[2]
+        rows, columns = np.divmod(tile, blocks)
+        out = np.empty(len(tile))
+        step = max(1, block // (TILE * TILE))
+        for start in range(0, len(tile), step):  # blocks of tiles, for memory
+            part = slice(start, start + step)
+            r, b = ranking[part], replicate[part]
+            mine = self.deviation[r, b, rows[part]][:, :, None]
+            theirs = self.deviation[r, b, columns[part]][:, None, :]
+            scaled = np.subtract(theirs, mine) if flip else np.subtract(mine, theirs)
+            np.multiply(scaled, self.weight[r, rows[part], columns[part]], out=scaled)
+            out[part] = np.fmax.reduce(scaled, axis=(1, 2))
         return out
 
 

@@ -61,7 +61,7 @@ def inversions(y):
     w = direct
     if direct > 1:  # sort every run of `direct` at once: the run's index above the value
         bits = top.bit_length()
-        key_kind = _int_type((size // direct + 1) << bits)
+        key_kind = np.promote_types(_int_type((size // direct + 1) << bits), np.int32).type
         key = (np.arange(size, dtype=key_kind) // direct << bits) | z.astype(key_kind)
         key.sort(axis=-1)
         z = (key & ((1 << bits) - 1)).astype(kind)
@@ -149,7 +149,7 @@ def _code_tie_pairs(codes, valid, span):
     return (t * (t - 1) // 2).sum(-1).astype(float)
 
 
-def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
+def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None, y_tie_pairs=None):
     """Concordant minus discordant pairs of x and y over the valid objects, per slice.
 
     ``x_codes`` and ``y_codes`` are non-negative integer codes (equal codes
@@ -158,12 +158,16 @@ def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
     ``con_minus_dis``, and with ``terms`` the tie sums of x and of y among
     the valid objects (``x_tie_pairs``, ``x_t0``, ``x_t1``, ``x_classes``,
     and the same for y); without ``terms`` only ``x_tie_pairs`` and
-    ``y_tie_pairs``, the former taken from ``x_tie_pairs`` when given
-    (broadcast over the leading axes).
+    ``y_tie_pairs``, each taken from the argument of that name when given
+    (the caller's own count among the valid objects, broadcast over the
+    leading axes).
     """
     shape = np.broadcast_shapes(np.shape(x_codes), np.shape(y_codes), np.shape(valid))
     *lead, n = shape
-    span = max(int(np.max(y_codes, initial=0)) + 1, 1)
+    codes = max(int(np.max(y_codes, initial=0)) + 1, 1)
+    # a power of two: the key splits into x and y by a shift and a mask, not a division
+    span = 1 << (codes - 1).bit_length()
+    shift = span.bit_length() - 1
     top = (int(np.max(x_codes, initial=0)) + 1) * span + span - 1  # invalid: last, largest y
     kind = np.int32 if top < np.iinfo(np.int32).max else np.int64
     x_codes = np.asarray(x_codes).astype(kind, copy=False)
@@ -173,13 +177,13 @@ def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
     key.sort(axis=-1)
     size = valid.sum(-1).reshape(-1)
     used = np.arange(n) < size[:, None]
-    ys = key % kind(span)
+    ys = key & kind(span - 1)
     discordant = inversions(ys)
     del ys
     if terms:
         y_sorted = np.sort(np.where(valid, y_codes, kind(span)).reshape(-1, n), axis=-1)
         both = _run_terms(key, used)["tie_pairs"]
-        x_terms = _run_terms(key // kind(span), used)
+        x_terms = _run_terms(key >> kind(shift), used)
         y_terms = _run_terms(y_sorted, used)
     else:
         both = tied_pairs(key, used)
@@ -189,8 +193,11 @@ def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None):
                                                         flat_valid, (top + 1) // span)}
         else:
             x_terms = {"tie_pairs": np.broadcast_to(x_tie_pairs, lead).reshape(-1)}
-        y_terms = {"tie_pairs": _code_tie_pairs(np.broadcast_to(y_codes, shape).reshape(-1, n),
-                                                flat_valid, span)}
+        if y_tie_pairs is None:
+            y_terms = {"tie_pairs": _code_tie_pairs(np.broadcast_to(y_codes, shape).reshape(-1, n),
+                                                    flat_valid, codes)}
+        else:
+            y_terms = {"tie_pairs": np.broadcast_to(y_tie_pairs, lead).reshape(-1)}
     pairs = size * (size - 1) / 2
     out = {
         "size": size.astype(float),

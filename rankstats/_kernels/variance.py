@@ -76,7 +76,7 @@ def _complete_counts(observed, k):
     """:func:`margins` of an all-true ``observed``, without a pass over it."""
     lead, sizes = observed.shape[:-k], observed.shape[-k:]
     counts = {}
-    for s in subsets(k):
+    for s in subsets(k)[:-1]:  # the finest margin is ``observed`` itself
         shape = lead + tuple(n if f in s else 1 for f, n in enumerate(sizes))
         cells = int(np.prod([n for f, n in enumerate(sizes) if f not in s]))
         counts[s] = np.full(shape, cells, dtype=np.int64)

@@ -1,0 +1,113 @@
+"""The tiled scan of the simultaneous family's maxima (rankstats._kernels.ranksets._Tiles).
+
+Oracle: the largest scaled deviation over every counted pair, written as its
+definition (the same float products, so equal, not close); and whole rank
+sets through the tiles against the dense pair kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankstats._kernels import ranksets as _krs
+from tests.test_ranksets import ragged
+
+
+def definition(deviation, weight, flip, floor=None):
+    """max over counted pairs (j, k) of (d_j - d_k) w_jk (``flip``: (d_k - d_j) w_jk)."""
+    mine, theirs = deviation[..., :, None], deviation[..., None, :]
+    scaled = (theirs - mine if flip else mine - theirs) * weight[:, None]
+    best = np.fmax.reduce(scaled.reshape(*scaled.shape[:2], -1), axis=-1)
+    return best if floor is None else np.fmax(best, floor)
+
+
+@st.composite
+def scans(draw):
+    """Deviations with ties and repeats, weights with zeros and uncounted (NaN) pairs."""
+    rankings, replicates = draw(st.integers(1, 3)), draw(st.integers(1, 6))
+    objects = draw(st.integers(2, 30))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    levels = draw(st.sampled_from([3, 50, 0]))  # 0: continuous values
+    deviation = rng.normal(size=(rankings, replicates, objects))
+    if levels:
+        deviation = np.round(deviation * levels) / levels
+    weight = rng.gamma(2.0, size=(rankings, objects, objects))
+    weight = (weight + np.swapaxes(weight, 1, 2)) / 2
+    weight[rng.random(weight.shape) < draw(st.sampled_from([0.0, 0.1]))] = 0.0
+    pattern = draw(st.sampled_from(["upper", "band", "random", "none"]))
+    position = np.arange(objects)
+    counted = position[:, None] < position[None, :]
+    if pattern == "band":
+        counted &= position[None, :] - position[:, None] <= draw(st.integers(1, 5))
+    elif pattern == "random":
+        counted = counted & (rng.random(weight.shape) < 0.3)
+    elif pattern == "none":
+        counted = np.zeros_like(weight, dtype=bool)
+    weight = np.where(counted, weight, np.nan)
+    floor = None
+    if draw(st.booleans()):
+        floor = rng.normal(2.0, 2.0, (rankings, replicates))
+        floor[rng.random(floor.shape) < 0.2] = -np.inf
+    return deviation, weight, floor
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(case=scans(), flip=st.booleans(), tile=st.sampled_from([1, 3, 8]),
+       block=st.sampled_from([1, 64, 2**18]))
+def test_tiles_give_the_largest_scaled_deviation_exactly(case, flip, tile, block):
+    deviation, weight, floor = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_krs, "TILE", tile)
+        patch.setattr(_krs, "DENSE_SHARE", np.inf)  # never hand back to the dense scan
+        got = _krs._Tiles(deviation, weight).largest(flip, block, floor)
+    np.testing.assert_array_equal(got, definition(deviation, weight, flip, floor))
+
+
+def test_a_leaderboard_sized_scan_rules_out_most_tiles():
+    """On replicates like a leaderboard's, the bounds leave few tiles to scale."""
+    rng = np.random.default_rng(0)
+    m, n = 256, 100
+    common = rng.normal(0, 0.5, (1, n, 1))  # what every model shares in a replicate
+    deviation = common + rng.normal(0, 1, (1, n, m))
+    spread = np.sqrt(1 + rng.random((1, m, m)))
+    weight = 1.0 / ((spread + np.swapaxes(spread, 1, 2)) / 2)
+    upper = np.arange(m)[:, None] < np.arange(m)[None, :]
+    weight = np.where(upper, weight, np.nan)
+    scaled = []
+    tiles = _krs._Tiles(deviation, weight)
+    original = tiles._scaled
+
+    def counting(ranking, replicate, tile, flip, block):
+        scaled.append(len(tile))
+        return original(ranking, replicate, tile, flip, block)
+
+    tiles._scaled = counting
+    got = tiles.largest(False, 2**18)
+    assert got is not None  # the tiles paid: no hand-back to the dense scan
+    np.testing.assert_array_equal(got, definition(deviation, weight, False))
+    counted = upper.reshape(m // _krs.TILE, _krs.TILE, m // _krs.TILE, _krs.TILE).any(
+        axis=(1, 3)).sum() * n
+    assert sum(scaled) < 0.1 * counted
+
+
+@pytest.mark.parametrize("share", [np.inf, 0.0, _krs.DENSE_SHARE])
+@pytest.mark.parametrize("stepdown", [True, False])
+@pytest.mark.parametrize("gaussian", [False, True])
+def test_rank_sets_through_the_tiles_equal_the_dense_kernel(share, stepdown, gaussian,
+                                                            monkeypatch):
+    """Tiles of 8 over 41 models (a partial last tile), every step of the stepdown."""
+    replicates, estimate = ragged(4, models=41, n=90)
+    monkeypatch.setattr(_krs, "TILED_FROM", 2)
+    monkeypatch.setattr(_krs, "DENSE_SHARE", share)
+    for level, budget in ((0.95, _krs.BUDGET), (0.5, 4096)):
+        options = dict(confidence_level=level, gaussian=gaussian, stepdown=stepdown,
+                       budget=budget)
+        tiled = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]), **options)
+        dense = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]),
+                               pair_kernel="dense", **options)
+        for key in tiled:
+            np.testing.assert_array_equal(tiled[key], dense[key], err_msg=key)
