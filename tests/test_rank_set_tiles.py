@@ -81,9 +81,9 @@ def test_a_leaderboard_sized_scan_rules_out_most_tiles():
     tiles = _krs._Tiles(deviation, weight)
     original = tiles._scaled
 
-    def counting(ranking, replicate, tile, flip, block):
+    def counting(rankings, ranking, replicate, tile, flip, block, kept=None):
         scaled.append(len(tile))
-        return original(ranking, replicate, tile, flip, block)
+        return original(rankings, ranking, replicate, tile, flip, block, kept)
 
     tiles._scaled = counting
     got = tiles.largest(False, 2**18)

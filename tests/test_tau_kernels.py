@@ -146,3 +146,16 @@ def test_one_untied_pair_equals_the_batched_path(variant, method, n):
     batched = k.tau_pair(x[None], y[None], variant=variant, method=method, kernel="merge")
     for name in ("tau", "pvalue", "n_objects"):
         assert np.asarray(single[name]).tobytes() == np.asarray(batched[name])[0].tobytes(), name
+
+
+@pytest.mark.parametrize("levels", [2, 6, 40, 400])  # runs longer and shorter than tm.LAGS
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tied_pairs_count_every_equal_pair_of_the_used_prefix(levels, seed):
+    rng = np.random.default_rng(seed)
+    values = np.sort(rng.integers(0, levels, (30, 57)), axis=-1)
+    used = np.arange(57) < rng.integers(0, 58, 30)[:, None]
+    ordered = np.where(used, values, levels)  # unused entries last, all equal
+    i, j = np.triu_indices(57, 1)
+    want = ((ordered[:, i] == ordered[:, j]) & used[:, j]).sum(-1)
+    np.testing.assert_array_equal(tm.tied_pairs(ordered, used), want)
+    assert want.max() > (tm.LAGS * (tm.LAGS - 1) // 2 if levels == 2 else 0)

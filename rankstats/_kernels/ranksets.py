@@ -176,29 +176,34 @@ class _Sorted:
         self.usable = (np.isfinite(self.deviation).all(axis=(1, 2))
                        & (pairs.inverse_se == np.swapaxes(pairs.inverse_se, 1, 2)).all(axis=(1, 2)))
         self.worse = None  # G: per ranking and replicate, the largest -s_jk, j < k
+        # the triangle in tiles, once: every step's bounds come from it
+        self.tiles = (_Tiles(self.deviation, np.where(self.upper, self.inverse_se, np.nan))
+                      if m >= TILED_FROM else None)
 
     #: Rows of the triangle per block: its columns run from the block's first pair to its last.
     ROWS = 64
 
-    def _scan(self, index, weight, smallest, floor=None):
-        """Per replicate, the largest (and, if ``smallest``, the smallest) s_jk over ``weight``.
+    def _scan(self, index, play, smallest, floor=None):
+        """Per replicate, the largest (and, if ``smallest``, the smallest) s_jk.
 
-        ``weight`` is ``(s, M, M)`` ``inverse_se`` in the sorted order, NaN where
-        a pair is not counted. With ``floor`` (``(s, B)``, values already
-        reached), the largest is that of the floor and the pairs: a pair below
-        the floor need not be scaled. With enough objects the pairs are taken
-        in tiles whose bounds rule most of them out (:class:`_Tiles`);
-        otherwise, or where too few tiles are ruled out, every counted pair
-        is scaled (:meth:`_scan_every_pair`). Both give the same numbers.
+        Over the pairs j < k of the rankings ``index``, all of them (``play``
+        None) or those ``play`` holds (``(len(index), M, M)``, in the sorted
+        order). With ``floor`` (``(len(index), B)``, values already reached),
+        the largest is that of the floor and the pairs: a pair below the floor
+        need not be scaled. With enough objects the pairs are taken in tiles
+        whose bounds rule most of them out (:class:`_Tiles`); otherwise, or
+        where too few tiles are ruled out, every pair is scaled
+        (:meth:`_scan_every_pair`). Both give the same numbers.
         """
-        deviation = self.deviation[index]
-        if deviation.shape[-1] >= TILED_FROM:
-            tiles = _Tiles(deviation, weight)
-            high = tiles.largest(flip=False, block=self.block, floor=floor)
-            worse = tiles.largest(flip=True, block=self.block) if smallest else None
+        if self.tiles is not None:
+            high = self.tiles.largest(False, self.block, floor=floor, rankings=index, play=play)
+            worse = (self.tiles.largest(True, self.block, rankings=index)
+                     if smallest and high is not None else None)
             if high is not None and (worse is not None or not smallest):
                 return high, None if worse is None else -worse
-        high, low = self._scan_every_pair(deviation, weight, smallest)
+        counted = self.upper[index] if play is None else play & self.upper[index]
+        weight = np.where(counted, self.inverse_se[index], np.nan)
+        high, low = self._scan_every_pair(self.deviation[index], weight, smallest)
         return (high if floor is None else np.fmax(high, floor)), low
 
     def _scan_every_pair(self, deviation, weight, smallest):
@@ -237,8 +242,7 @@ class _Sorted:
         first = self.worse is None
         if first:  # the first step: every present pair in play
             everything = np.arange(len(self.deviation))
-            high, low = self._scan(everything, np.where(self.upper, self.inverse_se, np.nan),
-                                   smallest=True)
+            high, low = self._scan(everything, None, smallest=True)
             self.worse = np.where(np.isnan(low), -np.inf, -low)
             whole = self.upper | self.lower
         fast = self.usable[index] & (placed | ~self.lower[index]).all(axis=(1, 2))
@@ -248,9 +252,9 @@ class _Sorted:
         elif fast.any():
             best = np.full(out.shape, -np.inf)
             play = index[fast]
-            weight = np.where(placed[fast] & self.upper[play], self.inverse_se[play], np.nan)
             # only max(G, the pairs in play) is wanted: pairs below G need not be scaled
-            best[fast] = self._scan(play, weight, smallest=False, floor=self.worse[play])[0]
+            best[fast] = self._scan(play, placed[fast], smallest=False,
+                                    floor=self.worse[play])[0]
             best = np.where(np.isnan(best), -np.inf, best)
         if fast.any():
             out[fast] = np.maximum(self.worse[index[fast]], best[fast])
@@ -266,8 +270,6 @@ TILE = 8
 TILED_FROM = 64
 #: Above this share of a ranking's tiles left after the first bounds, every pair is scaled.
 DENSE_SHARE = 0.25
-#: Rounds in which the tiles left are scaled, those with the largest bounds first.
-ROUNDS = 1
 
 
 class _Tiles:
@@ -277,32 +279,34 @@ class _Tiles:
     :math:`(d_j - d_k)\,w_{jk}` is at most
     :math:`\max(0, \max_J d - \min_K d) \cdot \max_{J \times K} w`: the
     rounding of a difference and of a product of non-negative numbers is
-    monotone, so the bound holds for the floats too. Per replicate, a few
-    pairs likely to be large are scaled first (:meth:`_candidates`); a tile
-    whose bound does not exceed the largest value found cannot hold the
-    maximum and is never scaled. The other tiles are scaled in rounds, those
-    with the largest bounds first, each round raising the value to beat.
-    The values found are the same products of the same floats as in a scan
-    of every pair, so the maxima are equal.
+    monotone, so the bound holds for the floats too, and it holds for any
+    subset of the tile's pairs. Per replicate, a few pairs likely to be large
+    are scaled first (:meth:`_candidates`), or a floor already reached is
+    given; a tile whose bound does not exceed that value cannot hold the
+    maximum and is never scaled. The values found are the same products of
+    the same floats as in a scan of every pair, so the maxima are equal.
     """
 
     def __init__(self, deviation, weight):
         s, n, m = deviation.shape
         self.plain, self.plain_weight = deviation, weight
-        blocks = -(-m // TILE)
-        pad = blocks * TILE - m
+        self.blocks = blocks = -(-m // TILE)
+        self.pad = pad = blocks * TILE - m
         if pad:  # edge values are in the tile's own range: its bounds stay as tight as they are
             deviation = np.pad(deviation, ((0, 0), (0, 0), (0, pad)), mode="edge")
-            weight = np.pad(weight, ((0, 0), (0, pad), (0, pad)), constant_values=np.nan)
         self.deviation = deviation.reshape(s, n, blocks, TILE)
-        # (s, J, K, TILE, TILE): one tile's weights contiguous for the gathers
-        self.weight = np.ascontiguousarray(
-            weight.reshape(s, blocks, TILE, blocks, TILE).transpose(0, 1, 3, 2, 4))
+        self.weight = self._tiled(weight, np.nan)
         self.heaviest = np.fmax.reduce(self.weight, axis=(3, 4)).reshape(s, -1)  # NaN: no pair
         self.high, self.low = self.deviation.max(-1), self.deviation.min(-1)
         # each object's partner of largest weight (itself where it has none), for the candidates
-        self.partner = np.argmax(np.where(np.isnan(self.plain_weight), -np.inf,
-                                          self.plain_weight), axis=-1)
+        self.partner = np.argmax(np.where(np.isnan(weight), -np.inf, weight), axis=-1)
+
+    def _tiled(self, pairs, fill):
+        """``(s, M, M)`` pairs as ``(s, J, K, TILE, TILE)``, a tile contiguous for the gathers."""
+        if self.pad:
+            pairs = np.pad(pairs, ((0, 0), (0, self.pad), (0, self.pad)), constant_values=fill)
+        shape = (len(pairs), self.blocks, TILE, self.blocks, TILE)
+        return np.ascontiguousarray(pairs.reshape(shape).transpose(0, 1, 3, 2, 4))
 
     def _candidates(self, flip):
         """``(s, B)``: the largest value over two pairs per object j (NaN: none counted).
@@ -328,64 +332,72 @@ class _Tiles:
         found *= weight[:, None]
         return np.fmax(best, np.fmax.reduce(found, axis=-1))
 
-    def largest(self, flip, block, floor=None):
+    def largest(self, flip, block, floor=None, rankings=None, play=None):
         r"""``(s, B)``: the largest :math:`\pm(d_j - d_k) w_{jk}` over the counted pairs.
 
         ``flip`` takes :math:`(d_k - d_j) w_{jk}`; ``floor`` (``(s, B)``) is
-        included in the maximum. NaN where no pair is counted and no floor
-        given; None where the bounds rule out too few tiles to pay.
+        included in the maximum. ``rankings`` picks rankings (all: None) and
+        ``play`` (``(len(rankings), M, M)``) the pairs counted among them;
+        with ``play``, ``floor`` replaces the candidates. NaN where no pair is
+        counted and no floor given; None where the bounds rule out too few
+        tiles to pay.
         """
-        s, n, blocks, _ = self.deviation.shape
+        rankings = np.arange(len(self.heaviest)) if rankings is None else np.asarray(rankings)
+        heaviest = self.heaviest[rankings]
+        kept = None
+        if play is not None:
+            kept = self._tiled(play, False)
+            heaviest = np.where(kept.any(axis=(3, 4)).reshape(len(rankings), -1), heaviest,
+                                np.nan)
         with np.errstate(invalid="ignore", over="ignore"):
-            best = self._candidates(flip)
-            if floor is not None:
-                best = np.fmax(best, floor)
+            if play is None:
+                best = self._candidates(flip)[rankings]
+                if floor is not None:
+                    best = np.fmax(best, floor)
+            else:
+                best = np.array(floor, dtype=float)
             # only the tiles that count a pair in some ranking: the triangle, or the band in play
-            tiles = np.flatnonzero(~np.isnan(self.heaviest).all(0))
-            heaviest = self.heaviest[:, tiles]
-            rows, columns = np.divmod(tiles, blocks)
+            tiles = np.flatnonzero(~np.isnan(heaviest).all(0))
+            heaviest = heaviest[:, tiles]
+            rows, columns = np.divmod(tiles, self.blocks)
             if flip:
                 rows, columns = columns, rows
+            high, low = self.high[rankings], self.low[rankings]
             counted = np.count_nonzero(~np.isnan(heaviest))
-            step = max(1, 4 * block // max(1, s * len(tiles)))
+            n = high.shape[1]
+            step = max(1, 4 * block // max(1, len(rankings) * len(tiles)))
             for start in range(0, n, step):  # blocks of replicates: the bounds are (s, B, tiles)
                 part = slice(start, start + step)
-                bound = np.subtract(self.high[:, part][..., rows], self.low[:, part][..., columns])
+                bound = np.subtract(high[:, part][..., rows], low[:, part][..., columns])
                 np.maximum(bound, 0.0, out=bound)
                 bound *= heaviest[:, None]
-                beat = best[:, part]  # a view: the rounds below raise best
+                beat = best[:, part]  # a view: scaling the tiles below raises best
                 ranking, replicate, tile = np.nonzero(bound > np.fmax(beat, -np.inf)[..., None])
                 if len(tile) > DENSE_SHARE * counted * bound.shape[1]:
                     return None
-                edge = bound[ranking, replicate, tile]
-                if ROUNDS > 1:
-                    order = np.argsort(-edge, kind="stable")
-                    ranking, replicate, tile, edge = (ranking[order], replicate[order],
-                                                      tile[order], edge[order])
-                size = -(-len(tile) // ROUNDS)
-                while len(tile):  # the largest bounds first; then only tiles that still can win
-                    values = self._scaled(ranking[:size], replicate[:size] + start,
-                                          tiles[tile[:size]], flip, block)
-                    np.fmax.at(beat, (ranking[:size], replicate[:size]), values)
-                    rest = slice(size, None)
-                    keep = edge[rest] > np.fmax(beat[ranking[rest], replicate[rest]], -np.inf)
-                    ranking, replicate, tile, edge = (ranking[rest][keep], replicate[rest][keep],
-                                                      tile[rest][keep], edge[rest][keep])
+                values = self._scaled(rankings, ranking, replicate + start, tiles[tile], flip,
+                                      block, kept)
+                np.fmax.at(beat, (ranking, replicate), values)
         return best
 
-    def _scaled(self, ranking, replicate, tile, flip, block):
-        """The largest scaled deviation in each listed tile of each listed replicate."""
-        blocks = self.deviation.shape[2]
-        rows, columns = np.divmod(tile, blocks)
+    def _scaled(self, rankings, ranking, replicate, tile, flip, block, kept=None):
+        """The largest scaled deviation in each listed tile of each listed replicate.
+
+        ``ranking`` indexes ``rankings``; ``kept`` (tiled) marks the pairs counted.
+        """
+        rows, columns = np.divmod(tile, self.blocks)
         out = np.empty(len(tile))
         step = max(1, block // (TILE * TILE))
         for start in range(0, len(tile), step):  # blocks of tiles, for memory
             part = slice(start, start + step)
-            r, b = ranking[part], replicate[part]
-            mine = self.deviation[r, b, rows[part]][:, :, None]
-            theirs = self.deviation[r, b, columns[part]][:, None, :]
+            local, b = ranking[part], replicate[part]
+            r, j, k = rankings[local], rows[part], columns[part]
+            mine = self.deviation[r, b, j][:, :, None]
+            theirs = self.deviation[r, b, k][:, None, :]
             scaled = np.subtract(theirs, mine) if flip else np.subtract(mine, theirs)
-            np.multiply(scaled, self.weight[r, rows[part], columns[part]], out=scaled)
+            np.multiply(scaled, self.weight[r, j, k], out=scaled)
+            if kept is not None:
+                np.copyto(scaled, np.nan, where=~kept[local, j, k])
             out[part] = np.fmax.reduce(scaled, axis=(1, 2))
         return out
 
@@ -573,8 +585,8 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
     keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group",
             "critical_value")
     out = {key: np.full((len(estimate), m), np.nan) for key in keys}
-    # per ranking: three (M, B) and about eleven (M, M) arrays (_Pairs and _Sorted)
-    per = max(1, budget // max(1, 8 * m * (3 * n + 11 * m)))
+    # per ranking: three (M, B) and about twelve (M, M) arrays (_Pairs, _Sorted, _Tiles)
+    per = max(1, budget // max(1, 8 * m * (3 * n + 12 * m)))
     for start in range(0, len(estimate), per):  # chunks of rankings, for memory
         part = slice(start, start + per)
         pairs = _Pairs(better[part], oriented[part], usable[part], dof[part], gaussian)

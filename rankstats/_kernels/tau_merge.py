@@ -64,12 +64,14 @@ def inversions(y):
         key_kind = np.promote_types(_int_type((size // direct + 1) << bits), np.int32).type
         key = (np.arange(size, dtype=key_kind) // direct << bits) | z.astype(key_kind)
         key.sort(axis=-1)
-        z = (key & ((1 << bits) - 1)).astype(kind)
+        key &= (1 << bits) - 1
+        z = key.astype(kind, copy=False)
+    position = np.arange(size)
     while w < size:
-        runs = z.reshape(rows, size // (2 * w), 2, w)
-        runs <<= 1  # the lowest bit marks the right run; equal values keep left first
-        runs[:, :, 1] |= 1
-        merged = np.sort(runs.reshape(rows, size // (2 * w), 2 * w), axis=-1)
+        # the lowest bit marks the right run; equal values keep left first
+        z <<= 1
+        z |= ((position // w) & 1).astype(kind)
+        merged = np.sort(z.reshape(rows, size // (2 * w), 2 * w), axis=-1)
         positions = np.einsum("sbw,w->s", merged & 1, np.arange(2 * w, dtype=acc))
         # a right element at merged position p with k right elements before it has
         # p - k left elements at most it, so w - (p - k) above it
@@ -114,18 +116,34 @@ def _run_terms(ordered, used):
     }
 
 
+#: Longest run of equal values that :func:`tied_pairs` counts lag by lag.
+LAGS = 16
+
+
 def tied_pairs(ordered, used):
     """Pairs of equal values among the ``used`` entries of sorted rows: sum of t(t-1)/2 over runs.
 
-    ``used`` marks a prefix of each row. Each entry adds its position within
-    its run of equal values; no float arithmetic, so cheaper than
-    :func:`_run_terms` when only this sum is needed.
+    ``used`` marks a prefix of each row. In sorted rows, entries i and i + L
+    are equal exactly when every neighbour between them is, so the pairs at
+    lag L are counted from those at lag L - 1 with one boolean pass, while
+    the runs are short (:data:`LAGS`); longer runs add each entry's position
+    within its run. No float arithmetic, so cheaper than :func:`_run_terms`
+    when only this sum is needed.
     """
+    same = np.equal(ordered[:, 1:], ordered[:, :-1])
+    same &= used[:, 1:]  # a run never continues past the used prefix
+    total = np.count_nonzero(same, axis=-1)
+    run = same
+    for lag in range(2, LAGS + 1):
+        run = run[:, :-1] & same[:, lag - 1:]
+        if not run.any():
+            return total.astype(float)
+        total += np.count_nonzero(run, axis=-1)
     n = ordered.shape[-1]
     kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
     same = np.zeros(ordered.shape, dtype=kind)
     np.equal(ordered[:, 1:], ordered[:, :-1], out=same[:, 1:], casting="unsafe")
-    same &= used  # a run never continues past the used prefix
+    same &= used
     within = np.cumsum(same, axis=-1, dtype=kind)
     starts = np.where(same == 0, within, 0)
     np.maximum.accumulate(starts, axis=-1, out=starts)
