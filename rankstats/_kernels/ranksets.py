@@ -552,9 +552,11 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
         themselves. A bootstrap over few units (templates) takes few distinct
         values, and its maxima are bounded; normal draws are not.
     pair_kernel : {"sorted", "dense"}, how the simultaneous family's maxima
-        are found: "sorted" (:class:`_Sorted`) scales each pair once per
-        replicate and, after the first step, only the pairs in play;
-        "dense" scales every pair at every step. Both give the same numbers.
+        are found: "sorted" (:class:`_Sorted`) scales each pair at most once
+        per replicate, after the first step only the pairs in play, and from
+        :data:`TILED_FROM` objects only the tiles of pairs whose bounds can
+        beat a value already reached (:class:`_Tiles`); "dense" scales every
+        pair at every step. Both give the same numbers.
 
     Returns
     -------
