@@ -587,8 +587,8 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
     keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group",
             "critical_value")
     out = {key: np.full((len(estimate), m), np.nan) for key in keys}
-    # per ranking: three (M, B) and about twelve (M, M) arrays (_Pairs, _Sorted, _Tiles)
-    per = max(1, budget // max(1, 8 * m * (3 * n + 12 * m)))
+    # per ranking: three (M, B) and about thirteen (M, M) arrays (_Pairs, _Sorted, _Tiles)
+    per = max(1, budget // max(1, 8 * m * (3 * n + 13 * m)))
     for start in range(0, len(estimate), per):  # chunks of rankings, for memory
         part = slice(start, start + per)
         pairs = _Pairs(better[part], oriented[part], usable[part], dof[part], gaussian)
