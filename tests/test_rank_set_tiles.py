@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +112,42 @@ def test_rank_sets_through_the_tiles_equal_the_dense_kernel(share, stepdown, gau
                                pair_kernel="dense", **options)
         for key in tiled:
             np.testing.assert_array_equal(tiled[key], dense[key], err_msg=key)
+
+
+def spread_cube(n_models=96, seed=3):
+    """Binary scores of models spread from 95% to 30% correct: 3 tasks, 6 templates."""
+    rng = np.random.default_rng(seed)
+    truth = np.linspace(0.95, 0.3, n_models)[:, None, None, None]
+    x = (rng.random((n_models, 3, 6, 100)) < truth).astype(float)
+    return xr.Dataset(
+        {"score": (("model", "task", "template", "sample"), x)},
+        coords={"model": [f"m{i}" for i in range(n_models)], "task": ["t0", "t1", "t2"]},
+        attrs={"higher_is_better": 1, "score_kind": "binary"})
+
+
+@pytest.mark.parametrize("nan_policy", ["propagate", "omit"])
+def test_a_leaderboard_above_the_tile_threshold_equals_the_scan_of_every_pair(nan_policy,
+                                                                            monkeypatch):
+    """Through the public API, 96 models with absent and incomplete ones, 8-model tiles."""
+    from rankstats import stability
+
+    cube = spread_cube()
+    cube["score"][10, 2, 1, :5] = np.nan  # incomplete on one task
+    cube["score"][20:30, 0] = np.nan  # ten models absent from one task
+    options = dict(n_resamples=150, over="both", seed=1, nan_policy=nan_policy)
+    assert cube.sizes["model"] >= _krs.TILED_FROM
+    found = []
+    largest = _krs._Tiles.largest
+
+    def spy(self, *args, **kwargs):
+        found.append(largest(self, *args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(_krs._Tiles, "largest", spy)
+    tiled = stability.leaderboard(cube, **options)
+    assert any(value is not None for value in found)  # the tiles did the work
+    monkeypatch.setattr(_krs, "TILED_FROM", 10**9)
+    every_pair = stability.leaderboard(cube, **options)
+    assert tiled["rank_low"].notnull().any()
+    for name in tiled.data_vars:
+        np.testing.assert_array_equal(tiled[name].values, every_pair[name].values, err_msg=name)
