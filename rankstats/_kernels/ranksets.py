@@ -169,7 +169,9 @@ class _Sorted:
         position = np.arange(m)
         self.upper = ((position[:, None] < position[None, :]) & placed[:, :, None]
                       & placed[:, None, :])
-        self.lower = np.swapaxes(self.upper, 1, 2)
+        # contiguous, so that every step's checks read it in memory order
+        self.lower = np.ascontiguousarray(np.swapaxes(self.upper, 1, 2))
+        self.pair_count = np.count_nonzero(self.upper, axis=(1, 2))  # as many in each triangle
         # (s, B, M): one replicate's deviations contiguous, objects in order
         self.deviation = np.ascontiguousarray(
             np.take_along_axis(pairs.deviation, self.order[:, :, None], axis=1).transpose(0, 2, 1))
@@ -244,10 +246,13 @@ class _Sorted:
             everything = np.arange(len(self.deviation))
             high, low = self._scan(everything, None, smallest=True)
             self.worse = np.where(np.isnan(low), -np.inf, -low)
-            whole = self.upper | self.lower
-        fast = self.usable[index] & (placed | ~self.lower[index]).all(axis=(1, 2))
-        if first:
-            fast &= (placed == whole[index]).all(axis=(1, 2))
+        pairs = self.pair_count[index]
+        # every H_kj (the worse-placed one better) still in play: the whole lower triangle
+        fast = self.usable[index] & (
+            np.count_nonzero(placed & self.lower[index], axis=(1, 2)) == pairs)
+        if first:  # and nothing else in play but the upper triangle, all of it
+            fast &= ((np.count_nonzero(placed & self.upper[index], axis=(1, 2)) == pairs)
+                     & (np.count_nonzero(placed, axis=(1, 2)) == 2 * pairs))
             best = np.where(np.isnan(high), -np.inf, high)[index]
         elif fast.any():
             best = np.full(out.shape, -np.inf)
