@@ -141,11 +141,10 @@ def tied_pairs(ordered, used):
         total += np.count_nonzero(run, axis=-1)
     n = ordered.shape[-1]
     kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
-    same = np.zeros(ordered.shape, dtype=kind)
-    np.equal(ordered[:, 1:], ordered[:, :-1], out=same[:, 1:], casting="unsafe")
-    same &= used
-    within = np.cumsum(same, axis=-1, dtype=kind)
-    starts = np.where(same == 0, within, 0)
+    steps = np.zeros(ordered.shape, dtype=kind)
+    steps[:, 1:] = same
+    within = np.cumsum(steps, axis=-1, dtype=kind)
+    starts = np.where(steps == 0, within, 0)
     np.maximum.accumulate(starts, axis=-1, out=starts)
     within -= starts
     return within.sum(-1, dtype=np.int64).astype(float)
