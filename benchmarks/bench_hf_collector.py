@@ -14,7 +14,7 @@ samples of each task.
 
 For each device (CPU, and CUDA when present), model and mode (``generate``: greedy,
 up to 8 new tokens, stop at a newline; ``likelihood``: the options' log-probabilities),
-``collectors.hf.collect`` runs once with ``--batch-size`` prompts per forward pass and
+``rankstats_collectors.hf.collect`` runs once with ``--batch-size`` prompts per forward pass and
 once with one prompt at a time, without a cache, after one untimed warm-up run. The
 table shows prompts/s and tokens/s of model time (as the collector reports them) and
 the speed-up of batching. The responses of the two runs must be identical; the script
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 def workload(max_templates: int):
     import hf_models
 
-    from collectors.tasks import mizrahi2024_samples, mizrahi2024_templates
+    from rankstats_collectors.tasks import mizrahi2024_samples, mizrahi2024_templates
 
     templates, samples = {}, {}
     for task in hf_models.BBH_TASKS:
@@ -55,7 +55,7 @@ def workload(max_templates: int):
 
 
 def run_once(model, templates, samples, mode, batch_size, device):
-    from collectors.hf import collect
+    from rankstats_collectors.hf import collect
 
     started = time.perf_counter()
     cube = collect([model], templates, samples, mode=mode, batch_size=batch_size,

@@ -6,7 +6,7 @@ log-probabilities (``instance.prompt_logprobs``: 200 tokens per record, each a
 ``{logprob, rank, decoded_token}``) making up most of its size, as they do in
 the full DOVE release. One model, one dataset, 100 prompt variants (5
 instruction phrasings × 4 enumerators × 5 separators), as many samples as the
-size needs. Then imports it with ``collectors.files.dove.load`` in a fresh
+size needs. Then imports it with ``rankstats_collectors.files.dove.load`` in a fresh
 interpreter and reports that interpreter's peak resident memory (``VmHWM``),
 its memory just before the import (the libraries loaded), and the import's
 wall time.
@@ -54,7 +54,7 @@ import json, sys, time
 def hwm():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
-from collectors.files import dove
+from rankstats_collectors.files import dove
 before = hwm()
 start = time.perf_counter()
 cube = dove.load(sys.argv[1])

@@ -3,7 +3,7 @@
 Generates a samples file of the requested size in a temporary folder, modelled
 line for line on the real asdiv log in tests/data/fixtures/lm_eval (same fields,
 an 8-shot prompt of about 2.7 kB per line, a fresh doc_id, doc_hash and score on
-each), then imports it with ``collectors.files.lm_eval.load`` in a fresh
+each), then imports it with ``rankstats_collectors.files.lm_eval.load`` in a fresh
 interpreter and reports that interpreter's peak resident memory, its memory
 just before the import (the libraries loaded), and the import's wall time; then
 saves the cube as ``rankstats import`` does (:func:`rankstats.save`, which
@@ -37,7 +37,7 @@ DATE = "2024-08-21T03-44-09.494230"
 
 CHILD = """
 import json, resource, sys, time
-from collectors.files import lm_eval
+from rankstats_collectors.files import lm_eval
 import rankstats
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()

@@ -26,8 +26,8 @@ SPECIAL = ["<pad>", "<s>", "</s>", "<unk>"]
 
 def corpus() -> list[tuple[str, str]]:
     """``(prompt, answer)`` pairs: every template × sample of the test tasks."""
-    from collectors.prompts.formatting import render
-    from collectors.tasks import (
+    from rankstats_collectors.prompts.formatting import render
+    from rankstats_collectors.tasks import (
         load_samples,
         load_templates,
         mizrahi2024_samples,

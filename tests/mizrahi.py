@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors.files import mizrahi2024
+from rankstats_collectors.files import mizrahi2024
 
 RELEASE = Path(__file__).parent / "data" / "mizrahi2024"
 

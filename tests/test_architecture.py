@@ -262,7 +262,7 @@ def test_no_import_cycle():
 def test_rankstats_never_imports_collectors():
     found = [f"{item.where}: {item.target}"
              for module in MODULES for item in imports_of(module)
-             if item.target.split(".")[0] == "collectors"]
+             if item.target.split(".")[0] == "rankstats_collectors"]
     assert not found, "rankstats imports collectors (collectors → rankstats only):\n" + "\n".join(
         found)
 
@@ -337,7 +337,7 @@ BUILTIN_ERRORS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeE
 def test_every_error_raised_on_purpose_is_a_rankstats_error():
     """``raise ValueError(...)`` and friends: use the RankstatsError subclass that is also one."""
     found = []
-    for folder in (PACKAGE, ROOT / "collectors"):
+    for folder in (PACKAGE, ROOT / "rankstats_collectors"):
         for path in sorted(folder.rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rankstats
-from collectors.files import (
+from rankstats_collectors.files import (
     dove,
     helm,
     inspect_ai,

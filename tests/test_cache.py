@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.cache import CacheError, ResponseCache
+from rankstats_collectors.cache import CacheError, ResponseCache
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                     lambda inner: st.lists(inner, max_size=3)
@@ -85,7 +85,7 @@ def test_damage_before_the_last_line_is_an_error(tmp_path):
 
 WRITER = """
 import sys, time
-from collectors.cache import ResponseCache
+from rankstats_collectors.cache import ResponseCache
 cache = ResponseCache(sys.argv[1])
 i = 0
 while True:
@@ -111,7 +111,7 @@ def test_killed_writer_loses_at_most_the_record_in_flight(tmp_path):
 
 HOLDER = """
 import sys, time
-from collectors.cache import ResponseCache
+from rankstats_collectors.cache import ResponseCache
 cache = ResponseCache(sys.argv[1])
 with cache.locked():
     cache.put("held", {"by": "the other process"})
@@ -121,7 +121,7 @@ with cache.locked():
 
 
 def test_one_process_writes_a_cache_at_a_time(tmp_path):
-    from collectors.cache import CacheBusyError
+    from rankstats_collectors.cache import CacheBusyError
 
     path = tmp_path / "cache.jsonl"
     mine = ResponseCache(path)

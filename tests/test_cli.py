@@ -12,8 +12,8 @@ import types
 
 import pytest
 
-import collectors
-import collectors.files
+import rankstats_collectors
+import rankstats_collectors.files
 import rankstats
 from rankstats import cli
 
@@ -209,17 +209,17 @@ def third_party(tmp_path, monkeypatch):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdparty-collector\n"
                                    "Version: 0.1\n")
     (info / "entry_points.txt").write_text(
-        f"[{collectors.ENTRY_POINT_GROUP}]\nconstant = thirdparty_collector\n"
+        f"[{rankstats_collectors.ENTRY_POINT_GROUP}]\nconstant = thirdparty_collector\n"
         "hollow = json:dumps\n")
     monkeypatch.syspath_prepend(str(site))
     yield
     for name in ("constant", "hollow"):
-        if name in collectors._COLLECTORS._entries:
-            collectors.unregister(name)
+        if name in rankstats_collectors._COLLECTORS._entries:
+            rankstats_collectors.unregister(name)
 
 
 def test_a_third_party_collector_runs_from_its_entry_point(third_party, tmp_path, capsys):
-    assert {"constant", "hf", "openai"} <= set(collectors.available())
+    assert {"constant", "hf", "openai"} <= set(rankstats_collectors.available())
     output = tmp_path / "constant.nc"
     assert cli.main(["collect", "constant", "--score", "0.25", "-o", str(output)]) == 0
     assert "third party wrote" in capsys.readouterr().out
@@ -232,13 +232,13 @@ def test_a_third_party_collector_runs_from_its_entry_point(third_party, tmp_path
 
 def test_the_collectors_are_declared_only_as_entry_points():
     declared = {e.name: e.value for e in importlib.metadata.entry_points(
-        group=collectors.ENTRY_POINT_GROUP)}
-    assert declared["hf"] == "collectors.hf.cli" and declared["openai"] == "collectors.openai.cli"
-    from collectors import cli as collect_command
+        group=rankstats_collectors.ENTRY_POINT_GROUP)}
+    assert declared["hf"] == "rankstats_collectors.hf.cli" and declared["openai"] == "rankstats_collectors.openai.cli"
+    from rankstats_collectors import cli as collect_command
 
     assert not hasattr(collect_command, "BACKENDS")
-    assert collectors.files._IMPORTERS._entries.keys() <= {
-        e.name for e in importlib.metadata.entry_points(group=collectors.files.ENTRY_POINT_GROUP)}
+    assert rankstats_collectors.files._IMPORTERS._entries.keys() <= {
+        e.name for e in importlib.metadata.entry_points(group=rankstats_collectors.files.ENTRY_POINT_GROUP)}
 
 
 MISSING_EXTRA = """
@@ -285,7 +285,7 @@ def test_table_commands_share_the_output_options():
 
 def collector_parser(name):
     parser = cli.Parser(prog=f"rankstats collect {name}")
-    collectors.get(name).add_arguments(parser)
+    rankstats_collectors.get(name).add_arguments(parser)
     return parser
 
 

@@ -43,7 +43,7 @@ MULTIPROMPT = ROOT / "tests" / "data" / "fixtures" / "lm_eval" / "multiprompt"
 @pytest.fixture(scope="module")
 def lm_eval_runs():
     """Two runs of each model: prompt variants 1 and 2 of the multiprompt fixture."""
-    from collectors.files import lm_eval
+    from rankstats_collectors.files import lm_eval
 
     cube = lm_eval.load(MULTIPROMPT)
     return cube, cube.isel(template=[0]), cube.isel(template=[1])
@@ -142,7 +142,7 @@ def test_two_runs_of_one_model_imported_from_one_folder(tmp_path):
     """
     import shutil
 
-    from collectors.files import lm_eval
+    from rankstats_collectors.files import lm_eval
 
     source = ROOT / "tests" / "data" / "fixtures" / "lm_eval" / "asdiv"
     folder = tmp_path / "meta-llama__Meta-Llama-3-8B-Instruct"
@@ -637,7 +637,7 @@ def test_two_runs_written_by_lm_eval_itself(tmp_path):
 
     from statsmodels.stats.contingency_tables import mcnemar
 
-    from collectors.files import lm_eval
+    from rankstats_collectors.files import lm_eval
 
     source = ROOT / "tests" / "data" / "lm_eval" / "out" / "folder" / "org__dummy-a"
     stamps = sorted({path.stem.rsplit("_", 1)[-1] for path in source.glob("results_*.json")})

@@ -13,7 +13,7 @@ import xarray as xr
 
 import rankstats
 import rankstats.datasets
-from collectors.files import mizrahi2024
+from rankstats_collectors.files import mizrahi2024
 
 RELEASE = Path(__file__).parent / "data" / "mizrahi2024"
 FOLDER = Path(rankstats.datasets.__file__).parent
@@ -82,7 +82,7 @@ def test_build_datasets_writes_the_packaged_files(tmp_path, capsys):
 def test_rankstats_never_imports_collectors():
     code = ("import json, sys; import rankstats, rankstats.datasets; "
             "rankstats.datasets.load('mizrahi2024'); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'collectors')))")
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'rankstats_collectors')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
     for path in Path(rankstats.__file__).parent.rglob("*.py"):
@@ -91,4 +91,4 @@ def test_rankstats_never_imports_collectors():
                     for alias in node.names}
         imported |= {node.module or "" for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom)}
-        assert not any(name.split(".")[0] == "collectors" for name in imported), path
+        assert not any(name.split(".")[0] == "rankstats_collectors" for name in imported), path

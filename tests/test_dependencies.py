@@ -69,14 +69,14 @@ _DRAWS = re.compile(r"^\s*(?:from|import) tqdm\b|require\(\s*[\"']tqdm", re.MULT
 
 
 def test_every_extra_that_draws_a_progress_bar_requires_tqdm(pyproject):
-    # a module of collectors/<extra>/ is installed by that extra; any other, by the core
+    # a module of rankstats_collectors/<extra>/ is installed by that extra; any other, by the core
     project = pyproject["project"]
     extras = project["optional-dependencies"]
     drawing = {}
-    for path in sorted([*(ROOT / "rankstats").rglob("*.py"), *(ROOT / "collectors").rglob("*.py")]):
+    for path in sorted([*(ROOT / "rankstats").rglob("*.py"), *(ROOT / "rankstats_collectors").rglob("*.py")]):
         if _DRAWS.search(path.read_text(encoding="utf-8")):
             parts = path.relative_to(ROOT).parts
-            group = parts[1] if parts[0] == "collectors" and parts[1] in extras else None
+            group = parts[1] if parts[0] == "rankstats_collectors" and parts[1] in extras else None
             drawing.setdefault(group, []).append(str(path.relative_to(ROOT)))
     assert {"openai", "hf"} <= set(drawing)
     for group, paths in drawing.items():

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.prompts.formatting import TemplateError, check_fields, placeholders, render
+from rankstats_collectors.prompts.formatting import TemplateError, check_fields, placeholders, render
 from rankstats.errors import CubeError
 
 NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
@@ -98,7 +98,7 @@ def test_check_fields_names_task_template_sample_and_field():
 
 
 def test_check_fields_reads_sample_objects_and_malformed_templates():
-    from collectors.tasks import Sample
+    from rankstats_collectors.tasks import Sample
 
     check_fields({"1": "{a}"}, [Sample("x", {"a": 1}, "g")], task="t")
     with pytest.raises(TemplateError, match="sample x has no field 'a'"):

@@ -18,14 +18,14 @@ import hf_models
 import torch
 
 import rankstats
-from collectors.cache import ResponseCache
-from collectors.hf import CollectorError, collect
-from collectors.hf import run as run_module
-from collectors.hf.likelihood import score_options
-from collectors.hf.loading import resolve
-from collectors.prompts.formatting import TemplateError
-from collectors.records import records_to_cube, rescore
-from collectors.tasks import Sample, Template, load_samples, load_templates
+from rankstats_collectors.cache import ResponseCache
+from rankstats_collectors.hf import CollectorError, collect
+from rankstats_collectors.hf import run as run_module
+from rankstats_collectors.hf.likelihood import score_options
+from rankstats_collectors.hf.loading import resolve
+from rankstats_collectors.prompts.formatting import TemplateError
+from rankstats_collectors.records import records_to_cube, rescore
+from rankstats_collectors.tasks import Sample, Template, load_samples, load_templates
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_batched_equals_one_at_a_time(tiny, tasks, mode):
 
 
 def test_stop_strings_cut_the_greedy_response(tiny, tasks):
-    from collectors.hf.generate import cut_at_stop
+    from rankstats_collectors.hf.generate import cut_at_stop
 
     templates, samples = tasks
     models = [tiny["gpt2"], tiny["t5"]]
@@ -148,8 +148,8 @@ def direct_logprob(model, prompt_ids, option_ids, encoder_decoder):
 
 @pytest.mark.parametrize("name", ["gpt2", "t5"])
 def test_likelihood_matches_direct_computation(tiny, tasks, name):
-    from collectors.hf.loading import load_model
-    from collectors.prompts.formatting import render
+    from rankstats_collectors.hf.loading import load_model
+    from rankstats_collectors.prompts.formatting import render
 
     spec = resolve(tiny[name])
     model = load_model(spec, torch.device("cpu"), torch.float32)
@@ -185,7 +185,7 @@ def test_likelihood_matches_direct_computation(tiny, tasks, name):
 
 
 def test_likelihood_cube_picks_the_direct_best_option(tiny, tasks):
-    from collectors.hf.loading import load_model
+    from rankstats_collectors.hf.loading import load_model
 
     templates, samples = tasks
     cube = collect([tiny["gpt2"]], templates, samples, mode="likelihood")
@@ -218,7 +218,7 @@ def test_likelihood_cube_picks_the_direct_best_option(tiny, tasks):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_weights_load_in_the_requested_dtype(tiny, dtype):
     # releases before the keyword ``dtype`` would pass it on to the config and load float32
-    from collectors.hf.loading import load_model
+    from rankstats_collectors.hf.loading import load_model
 
     model = load_model(resolve(tiny["gpt2"]), torch.device("cpu"), dtype)
     assert model.dtype == dtype
@@ -388,8 +388,8 @@ def test_other_planning_errors(tiny, tasks, no_model_work):
 MISSING_EXTRA = """
 import sys
 sys.modules["torch"] = None  # as if torch were not installed
-from collectors import MissingExtraError
-from collectors.cli import load_collector
+from rankstats_collectors import MissingExtraError
+from rankstats_collectors.cli import load_collector
 from rankstats.cli import main
 try:
     load_collector("hf")
@@ -412,7 +412,7 @@ def test_missing_extra_names_the_install_command():
 
 
 def test_unknown_backend():
-    from collectors.cli import load_collector
+    from rankstats_collectors.cli import load_collector
 
     with pytest.raises(KeyError, match="no collector named 'nope'"):
         load_collector("nope")
@@ -487,10 +487,10 @@ def test_command_on_the_papers_templates_and_samples(tiny, tmp_path, capsys):
 def test_registered_as_a_collector():
     from importlib.metadata import entry_points
 
-    import collectors
+    import rankstats_collectors
 
-    assert "hf" in collectors.available()
-    (entry,) = [e for e in entry_points(group=collectors.ENTRY_POINT_GROUP) if e.name == "hf"]
-    assert entry.load() is collectors.hf.cli
+    assert "hf" in rankstats_collectors.available()
+    (entry,) = [e for e in entry_points(group=rankstats_collectors.ENTRY_POINT_GROUP) if e.name == "hf"]
+    assert entry.load() is rankstats_collectors.hf.cli
 
 

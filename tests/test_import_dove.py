@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from collectors import files
-from collectors.files import ImporterError, dove
+from rankstats_collectors import files
+from rankstats_collectors.files import ImporterError, dove
 from rankstats.cli import main
 
 FOLDER = Path(__file__).parent / "data" / "fixtures" / "dove"

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collectors import files
-from collectors.files import ImporterError, helm
+from rankstats_collectors import files
+from rankstats_collectors.files import ImporterError, helm
 from rankstats.cli import main
 
 SUITE = Path(__file__).parent / "data" / "fixtures" / "helm" / "runs" / "v1"

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankstats
-from collectors import files
-from collectors.files import ImporterError, _inspect_logs, inspect_ai
+from rankstats_collectors import files
+from rankstats_collectors.files import ImporterError, _inspect_logs, inspect_ai
 from rankstats.cli import main
 
 LOGS = Path(__file__).parent / "data" / "fixtures" / "inspect_ai"

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collectors.files
+import rankstats_collectors.files
 import rankstats
-from collectors.files import ImporterError, lm_eval
+from rankstats_collectors.files import ImporterError, lm_eval
 from rankstats import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -318,8 +318,8 @@ def test_logs_round_trip(tmp_path_factory, scores, order):
 # --- command, registry, benchmark ---
 
 def test_registered_by_name(declared_importers):
-    assert declared_importers["lm_eval"] == "collectors.files.lm_eval:load"
-    assert collectors.files.get("lm_eval") is lm_eval.load
+    assert declared_importers["lm_eval"] == "rankstats_collectors.files.lm_eval:load"
+    assert rankstats_collectors.files.get("lm_eval") is lm_eval.load
 
 
 def test_command_imports_and_prints_the_summary(declared_importers, tmp_path, capsys):

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import collectors.files
-from collectors.files import ImporterError, lm_eval
-from collectors.files import open_llm_leaderboard as oll
+import rankstats_collectors.files
+from rankstats_collectors.files import ImporterError, lm_eval
+from rankstats_collectors.files import open_llm_leaderboard as oll
 
 pq = pytest.importorskip("pyarrow.parquet")
 import pyarrow as pa  # noqa: E402
@@ -70,5 +70,5 @@ def test_refusals_name_the_file_row_and_column(tmp_path):
 
 def test_registered(declared_importers):
     assert declared_importers["open_llm_leaderboard"] == \
-        "collectors.files.open_llm_leaderboard:load"
-    assert collectors.files.get("open_llm_leaderboard") is oll.load
+        "rankstats_collectors.files.open_llm_leaderboard:load"
+    assert rankstats_collectors.files.get("open_llm_leaderboard") is oll.load

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import collectors.files
+import rankstats_collectors.files
 import rankstats
-from collectors.files import ImporterError, opencompass
+from rankstats_collectors.files import ImporterError, opencompass
 from rankstats import cli
 
 OUT = Path(__file__).parent / "data" / "opencompass" / "out"
@@ -83,8 +83,8 @@ def test_refusals_name_the_file_and_what_is_wrong(tmp_path):
 
 
 def test_registered_and_imported_by_the_command(declared_importers, tmp_path, capsys):
-    assert declared_importers["opencompass"] == "collectors.files.opencompass:load"
-    assert collectors.files.get("opencompass") is opencompass.load
+    assert declared_importers["opencompass"] == "rankstats_collectors.files.opencompass:load"
+    assert rankstats_collectors.files.get("opencompass") is opencompass.load
     out = tmp_path / "cube.nc"
     assert cli.main(["import", "opencompass", str(OUT), "-o", str(out)]) == 0
     assert "opencompass: read 12 rows" in capsys.readouterr().out

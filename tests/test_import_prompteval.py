@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import collectors.files
+import rankstats_collectors.files
 import rankstats
-from collectors.files import ImporterError, prompteval
+from rankstats_collectors.files import ImporterError, prompteval
 
 DATA = Path(__file__).parent / "data" / "prompteval"
 ARRAYS = DATA / "anatomy.npz"
@@ -68,5 +68,5 @@ def test_refusals(tmp_path):
 
 
 def test_registered(declared_importers):
-    assert declared_importers["prompteval"] == "collectors.files.prompteval:load"
-    assert collectors.files.get("prompteval") is prompteval.load
+    assert declared_importers["prompteval"] == "rankstats_collectors.files.prompteval:load"
+    assert rankstats_collectors.files.get("prompteval") is prompteval.load

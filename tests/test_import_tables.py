@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collectors.files
+import rankstats_collectors.files
 import rankstats
-from collectors.files import ImporterError, mizrahi2024, tables
+from rankstats_collectors.files import ImporterError, mizrahi2024, tables
 from rankstats import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,8 +175,8 @@ def test_any_long_table_round_trips(tmp_path_factory, scores, block, suffix):
 
 
 def test_registered_and_run_by_the_command(declared_importers, tmp_path, capsys):
-    assert declared_importers["table"] == "collectors.files.tables:load"
-    assert collectors.files.get("table") is tables.load
+    assert declared_importers["table"] == "rankstats_collectors.files.tables:load"
+    assert rankstats_collectors.files.get("table") is tables.load
     frame = long_frame()
     path = write(frame, tmp_path / "s.csv")
     out = tmp_path / "cube.nc"

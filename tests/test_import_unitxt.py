@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import collectors.files
+import rankstats_collectors.files
 import rankstats
-from collectors.files import ImporterError, unitxt
+from rankstats_collectors.files import ImporterError, unitxt
 from rankstats import cli
 
 OUT = Path(__file__).parent / "data" / "unitxt" / "out"
@@ -79,8 +79,8 @@ def test_refusals_name_the_file_and_what_is_wrong(tmp_path):
 
 
 def test_registered_and_imported_by_the_command(declared_importers, tmp_path, capsys):
-    assert declared_importers["unitxt"] == "collectors.files.unitxt:load"
-    assert collectors.files.get("unitxt") is unitxt.load
+    assert declared_importers["unitxt"] == "rankstats_collectors.files.unitxt:load"
+    assert rankstats_collectors.files.get("unitxt") is unitxt.load
     out = tmp_path / "cube.nc"
     assert cli.main(["import", "unitxt", str(OUT), "-o", str(out)]) == 0
     assert "unitxt: read 12 rows" in capsys.readouterr().out

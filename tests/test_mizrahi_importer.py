@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import collectors.files
+import rankstats_collectors.files
 import rankstats
-from collectors.files import ImporterError, mizrahi2024
+from rankstats_collectors.files import ImporterError, mizrahi2024
 
 RELEASE = Path(__file__).parent / "data" / "mizrahi2024"
 ACC = "paraphrases accuracies"
@@ -50,14 +50,14 @@ def release(tmp_path):
 
 
 def test_registered_as_an_importer():
-    assert collectors.files.get("mizrahi2024") is mizrahi2024.load
+    assert rankstats_collectors.files.get("mizrahi2024") is mizrahi2024.load
 
 
 def test_importer_registry(monkeypatch):
-    from collectors import _registry as registry
+    from rankstats_collectors import _registry as registry
 
-    files = collectors.files
-    files.register("unit", "collectors.files.mizrahi2024:cross_check")
+    files = rankstats_collectors.files
+    files.register("unit", "rankstats_collectors.files.mizrahi2024:cross_check")
     try:
         with pytest.raises(ValueError, match="already registered"):
             files.register("unit", lambda paths: None)
@@ -69,7 +69,7 @@ def test_importer_registry(monkeypatch):
         files.get("unit")
     with pytest.raises(TypeError):
         files.register("unit", 42)
-    point = EntryPoint("third-party", "collectors.files.mizrahi2024:load_metric_results",
+    point = EntryPoint("third-party", "rankstats_collectors.files.mizrahi2024:load_metric_results",
                        files.ENTRY_POINT_GROUP)
     monkeypatch.setattr(registry, "entry_points", lambda group: [point])
     try:

@@ -20,8 +20,8 @@ pytest.importorskip("openai")
 from fake_openai import FakeOpenAI, _logprob, _tokens
 
 import rankstats
-from collectors.cache import ResponseCache
-from collectors.openai import (
+from rankstats_collectors.cache import ResponseCache
+from rankstats_collectors.openai import (
     Backoff,
     RateLimiter,
     Requester,
@@ -29,8 +29,8 @@ from collectors.openai import (
     Settings,
     collect,
 )
-from collectors.openai.client import Request, run_requests
-from collectors.tasks import load_samples, load_templates
+from rankstats_collectors.openai.client import Request, run_requests
+from rankstats_collectors.tasks import load_samples, load_templates
 from rankstats.cli import main
 
 KEY = "sk-test-9f8e7d6c5b4a-do-not-leak"
@@ -345,7 +345,7 @@ def test_the_collect_command_refuses_a_bad_output_before_any_request(fake, task_
 
 
 def test_budgeted_search_through_the_collector_bills_each_cell_once(fake, task_files, tmp_path):
-    from collectors.openai.chat import cell_scorer
+    from rankstats_collectors.openai.chat import cell_scorer
 
     templates = load_templates(task_files[0])["parity"]
     samples = load_samples(task_files[1])["parity"]
@@ -441,7 +441,7 @@ def test_an_output_that_cannot_be_written_stops_before_any_request(fake, task_fi
 
 HOLDER = """
 import sys, time
-from collectors.cache import ResponseCache
+from rankstats_collectors.cache import ResponseCache
 cache = ResponseCache(sys.argv[1])
 with cache.locked():
     print("locked", flush=True)
@@ -458,7 +458,7 @@ def _holding(cache: Path, seconds: float) -> subprocess.Popen:
 
 
 def test_a_cache_written_by_another_run_is_refused_before_sending(fake, tmp_path):
-    from collectors.cache import CacheBusyError
+    from rankstats_collectors.cache import CacheBusyError
 
     cache = tmp_path / "c.jsonl"
     holder = _holding(cache, 30)

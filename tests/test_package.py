@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-import collectors
+import rankstats_collectors
 import rankstats
 
 HEAVY = ("torch", "transformers", "openai", "matplotlib", "pingouin", "dask", "scipy.stats")
@@ -38,22 +38,22 @@ def test_errors_are_also_builtin_errors():
 
 def test_collector_registry():
     calls = []
-    collectors.register("unit", lambda **options: calls.append(options) or "cube")
+    rankstats_collectors.register("unit", lambda **options: calls.append(options) or "cube")
     try:
         with pytest.raises(ValueError, match="already registered"):
-            collectors.register("unit", lambda: None)
-        assert collectors.get("unit")(model="m") == "cube"
+            rankstats_collectors.register("unit", lambda: None)
+        assert rankstats_collectors.get("unit")(model="m") == "cube"
         assert calls == [{"model": "m"}]
-        assert "unit" in collectors.available()
+        assert "unit" in rankstats_collectors.available()
     finally:
-        collectors.unregister("unit")
-    with pytest.raises(collectors.UnknownCollectorError, match="no collector named 'unit'"):
-        collectors.get("unit")
+        rankstats_collectors.unregister("unit")
+    with pytest.raises(rankstats_collectors.UnknownCollectorError, match="no collector named 'unit'"):
+        rankstats_collectors.get("unit")
 
 
 def test_missing_extra_names_the_extra():
-    with pytest.raises(collectors.MissingExtraError, match=r'pip install "rankstats\[openai\]"'):
-        collectors.require("a_module_that_is_not_installed", "openai")
+    with pytest.raises(rankstats_collectors.MissingExtraError, match=r'pip install "rankstats\[openai\]"'):
+        rankstats_collectors.require("a_module_that_is_not_installed", "openai")
 
 
 def test_cli_validate_and_info(tmp_path, capsys):
@@ -85,7 +85,7 @@ def test_cli_entry_point_runs():
 def test_registry_loads_any_entry_point_object():
     # entry_points() may hand back another EntryPoint class (the importlib_metadata
     # backport) than importlib.metadata's; the registry must load it all the same
-    from collectors._registry import Registry
+    from rankstats_collectors._registry import Registry
 
     class Point:
         name = "dumps"

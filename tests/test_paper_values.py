@@ -15,7 +15,7 @@ the templates and the p-value of Friedman's test of the templates.
   (LMentry) means below 1E-50.
 
 The release is kept in tests/data/mizrahi2024 and read by tests/mizrahi.py
-(through collectors.files.mizrahi2024).
+(through rankstats_collectors.files.mizrahi2024).
 Also here: MaxP, AvgP, saturation, CPS and divergence (the paper's section 5
 and 4.2 definitions) worked by hand, and on the release against pandas.
 """

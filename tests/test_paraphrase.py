@@ -11,12 +11,12 @@ pytest.importorskip("openai")
 
 from fake_openai import FakeOpenAI
 
-from collectors.cache import ResponseCache
-from collectors.openai import Backoff, Requester
-from collectors.openai.chat import ChatClient
-from collectors.prompts.formatting import placeholders
-from collectors.prompts.paraphrase import generate_paraphrases, parse_templates
-from collectors.tasks import Sample, Template, load_templates
+from rankstats_collectors.cache import ResponseCache
+from rankstats_collectors.openai import Backoff, Requester
+from rankstats_collectors.openai.chat import ChatClient
+from rankstats_collectors.prompts.formatting import placeholders
+from rankstats_collectors.prompts.paraphrase import generate_paraphrases, parse_templates
+from rankstats_collectors.tasks import Sample, Template, load_templates
 from rankstats.cli import main
 
 KEY = "sk-test-paraphrase-0123456789"

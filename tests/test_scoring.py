@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.scoring import contains, exact_match, get_scorer, normalise
-from collectors.tasks import Sample
+from rankstats_collectors.scoring import contains, exact_match, get_scorer, normalise
+from rankstats_collectors.tasks import Sample
 from rankstats.errors import UnknownNameError
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.files import ImporterError
-from collectors.prompts.formatting import check_fields
-from collectors.tasks import (
+from rankstats_collectors.files import ImporterError
+from rankstats_collectors.prompts.formatting import check_fields
+from rankstats_collectors.tasks import (
     Sample,
     Template,
     load_samples,

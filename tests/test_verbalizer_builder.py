@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.prompts.formatting import TemplateError
-from collectors.prompts.verbalizer import (
+from rankstats_collectors.prompts.formatting import TemplateError
+from rankstats_collectors.prompts.verbalizer import (
     COT_TRIGGER,
     VerbalizerTable,
     build_variants,
@@ -18,7 +18,7 @@ from collectors.prompts.verbalizer import (
     parse_answer,
     slot,
 )
-from collectors.tasks import Sample
+from rankstats_collectors.tasks import Sample
 
 # Table 1 of Li et al. (2023), "Instruction-following Evaluation through Verbalizer
 # Manipulation", typed from the paper: dataset | golden label | natural | neutral | unnatural.
@@ -295,7 +295,7 @@ def test_every_paper_template_renders():
 
 
 def test_rescore_a_collected_cube():
-    from collectors.records import records_to_cube
+    from rankstats_collectors.records import records_to_cube
 
     variants = build_variants(example_samples()[:3], paper_table("sst2"), task="sst2",
                               cot=["flipped golden"])
@@ -322,8 +322,8 @@ def test_rescore_a_collected_cube():
 
 
 def test_variants_feed_the_openai_collector(tmp_path):
-    pytest.importorskip("collectors.openai")
-    from collectors.openai import Settings, collect
+    pytest.importorskip("rankstats_collectors.openai")
+    from rankstats_collectors.openai import Settings, collect
 
     variants = build_variants(example_samples()[:5], paper_table("sst2"), task="sst2")
     assert [s.id for s in variants.samples["sst2"]] == ["r01", "r02", "r03", "r04", "r05"]

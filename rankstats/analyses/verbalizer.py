@@ -3,7 +3,7 @@
 A cube whose templates carry the coordinates ``verbalizer_group`` (natural,
 neutral, unnatural), ``verbalizer`` (``golden``, ``1|0``, ``foo|bar``,
 ``flipped golden``, ...) and optionally ``prompting`` (``direct`` or ``cot``)
-holds one template per verbalizer, as :mod:`collectors.prompts.verbalizer`
+holds one template per verbalizer, as :mod:`rankstats_collectors.prompts.verbalizer`
 builds them. This module reads those coordinates: accuracy per group, per
 verbalizer and per task; the gap between natural and unnatural instructions;
 exact binomial tests against random guessing with the share of unparseable
@@ -72,7 +72,7 @@ def _check_cube(cube) -> xr.Dataset:
     missing = [name for name in _REQUIRED if name not in cube.coords]
     if missing:
         raise DimensionError(f"the cube lacks the template coordinate(s) {missing}: build "
-                             "its templates with collectors.prompts.verbalizer")
+                             "its templates with rankstats_collectors.prompts.verbalizer")
     if "unparseable" in cube:
         wrongly = ((cube["unparseable"] == 1) & (cube["score"] > 0)).transpose(
             "model", "task", "template", ...)

@@ -4,7 +4,7 @@ Every command is a module with ``add(commands)``, which adds its parser and
 sets ``run`` (``run(arguments) -> int``) as the parser's default; :func:`main`
 parses and calls ``arguments.run``. Commands of other packages come in through
 the entry-point group ``rankstats.commands`` the same way (that is how
-``collectors`` adds ``collect`` and ``paraphrase`` without :mod:`rankstats`
+``rankstats_collectors`` adds ``collect`` and ``paraphrase`` without :mod:`rankstats`
 importing it).
 
 Exit statuses: 0 ok; 1 ``validate`` found invalid files; 2 usage error (a

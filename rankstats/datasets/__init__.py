@@ -14,7 +14,7 @@ All three are the released data of Mizrahi et al. (2024), "State of What Art?
 A Call for Multi-Prompt LLM Evaluation", under the CDLA-Permissive-2.0
 licence; see ``LICENSE-mizrahi2024.md`` in this folder (:func:`license_text`).
 They are rebuilt from a copy of the release with ``python -m
-collectors.files.mizrahi2024 build-datasets SRC rankstats/datasets``.
+rankstats_collectors.files.mizrahi2024 build-datasets SRC rankstats/datasets``.
 
 Examples
 --------
@@ -96,7 +96,7 @@ def load(name: str) -> xr.Dataset:
     copy agrees with the published metrics), the generation methods
     ``meta_cot`` and ``meta_desc`` are called ``cot`` and ``gradual`` in the
     aggregated copy, and template 65 of logical_deduction_seven_objects is
-    valid only there. See :func:`collectors.files.mizrahi2024.cross_check`.
+    valid only there. See :func:`rankstats_collectors.files.mizrahi2024.cross_check`.
 
     Examples
     --------

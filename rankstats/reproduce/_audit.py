@@ -1,6 +1,6 @@
 """Where a release contradicts itself: a summary of every kind of disagreement.
 
-The rows are those of :func:`collectors.files.mizrahi2024.cross_check`
+The rows are those of :func:`rankstats_collectors.files.mizrahi2024.cross_check`
 (columns ``check, file, other_file, task, model, template, value,
 other_value``); :func:`from_cubes` rebuilds the ones the packaged copies of
 the release allow, so that ``rankstats reproduce`` can list them without the

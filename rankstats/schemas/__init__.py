@@ -3,9 +3,9 @@
 - ``cube``: the cube's conventions, for ``xarray.Dataset.to_dict(data=False)``
   (enforced by :func:`rankstats.validate`);
 - ``samples``: one task sample per line of a JSON Lines file
-  (read by :func:`collectors.tasks.load_samples`);
+  (read by :func:`rankstats_collectors.tasks.load_samples`);
 - ``templates``: one template per line of a JSON Lines file
-  (read by :func:`collectors.tasks.load_templates`).
+  (read by :func:`rankstats_collectors.tasks.load_templates`).
 
 Examples
 --------
