@@ -12,7 +12,7 @@ HEAVY = ("torch", "transformers", "openai", "matplotlib", "pingouin", "dask", "s
 
 def test_import_is_light():
     code = (
-        "import json, sys; import rankstats, collectors; "
+        "import json, sys; import rankstats, rankstats_collectors; "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
