@@ -5,6 +5,16 @@ the value (normalised where that is safe, e.g. a NumPy integer to ``int``) or
 raises :class:`~rankstats.errors.OptionError`. Statistics declare their checks
 in :func:`rankstats._statistic.statistic`; other public functions call
 :func:`check_options` at their top.
+
+Values are taken as the rest of the scientific Python stack hands them: a
+``str`` subclass (``numpy.str_``, a pandas cell) where text is asked, a NumPy
+bool where a bool is, a NumPy integer where an int is, each returned as the
+plain Python value so that attributes and messages stay plain. The kind of
+value stays strict: a float is never an int, a string never a bool.
+
+Each check carries a ``kind`` (``"text"``, ``"bool"``, ``"int"``, ``"float"``,
+``"seed"``) saying which Python type its values have, so tests can feed every
+option the NumPy form of a value.
 """
 
 from __future__ import annotations
@@ -24,6 +34,37 @@ P_ADJUST = ("holm", "bh", "by", "bonferroni", "none")
 OVER = ("samples", "templates", "both")
 
 
+def plain(value):
+    """``value`` as a plain Python object where it is a NumPy scalar or a ``str`` subclass.
+
+    Text becomes ``str``, a NumPy bool ``bool``, a NumPy integer ``int``, a
+    NumPy float ``float``; anything else is returned as it is. The kind is
+    kept: a float stays a float, so an integer check still refuses it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankstats._options import plain
+    >>> [type(plain(v)).__name__ for v in (np.str_("b"), np.bool_(True), np.int64(3), 2.5)]
+    ['str', 'bool', 'int', 'float']
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+_PLAIN = frozenset({str, bool, int, float, type(None)})
+
+
 def _refuse(function: str, name: str, value, allowed: str):
     raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be {allowed}")
 
@@ -37,6 +78,7 @@ def one_of(*allowed) -> Check:
     def check(function, name, value):
         if type(value) is str and (str, value) in exact:
             return value
+        value = plain(value)
         if isinstance(value, (str, bool, type(None), numbers.Number)) and any(
             value == a and type(value) is type(a) for a in allowed
         ):
@@ -44,6 +86,7 @@ def one_of(*allowed) -> Check:
         _refuse(function, name, value, f"one of {shown}")
 
     check.allowed = allowed
+    check.kind = "text" if all(type(a) is str for a in allowed) else None
     return check
 
 
@@ -57,6 +100,9 @@ def boolean(function: str, name: str, value) -> bool:
 def optional_boolean(function: str, name: str, value) -> bool | None:
     """:func:`boolean`, or None for "take it from the cube"."""
     return None if value is None else boolean(function, name, value)
+
+
+boolean.kind = optional_boolean.kind = "bool"
 
 
 def probability(function: str, name: str, value) -> float:
@@ -106,6 +152,11 @@ def seed(function: str, name: str, value):
     _refuse(function, name, value, "None, a non-negative integer or a numpy.random.Generator")
 
 
+probability.kind = unit_interval.kind = finite.kind = "float"
+positive_int.kind = non_negative_int.kind = "int"
+seed.kind = "seed"
+
+
 def optional(check: Check) -> Check:
     """``check``, or None."""
 
@@ -113,6 +164,7 @@ def optional(check: Check) -> Check:
         return None if value is None else check(function, name, value)
 
     optional_check.allowed = getattr(check, "allowed", None)
+    optional_check.kind = getattr(check, "kind", None)
     return optional_check
 
 

@@ -480,13 +480,14 @@ def statistic(
             if resolves_higher and checked["higher_is_better"] is None:
                 checked["higher_is_better"] = _xr.higher_is_better_of(given[0], None)
             values.update(checked)
-            used = {role: values[role] for role in role_names
+            used = {role: _plain_role(values[role]) for role in role_names
                     if not (role in optional and values[role] is None)}
             arrays, labelled, resolved = route(given, used)
             recorded = {k: v for k, v in checked.items()
                         if type(v) in _PLAIN or not _is_random(v)}
             resolved_masks = {}
             for parameter, mask in masks.items():
+                values[parameter] = o.plain(values[parameter])  # numpy.bool_(True), numpy.str_
                 if values[parameter] is None and type(arrays[0]) is np.ndarray:
                     # every position, as _mask gives it, without its checks for given masks
                     axis = resolved[mask.role]
@@ -527,6 +528,15 @@ _PLAIN = frozenset({str, bool, int, float, type(None)})
 
 def _is_random(value) -> bool:
     return isinstance(value, np.random.Generator)
+
+
+def _plain_role(value):
+    """A role's value with ``str`` subclasses and NumPy integers made plain (also in a list)."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(o.plain(part) for part in value)
+    return o.plain(value)
 
 
 def _is_axis(value) -> bool:

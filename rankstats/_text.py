@@ -6,8 +6,11 @@ a parser of this module, so the same text means the same thing everywhere:
 
 - booleans are exactly ``true``/``false``, ``yes``/``no`` or ``1``/``0`` (in
   any case; Python ``True``/``False`` and the integers 1 and 0 too), and
-  anything else (``off``, ``maybe``, ``2``) is refused with the allowed
-  values;
+  anything else (``off``, ``maybe``, ``2``, ``0.0``) is refused with the
+  allowed values;
+- NumPy scalars and ``str`` subclasses (``numpy.str_``, ``numpy.bool_``,
+  ``numpy.int64``) count as the Python values they stand for, and come back
+  as plain ``str``, ``bool`` and ``int``;
 - choices are one of a fixed list (in any case), numbers are checked
   against their range, regular expressions are compiled and their groups
   checked, lists and mappings are read from JSON or from ``a,b`` and
@@ -196,7 +199,7 @@ def text(function: str, name: str, value) -> str:
     if _integral(value):
         return str(int(value))
     if isinstance(value, str) and value.strip() and not _CONTROL.search(value):
-        return value
+        return str(value)  # a str subclass (numpy.str_) stored as plain text
     refuse(function, name, value, "non-empty text without control characters")
 
 
@@ -256,7 +259,7 @@ def mapping(*, keys: Iterable[str] | None = None, values: Parser | None = None) 
                 known = f"one of {', '.join(map(repr, allowed))}" if allowed else "text"
                 raise OptionError(f"{function}: {name} has the key {key!r}; its keys must be "
                                   f"{known}")
-            result[key] = values(function, f"{name}.{key}", item) if values else item
+            result[str(key)] = values(function, f"{name}.{key}", item) if values else item
         return result
 
     return parse
@@ -279,7 +282,7 @@ def regex(*, groups: Iterable[str] = ()) -> Parser:
         if missing:
             refuse(function, name, value, "a regular expression with the named groups "
                    + " and ".join(f"(?P<{g}>...)" for g in needed))
-        return value
+        return str(value)
 
     return parse
 

@@ -32,7 +32,7 @@ _SHOWN = 10
 
 def _any_text(function, name, value) -> str:
     if isinstance(value, str):
-        return value
+        return str(value)  # a str subclass (numpy.str_) stored as plain text
     _text.refuse(function, name, value, "text")
 
 
@@ -108,8 +108,9 @@ def from_records(
         text or a number, or holds a control character, or an attribute
         column takes several values for one template, model, task or sample.
     ScoreValueError
-        A score is not a number, is infinite (unless ``non_finite="missing"``),
-        or lies outside [0, 1] for ``binary`` and ``proportion`` cubes.
+        A score is not a real number (text that is no number, a complex
+        number), is infinite (unless ``non_finite="missing"``), or lies
+        outside [0, 1] for ``binary`` and ``proportion`` cubes.
     OptionError
         An option is not among its allowed values.
     DuplicateKeyError
@@ -431,6 +432,7 @@ def _numeric_scores(frame: pd.DataFrame, keys: list[str], non_finite: str) -> np
     raw = frame["score"]
     if raw.dtype == bool:
         return raw.to_numpy(dtype=float)
+    _refuse_complex(raw, frame, keys)
     if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype,
                                                                    pd.CategoricalDtype):
         return _finite(raw.to_numpy(dtype=float, na_value=np.nan), frame, keys, non_finite)
@@ -445,6 +447,24 @@ def _numeric_scores(frame: pd.DataFrame, keys: list[str], non_finite: str) -> np
             f"records: {len(rows)} score(s) are not numbers: {_describe_rows(frame, keys, rows)}"
         )
     return _finite(numeric.to_numpy(dtype=float), frame, keys, non_finite)
+
+
+def _refuse_complex(raw: pd.Series, frame: pd.DataFrame, keys: list[str]) -> None:
+    """Refuse complex scores: NumPy would keep their real part, with only a warning."""
+    if raw.dtype.kind == "c":
+        # the whole column is complex once one value is; name those with an imaginary part
+        imaginary = raw.to_numpy().imag != 0
+        complex_ = imaginary if imaginary.any() else np.ones(len(raw), dtype=bool)
+    elif raw.dtype == object:
+        complex_ = raw.map(lambda value: isinstance(value, (complex, np.complexfloating)))
+        complex_ = complex_.to_numpy(dtype=bool)
+    else:
+        return
+    if complex_.any():
+        rows = np.flatnonzero(complex_)
+        raise ScoreValueError(
+            f"records: {len(rows)} score(s) are complex numbers, not real ones: "
+            f"{_describe_rows(frame, keys, rows)}")
 
 
 def _finite(values: np.ndarray, frame: pd.DataFrame, keys: list[str], policy: str) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from . import _text
-from .errors import CubeError, MissingPathError, OutputError
+from .errors import CubeError, MissingPathError, OutputError, ScoreValueError
 from .validation import validate
 
 __all__ = ["check_output", "import_files", "open_cube", "save", "write_atomically"]
@@ -29,8 +29,8 @@ def _format_of(path: Path, given: str | None) -> str:
     return "zarr" if path.suffix == ".zarr" else "netcdf"
 
 
-def check_output(path, *, inputs: Iterable = (), force: bool = False,
-                 format: str | None = None) -> Path:
+def check_output(path, *, inputs: Iterable | Mapping = (), force: bool = False,
+                 format: str | None = None, name: str = "output") -> Path:
     """Check, before any work, that ``path`` can and may be written; return it as a Path.
 
     Call it first, before reading inputs or sending requests, so a run that
@@ -41,14 +41,19 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
     path : str or os.PathLike
         The output: a file, or (``format="zarr"`` or a ``.zarr`` suffix) a
         zarr store, which is a folder.
-    inputs : iterable of str or os.PathLike
-        The paths the run reads; the output must be none of them.
+    inputs : iterable of str or os.PathLike, or mapping
+        The paths the run reads (a mapping: the name of the option that
+        gives each → its path); the output may not be one of them (hard and
+        symbolic links included), lie inside one (a zarr store, a results
+        folder) or contain one.
     force : bool, default False
         Replace a write-protected output, or a symbolic link (the link is
         replaced, not the file it points to).
     format : {"netcdf", "zarr"}, optional
         The output's format (by default from the suffix; only a zarr store
         may be an existing folder).
+    name : str, default "output"
+        What messages call the output (a command-line option: ``"--json"``).
 
     Returns
     -------
@@ -59,7 +64,8 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
     rankstats.errors.MissingPathError
         The output's folder does not exist.
     rankstats.errors.OutputError
-        The output is one of the inputs, a folder (other than a zarr store),
+        The output is, lies inside or contains one of the inputs, is a folder
+        (other than a zarr store),
         something other than a file, in a folder that cannot be written, or
         (without ``force``) a write-protected file or a symbolic link.
 
@@ -74,11 +80,15 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
     Traceback (most recent call last):
     ...
     rankstats.errors.MissingPathError: output '.../missing/cube.nc': the folder '...' does not exist
+    >>> check_output(folder / "cube.nc", inputs={"PATH": folder})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.OutputError: output '.../cube.nc' lies inside the input PATH '...': ...
     """
     force = _text.boolean("check_output", "force", force)
     path = Path(path)
     file_format = _format_of(path, format)
-    shown = f"output {str(path)!r}"
+    shown = f"{name} {str(path)!r}"
     folder = path.absolute().parent
     if not folder.exists():
         raise MissingPathError(f"{shown}: the folder {str(folder)!r} does not exist")
@@ -87,10 +97,7 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(f"{shown}: the folder {str(folder)!r} cannot be written "
                           "(permission denied)")
-    for given in inputs:
-        if isinstance(given, (str, os.PathLike)) and _same_path(path, Path(given)):
-            raise OutputError(f"{shown} is also an input ({str(given)!r}); writing it would "
-                              "replace what is read: choose another output")
+    _check_apart(shown, path, inputs)
     if path.is_symlink():
         if not force:
             raise OutputError(f"{shown} is a symbolic link to {os.readlink(path)!r}; pass "
@@ -110,6 +117,67 @@ def check_output(path, *, inputs: Iterable = (), force: bool = False,
         raise OutputError(f"{shown} is write-protected; pass force=True (--force on the "
                           "command line) to replace it")
     return path
+
+
+#: What :func:`_overlap` finds, as a message says it; ``{input}`` is the input's option and path.
+_RELATIONS = {
+    "same": "is also an input ({input}); writing it would replace what is read: choose another "
+            "output",
+    "inside": "lies inside the input {input}: writing it would change what is read: choose a "
+              "path outside it",
+    "contains": "contains the input {input}: writing it could replace what is read: choose a "
+                "path that does not hold it",
+}
+
+
+def _check_apart(shown: str, output, inputs: Iterable | Mapping) -> None:
+    """Raise :class:`OutputError` when ``output`` is, lies inside or contains one of ``inputs``.
+
+    ``shown`` is how the message names the output (``"--json 'cube.nc'"``);
+    ``inputs`` are paths, ``(option, path)`` pairs, or a mapping of option → path.
+    """
+    named = inputs.items() if isinstance(inputs, Mapping) else (
+        given if isinstance(given, tuple) else ("", given) for given in inputs)
+    for option, given in named:
+        if not isinstance(given, (str, os.PathLike)):
+            continue
+        relation = _overlap(output, given)
+        if relation:
+            where = f"{option} {str(given)!r}" if option else repr(str(given))
+            raise OutputError(f"{shown} {_RELATIONS[relation].format(input=where)}")
+
+
+def _overlap(output, given) -> str | None:
+    """How an output meets an input: ``"same"``, ``"inside"``, ``"contains"`` or None.
+
+    Paths are compared once made absolute and with every symbolic link
+    followed (:meth:`pathlib.Path.resolve`, which also works for paths that do
+    not exist yet, such as an output about to be made), and, when both exist,
+    by device and inode (``os.stat``), which finds hard links. An output inside
+    an input (a file in a zarr store or in a results folder) changes what is
+    read; one that contains an input (a folder for ``--csv``) may replace it.
+    Never raises.
+
+    Examples
+    --------
+    >>> from rankstats.io import _overlap
+    >>> _overlap("runs/cube.zarr/tables", "runs/cube.zarr"), _overlap("runs", "runs/a.nc")
+    ('inside', 'contains')
+    >>> _overlap("runs/b.nc", "runs/a.nc") is None
+    True
+    """
+    output, given = Path(output), Path(given)
+    try:
+        one, other = output.absolute().resolve(), given.absolute().resolve()
+    except (OSError, RuntimeError, ValueError):  # a symbolic link loop: compare as written
+        one, other = Path(os.path.abspath(output)), Path(os.path.abspath(given))
+    if one == other or _same_path(output, given):
+        return "same"
+    if other in one.parents:
+        return "inside"
+    if one in other.parents:
+        return "contains"
+    return None
 
 
 def _same_path(one: Path, other: Path) -> bool:
@@ -455,6 +523,9 @@ def open_cube(path, *, format: str | None = None, chunks=None,
         No file at ``path``.
     CubeError
         The file is not a readable cube; the message names the file.
+    ScoreValueError
+        The ``score`` variable is stored as text (or anything but integers
+        or floats); the message names the variable and the file.
 
     Examples
     --------
@@ -478,6 +549,15 @@ def open_cube(path, *, format: str | None = None, chunks=None,
         cube = cube.load()
         cube.close()
     if "score" in cube:
+        kind = cube["score"].dtype.kind
+        if kind not in "biuf":
+            # text such as "0.5" would otherwise become a number on the cast below
+            what = {"O": "objects (text)", "S": "bytes (text)", "U": "text", "T": "text",
+                    "c": "complex numbers"}.get(kind, str(cube["score"].dtype))
+            raise ScoreValueError(
+                f"open_cube: {str(path)!r}: the variable 'score' is stored as {what} "
+                f"(dtype {cube['score'].dtype}), not as numbers; a cube's scores are stored "
+                "as integers or floats")
         cube["score"] = cube["score"].astype("float64")
     for name, variable in cube.variables.items():
         if variable.dtype.kind in "OSUT":

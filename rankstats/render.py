@@ -334,13 +334,7 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             "arena rank is 1 + the models whose AvgP interval lies entirely above. These "
             "intervals are marginal: near-ties among many models make them too narrow.",
             table))
-        out.append(Section(
-            "templates_needed", "How many templates are enough",
-            "The smallest number of templates k whose AvgP ranking agrees with the ranking over "
-            "all templates (Kendall's tau-b ≥ 0.9) in 95% of random k-template subsets.",
-            pd.DataFrame({"templates": analysis["n_templates"].to_series(),
-                          "templates needed": analysis["templates_needed"].to_series()})
-            .astype("Int64")))
+        out.append(_templates_needed_section(analysis))
     if "variance_share" in analysis:
         out.append(_variance_section(analysis))
     if "sensitive_sensitivity" in analysis:
@@ -363,12 +357,32 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     return [_noted(section, analysis) for section in out]
 
 
+def _templates_needed_section(analysis: xr.Dataset) -> Section:
+    """One recommended number of templates per task, and the planner's beside it."""
+    from .stability.needed import needed_table
+
+    return Section(
+        "templates_needed", "How many templates are enough",
+        "The question: the smallest number k of fresh templates such that two reruns of the "
+        "benchmark, each ranking the models by their mean over k templates drawn at random, "
+        "agree with Kendall's tau-b ≥ 0.9 in at least 95% of reruns. \"subsets\" answers it "
+        "from two disjoint random sets of the task's own templates (possible up to half of "
+        "them; \"> N\": not reached there, N the bound the subsets and the planner show), "
+        "with its Monte Carlo interval; \"planner\" extrapolates from the variance "
+        "components, models taken as normal. They differ because the planner assumes "
+        "normally spread models and pools the error, while the subsets use these models as "
+        "they are; the recommendation is the subsets' number where they reach the target, "
+        "the planner's otherwise. The benchmark mean row is the planner's number for the "
+        "mean score over the tasks.",
+        needed_table(analysis, benchmark=analysis.get("overall_templates_for_tau")))
+
+
 def _variance_section(analysis: xr.Dataset) -> Section:
     """Each task's variance split into components, and the templates a tau of 0.9 needs."""
     share = (analysis["variance_share"].transpose("task", "component").to_pandas() * 100)
     share["G"] = analysis["g_coefficient"].to_series()
     share["replication τ"] = analysis["replication_tau"].to_series()
-    share["templates for τ ≥ 0.9"] = analysis["templates_for_tau"].to_series().astype("Int64")
+    share["planner's templates"] = analysis["templates_for_tau"].to_series().astype("Int64")
     return Section(
         "variance", "Where the variance comes from (%)",
         "Each task's score variance split into model, template, sample and their "
@@ -376,8 +390,10 @@ def _variance_section(analysis: xr.Dataset) -> Section:
         "interaction and the error cannot be told apart with one score per cell), as a "
         "share; G is the generalizability coefficient of the model means at the task's own "
         "design, replication τ the expected Kendall tau between the leaderboard and a "
-        "replication with new templates and samples, and the last column the templates that "
-        "tau ≥ 0.9 would need (rankstats.plan gives the whole design study).", share)
+        "replication with new templates and samples, and the last column the planner's "
+        "number of fresh templates for two reruns to reach tau-b ≥ 0.9 with probability "
+        "0.95, the task's samples held fixed (the question of \"How many templates are "
+        "enough\"; rankstats.plan gives the whole design study).", share)
 
 
 def _sensitivity_section(analysis: xr.Dataset) -> Section:
@@ -704,6 +720,11 @@ def unranked(board: xr.Dataset, reasons=None, *, ranked: bool = False) -> pd.Dat
     return pd.DataFrame(rows, columns=["task", "model", "why"])
 
 
+def _shown(value, spec: str = "g") -> str:
+    """A number of a leaderboard cell, or "-" where it is undefined (NaN)."""
+    return "-" if value is None or value != value else format(value, spec)
+
+
 def leaderboard_markdown(board: xr.Dataset, reasons=None, omitted=None) -> str:
     r"""A :func:`rankstats.stability.leaderboard` as markdown: one table per task, best first.
 
@@ -767,9 +788,13 @@ def leaderboard_markdown(board: xr.Dataset, reasons=None, omitted=None) -> str:
                  "|---|---|---|---|---|"]
         for model, row in one.iterrows():
             lines.append(
-                f"| {model} | {row['score']:.3f} [{row['score_low']:.3f}, "
-                f"{row['score_high']:.3f}] | {row['rank']:g} [{row['rank_low']:g}, "
-                f"{row['rank_high']:g}] | {int(row['tie_group'])} | {int(row['arena_rank'])} |")
+                f"| {model} | {_shown(row['score'], '.3f')} [{_shown(row['score_low'], '.3f')}, "
+                f"{_shown(row['score_high'], '.3f')}] | {_shown(row['rank'])} "
+                f"[{_shown(row['rank_low'])}, {_shown(row['rank_high'])}] | "
+                f"{_shown(row['tie_group'])} | {_shown(row['arena_rank'])} |")
+        if one[["score_low", "score_high", "rank_low", "rank_high"]].isna().to_numpy().any():
+            lines += ["", "A '-' is a bound the replicates leave undefined (see the notes on "
+                      "standard error)."]
         if why:
             lines += ["", f"Not ranked: {why}."]
         if scored_without:

@@ -31,6 +31,7 @@ __all__ = [
     "LeaderboardResult",
     "MaxPEstimate",
     "McNemarResult",
+    "NeededResult",
     "NemenyiResult",
     "PairwiseMcNemarResult",
     "PromptMetricsResult",
@@ -336,6 +337,32 @@ class SubsampleResult(_Partial):
     rank_width_mean: np.ndarray
     needed: np.ndarray
     n_units: np.ndarray
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NeededResult(_Partial):
+    """How many fresh templates or items reproduce a ranking.
+
+    See :func:`rankstats.templates_needed` and :func:`rankstats.samples_needed`.
+
+    Arrays are over the input's leading axes, then the subset size ``k``
+    for the curves (``p_tau``, ``p_tau_low``, ``p_tau_high``, ``tau_mean``).
+    """
+
+    k: np.ndarray
+    p_tau: np.ndarray
+    p_tau_low: np.ndarray
+    p_tau_high: np.ndarray
+    tau_mean: np.ndarray
+    needed: np.ndarray
+    needed_low: np.ndarray
+    needed_high: np.ndarray
+    censored: np.ndarray
+    planned: np.ndarray
+    recommended: np.ndarray
+    max: np.ndarray
+    units: np.ndarray
+    n_resamples: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rankstats.cli import Parser, integer
+from rankstats.cli import Parser, add_input, add_input_output, add_output, check_paths, integer
 
 from . import available, get
 
@@ -62,7 +62,7 @@ def load_collector(name: str):
     >>> load_collector("nothing")
     Traceback (most recent call last):
     ...
-    rankstats_collectors.UnknownCollectorError: no collector named 'nothing' (available: hf, openai...)
+    rankstats_collectors.UnknownCollectorError: no collector named 'nothing' (available: ...)
     """
     from rankstats.errors import RankstatsError
 
@@ -95,12 +95,19 @@ def add_collect(commands) -> None:
 
 
 def run(arguments) -> int:
-    """Load the collector, parse its own options and run it; return the exit status."""
+    """Load the collector, parse its own options and run it; return the exit status.
+
+    The collector's options are parsed here, not by :func:`rankstats.cli.main`, so
+    the inputs and outputs they declare are checked here
+    (:func:`rankstats.cli.check_paths`), before the collector sends anything.
+    """
     collector = load_collector(arguments.collector)
     parser = Parser(prog=f"rankstats collect {arguments.collector}",
                     description=(collector.__doc__ or "").split("\n\n")[0])
     collector.add_arguments(parser)
-    return int(collector.run(parser.parse_args(arguments.options)) or 0)
+    options = parser.parse_args(arguments.options)
+    check_paths(parser, options)
+    return int(collector.run(options) or 0)
 
 
 def default_cache(output) -> Path:
@@ -145,6 +152,10 @@ def add_collector_arguments(parser, *, output_required: bool = True) -> dict:
     {generate,likelihood}``, ``--scorer``, ``--max-new-tokens``, ``-o/--output``, ``--cache``
     and ``--no-progress``, each with the same help in every collector (what a
     collector does differently belongs in the help of its own options).
+    ``--samples`` and ``--templates`` are declared as inputs, ``-o`` as an
+    output and ``--cache`` as both (:func:`rankstats.cli.declare`), so ``rankstats
+    collect`` refuses an output that would destroy an input before the
+    collector runs; a collector's own path options are declared the same way.
     Returns the argument groups (``"what"``, ``"how"``, ``"output"``) for the
     collector's own options.
 
@@ -163,12 +174,12 @@ def add_collector_arguments(parser, *, output_required: bool = True) -> dict:
     what.add_argument("--model", action="append", required=True, metavar="MODEL",
                       help="a model: a local folder or Hub id (hf), a model name (openai); "
                            "repeatable")
-    what.add_argument("--samples", required=True, metavar="PATH",
-                      help="the samples: a JSONL file (task, id, gold, fields; "
-                           "rankstats/schemas/samples.schema.json)")
-    what.add_argument("--templates", required=True, metavar="PATH",
-                      help="the templates: a JSONL file (task, id, text; "
-                           "rankstats/schemas/templates.schema.json)")
+    add_input(what, "--samples", required=True, metavar="PATH",
+              help="the samples: a JSONL file (task, id, gold, fields; "
+                   "rankstats/schemas/samples.schema.json)")
+    add_input(what, "--templates", required=True, metavar="PATH",
+              help="the templates: a JSONL file (task, id, text; "
+                   "rankstats/schemas/templates.schema.json)")
     how = parser.add_argument_group("how to score")
     how.add_argument("--mode", choices=("generate", "likelihood"), default="generate",
                      help="generate: greedy generation, compared with the gold answer by "
@@ -180,9 +191,9 @@ def add_collector_arguments(parser, *, output_required: bool = True) -> dict:
     how.add_argument("--max-new-tokens", type=integer(1), default=16, metavar="N",
                      help="the most tokens generated per prompt (default 16)")
     out = parser.add_argument_group("output")
-    out.add_argument("-o", "--output", required=output_required, metavar="CUBE",
-                     help="the cube file to write (.nc, or .zarr)")
-    out.add_argument("--cache", metavar="PATH",
+    add_output(out, "-o", "--output", required=output_required, metavar="CUBE",
+               help="the cube file to write (.nc, or .zarr)")
+    add_input_output(out, "--cache", metavar="PATH",
                      help="the response cache, which makes a rerun resume "
                           "(default OUTPUT.cache.jsonl)")
     out.add_argument("--force", action="store_true",

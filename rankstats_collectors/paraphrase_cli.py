@@ -22,7 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from rankstats.cli import UsageError, check_inputs, check_outputs, integer
+from rankstats.cli import (
+    UsageError,
+    add_input,
+    add_input_output,
+    add_output,
+    check_inputs,
+    integer,
+)
 
 from .cli import add_server_arguments, default_cache, server_requester
 
@@ -49,9 +56,9 @@ def add_paraphrase(commands) -> None:
                     "gradual) through an OpenAI-compatible chat model. Templates whose "
                     "placeholders differ from the seed's are rejected and counted; duplicates "
                     "are dropped. The key is read from --api-key-env.")
-    parser.add_argument("--templates", required=True, metavar="JSONL", help="seed templates")
-    parser.add_argument("--samples", metavar="JSONL",
-                        help="samples whose first few serve as examples for 'gradual'")
+    add_input(parser, "--templates", required=True, metavar="JSONL", help="seed templates")
+    add_input(parser, "--samples", metavar="JSONL",
+              help="samples whose first few serve as examples for 'gradual'")
     parser.add_argument("--task", action="append", metavar="TASK",
                         help="only these tasks (repeatable; default: all)")
     parser.add_argument("--methods", type=methods, default="rephrase,cot,gradual",
@@ -63,13 +70,13 @@ def add_paraphrase(commands) -> None:
     parser.add_argument("--model", required=True, help="the chat model")
     parser.add_argument("--temperature", type=float, default=0.7,
                         help="sampling temperature (default 0.7)")
-    parser.add_argument("--cache", metavar="JSONL",
-                        help="the response cache, which makes a rerun resume (default "
-                             "OUTPUT.cache.jsonl)")
+    add_input_output(parser, "--cache", metavar="JSONL",
+                     help="the response cache, which makes a rerun resume (default "
+                          "OUTPUT.cache.jsonl)")
     add_server_arguments(parser, concurrency=4, timeout=120.0)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("-o", "--output", required=True, metavar="JSONL",
-                        help="where to write the kept templates")
+    add_output(parser, "-o", "--output", required=True, metavar="JSONL",
+               help="where to write the kept templates")
     parser.add_argument("--force", action="store_true",
                         help="replace a write-protected output file or a symbolic link")
     parser.set_defaults(run=run)
@@ -84,8 +91,6 @@ def run(arguments) -> int:
     from .prompts.paraphrase import generate_paraphrases
     from .tasks import load_samples, load_templates
 
-    check_outputs(arguments, inputs=[arguments.templates, arguments.samples],
-                  output=arguments.output, cache=arguments.cache)
     check_inputs({"--templates": arguments.templates, "--samples": arguments.samples})
     seeds = load_templates(arguments.templates)
     samples = load_samples(arguments.samples) if arguments.samples else {}

@@ -290,7 +290,7 @@ def test_kernels_are_numpy_only():
         ("from ..errors import CubeError", "rankstats.errors"),
         ("from .. import kendall_w", "rankstats"),
         ("import rankstats.statistics.concordance", "rankstats.statistics.concordance"),
-        ("def f():\n    from ..stability import bootstrap", "rankstats.stability.bootstrap"),
+        ("def f():\n    from ..stability import resampling", "rankstats.stability.resampling"),
         ("import importlib\nimportlib.import_module('rankstats.plot')", "rankstats.plot"),
         ("from importlib import import_module\nimport_module('.._xr', __package__)",
          "rankstats._xr"),

@@ -12,9 +12,9 @@ import types
 
 import pytest
 
+import rankstats
 import rankstats_collectors
 import rankstats_collectors.files
-import rankstats
 from rankstats import cli
 
 
@@ -233,12 +233,14 @@ def test_a_third_party_collector_runs_from_its_entry_point(third_party, tmp_path
 def test_the_collectors_are_declared_only_as_entry_points():
     declared = {e.name: e.value for e in importlib.metadata.entry_points(
         group=rankstats_collectors.ENTRY_POINT_GROUP)}
-    assert declared["hf"] == "rankstats_collectors.hf.cli" and declared["openai"] == "rankstats_collectors.openai.cli"
+    assert declared["hf"] == "rankstats_collectors.hf.cli"
+    assert declared["openai"] == "rankstats_collectors.openai.cli"
     from rankstats_collectors import cli as collect_command
 
     assert not hasattr(collect_command, "BACKENDS")
     assert rankstats_collectors.files._IMPORTERS._entries.keys() <= {
-        e.name for e in importlib.metadata.entry_points(group=rankstats_collectors.files.ENTRY_POINT_GROUP)}
+        e.name for e in importlib.metadata.entry_points(
+            group=rankstats_collectors.files.ENTRY_POINT_GROUP)}
 
 
 MISSING_EXTRA = """
@@ -259,8 +261,9 @@ def test_a_collector_whose_extra_is_missing_is_3_naming_the_extra():
 
 # ---- one set of shared options --------------------------------------------------------------
 
-TABLE_COMMANDS = {"report", "stability", "reproduce", "estimate", "edits", "info", "compare"}
-RESAMPLING = {"report", "stability", "estimate", "compare"}
+TABLE_COMMANDS = {"report", "stability", "reproduce", "estimate", "edits", "info", "compare",
+                  "plan", "ranks"}
+RESAMPLING = {"report", "stability", "estimate", "compare", "ranks"}
 
 
 def test_every_command_dispatches_through_run():
@@ -440,3 +443,25 @@ def test_openai_budget_plan_uses_the_glossary_flags(tmp_path, capsys):
     missing = [*base[:5], str(tmp_path / "none.jsonl"), *base[6:]]
     assert cli.main(missing) == 2
     one_line_error(capsys.readouterr().err, "none.jsonl")
+
+
+def test_an_undeclared_command_checks_its_outputs_by_the_same_rule(tmp_path, cube_file):
+    """``check_outputs``, for a plugin that does not declare its arguments, refuses the same."""
+    from rankstats.errors import OutputError
+
+    arguments = argparse.Namespace(json=None, csv=str(tmp_path), force=False)
+    with pytest.raises(OutputError, match="contains the input"):
+        cli.check_outputs(arguments, inputs=[cube_file])
+    arguments = argparse.Namespace(json=None, csv=None, force=False)
+    with pytest.raises(OutputError, match=r"--cache .* is also an input"):
+        cli.check_outputs(arguments, inputs=[cube_file], cache=cube_file)
+    cli.check_outputs(arguments, inputs=[cube_file], html=str(tmp_path / "report.html"))
+
+
+def test_a_role_is_one_of_three():
+    parser = cli.Parser(prog="demo")
+    with pytest.raises(ValueError, match="role"):
+        cli.declare(parser.add_argument("--x"), "written")
+    with pytest.raises(ValueError, match="folder"):
+        cli.declare(parser.add_argument("--y"), cli.INPUT, folder=True)
+    assert cli.path_role(parser.add_argument("--z")) is None

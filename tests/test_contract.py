@@ -16,6 +16,7 @@ Test ids read ``test_<clause>[<statistic>]``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import operator
@@ -884,3 +885,130 @@ def test_a_bad_option_raises_before_any_work(name, option):
         with pytest.raises(rankstats.RankstatsError, match=f"{option}={BAD!r}"):
             _call_with(name, data, option)
         assert not _EVALUATED, f"{name} evaluated the scores before checking {option}"
+
+
+# ------------------------------------------------------------------- options, as NumPy hands them
+
+#: How to call the decorated functions that have no row in STATS (resampling and design
+#: planning): the level of their data and the options that keep them small and reproducible.
+_OTHER_CALLS = {
+    "templates_needed": Stat("templates_needed", rankstats.templates_needed, "template",
+                             ("template", "model"), ("template", "model"),
+                             kwargs={"ks": (1, 2), "n_resamples": 5, "seed": 1}),
+    "samples_needed": Stat("samples_needed", rankstats.samples_needed, "sample",
+                           ("sample", "template", "model"), ("sample", "template", "model"),
+                           kwargs={"ns": (1, 2), "n_resamples": 5, "seed": 1}),
+}
+
+
+def _row_of(name: str) -> Stat:
+    """The first STATS row of a decorated function, else its entry in ``_OTHER_CALLS``."""
+    rows = [stat for stat in STATS if stat.func.__name__ == name]
+    if rows:
+        return rows[0]
+    assert name in _OTHER_CALLS, f"{name}: no row in STATS nor in _OTHER_CALLS to call it with"
+    return _OTHER_CALLS[name]
+
+
+def _plain_values(name: str, option: str, given) -> list:
+    """The plain Python values to try for ``option``, the most telling first.
+
+    Derived from the declaration: a choice tries the row's value, then every allowed value
+    other than the default (so a NumPy value that were silently dropped for the default
+    would show), then the default; a bool its non-default; other kinds the row's value or
+    the default (0 for a seed).
+    """
+    function = getattr(rankstats, name)
+    check = function.__rankstats_statistic__["options"][option]
+    default = inspect.signature(function).parameters[option].default
+    kind = getattr(check, "kind", None)
+    if kind == "text":
+        ordered = [given, *(a for a in check.allowed if a != default), default]
+    elif kind == "bool":
+        ordered = [given, (not default) if isinstance(default, bool) else False]
+    elif kind == "seed":
+        ordered = [given, 0]
+    else:
+        ordered = [given, default]
+    values = [v for v in dict.fromkeys(ordered, None) if v is not None]
+    assert values, (f"{name}: option {option!r} has no kind ({kind!r}) and no default to try; "
+                    "give its check a kind in rankstats._options")
+    return values
+
+
+def _numpy_form(value):
+    """The value as NumPy hands it: numpy.str_, numpy.bool_, numpy.int64, numpy.float64, array."""
+    if isinstance(value, bool):
+        return np.bool_(value)
+    if isinstance(value, int):
+        return np.int64(value)
+    if isinstance(value, float):
+        return np.float64(value)
+    if isinstance(value, str):
+        return np.str_(value)
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    raise AssertionError(f"no NumPy form for {value!r}")
+
+
+def _same_attrs(got: Mapping, want: Mapping) -> None:
+    assert set(got) == set(want), (sorted(got), sorted(want))
+    for key, value in want.items():
+        assert type(got[key]) is type(value), (key, type(got[key]), type(value))
+        assert np.array_equal(np.asarray(got[key]), np.asarray(value)), (key, got[key], value)
+
+
+def _with(stat: Stat, option: str, value) -> Stat:
+    return dataclasses.replace(stat, kwargs={**stat.kwargs, option: value})
+
+
+@pytest.mark.parametrize(("name", "option"), _decorated())
+def test_options_take_numpy_scalars(name, option):
+    """numpy.str_, numpy.bool_, numpy.int64 give what the plain Python value gives.
+
+    The attrs record the plain value (a ``str``, not a ``numpy.str_``); labelled and NumPy
+    input alike. Every option of every decorated function is covered, from its declaration.
+    """
+    stat = _row_of(name)
+    scores = scores_of(stat.level)
+    for plain in _plain_values(name, option, stat.kwargs.get(option)):
+        try:
+            expected = _with(stat, option, plain).run(scores)
+        except (rankstats.RankstatsError, rankstats.RankstatsWarning):
+            continue  # a value this row's data or other options do not go with
+        break
+    else:
+        pytest.fail(f"{name}: no value of {option} runs on the contract cube")
+    numpy_value = _numpy_form(plain)
+    got = _with(stat, option, numpy_value).run(scores)
+    if isinstance(expected, xr.Dataset):
+        assert_same_result(got, expected)
+    else:
+        xr.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    _same_attrs(got.attrs, expected.attrs)
+    if name in _OTHER_CALLS:
+        return
+    _, numpy_expected = _with(stat, option, plain).run_numpy(scores)
+    _, numpy_got = _with(stat, option, numpy_value).run_numpy(scores)
+    for field_name, value in outputs(numpy_expected).items():
+        assert_close(outputs(numpy_got)[field_name], value, field_name)
+
+
+@pytest.mark.parametrize("stat", table("numpy_roles"))
+def test_roles_take_numpy_strings(stat):
+    """Dimension names given as numpy.str_ name the same dims, recorded as plain text."""
+    parameters = inspect.signature(stat.func).parameters
+    named = {role: parameters[role].default for role in stat.func.__rankstats_statistic__["roles"]
+             if isinstance(parameters[role].default, str)}
+    named.update(stat.dims)
+    named = {role: np.str_(dim) if isinstance(dim, str) else dim for role, dim in named.items()}
+    if not any(isinstance(dim, np.str_) for dim in named.values()):
+        pytest.skip("no role named by one dimension")
+    scores = scores_of(stat.level)
+    expected = stat.run(scores)
+    got = stat.func(*stat.inputs(scores), **{**stat.dims, **named}, **stat.kwargs)
+    if isinstance(expected, xr.Dataset):
+        assert_same_result(got, expected)
+    else:
+        xr.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    _same_attrs(got.attrs, expected.attrs)

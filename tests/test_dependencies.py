@@ -73,7 +73,8 @@ def test_every_extra_that_draws_a_progress_bar_requires_tqdm(pyproject):
     project = pyproject["project"]
     extras = project["optional-dependencies"]
     drawing = {}
-    for path in sorted([*(ROOT / "rankstats").rglob("*.py"), *(ROOT / "rankstats_collectors").rglob("*.py")]):
+    for path in sorted([*(ROOT / "rankstats").rglob("*.py"),
+                        *(ROOT / "rankstats_collectors").rglob("*.py")]):
         if _DRAWS.search(path.read_text(encoding="utf-8")):
             parts = path.relative_to(ROOT).parts
             group = parts[1] if parts[0] == "rankstats_collectors" and parts[1] in extras else None
@@ -135,3 +136,205 @@ def test_the_schemas_are_found_through_the_package():
         assert schemas.path(name).is_file()
     with pytest.raises(OptionError, match="no schema named 'cubes'; the schemas are cube, "):
         schemas.path("cubes")
+
+
+# --- nothing undeclared is reached: every module imports with only what it declares ---
+
+# A module of one of these subpackages is installed by that extra; any other, by the core.
+EXTRA_OF_SUBPACKAGE = {("rankstats", "plot"): "plot", ("rankstats", "testing"): "testing",
+                       ("rankstats_collectors", "hf"): "hf",
+                       ("rankstats_collectors", "openai"): "openai"}
+
+# Run in a fresh interpreter: the finder of installed modules is replaced by one that
+# does not find the top-level modules of distributions outside the allowed ones, so
+# importing one raises ModuleNotFoundError and importlib.util.find_spec answers None,
+# as where it is not installed (code that looks before it imports, as xarray and
+# pandas do, sees it missing); then the imports or the command run.
+_BLOCKER = """
+import importlib, json, sys
+from importlib.machinery import PathFinder
+
+BLOCKED = frozenset(json.loads(sys.argv[1]))
+
+
+class DeclaredOnly(PathFinder):
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            return None
+        return super().find_spec(name, path, target)
+
+
+sys.meta_path[sys.meta_path.index(PathFinder)] = DeclaredOnly
+"""
+
+_IMPORT_ALL = _BLOCKER + """
+failed = {}
+for module in json.loads(sys.argv[2]):
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        failed[module] = f"{type(error).__name__}: {error}"
+print(json.dumps(failed))
+"""
+
+_COMMAND = _BLOCKER + """
+from rankstats.cli import main
+
+sys.exit(main(json.loads(sys.argv[2])))
+"""
+
+
+def _modules() -> dict[str | None, list[str]]:
+    """Every module of both packages, by the extra that installs it (None: the core)."""
+    found: dict[str | None, list[str]] = {}
+    for package in ("rankstats", "rankstats_collectors"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__main__":
+                continue  # runs the command
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            extra = EXTRA_OF_SUBPACKAGE.get(parts[:2])
+            found.setdefault(extra, []).append(".".join(parts))
+    return found
+
+
+def _distributions(requirements: list[str], project: dict) -> set[str]:
+    """The distributions ``requirements`` install, with everything they require in turn."""
+    from importlib import metadata
+
+    own = script_normalise(project["name"])
+    seen: set[str] = set()
+    todo = [Requirement(text) for text in requirements]
+    while todo:
+        requirement = todo.pop()
+        name = script_normalise(requirement.name)
+        if name == own:  # an extra of the project: its requirements
+            for extra in requirement.extras:
+                todo += [Requirement(t) for t in project["optional-dependencies"][extra]]
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.requires(requirement.name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for text in requires:
+            needed = Requirement(text)
+            if needed.marker is None or any(needed.marker.evaluate({"extra": extra})
+                                            for extra in ("", *requirement.extras)):
+                todo.append(needed)
+    return seen
+
+
+def script_normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _blocked(pyproject, extra: str | None) -> list[str]:
+    """The top-level modules of every installed distribution the core (and ``extra``) lack."""
+    import sys
+    from importlib import metadata
+
+    project = pyproject["project"]
+    wanted = list(project["dependencies"])
+    if extra:
+        wanted += project["optional-dependencies"][extra]
+    allowed = _distributions(wanted, project) | {script_normalise(project["name"])}
+    blocked = set()
+    for module, distributions in metadata.packages_distributions().items():
+        if module in sys.stdlib_module_names or module in ("rankstats", "rankstats_collectors"):
+            continue
+        if not {script_normalise(d) for d in distributions} & allowed:
+            blocked.add(module)
+    return sorted(blocked)
+
+
+def _run(code: str, *arguments, cwd=ROOT):
+    import json
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code, *map(json.dumps, arguments)],
+                          capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def test_the_blocker_blocks(pyproject):
+    # the check below can fail: an undeclared import is refused
+    blocked = _blocked(pyproject, None)
+    assert {"matplotlib", "torch", "openai", "pytest", "hypothesis"} <= set(blocked)
+    assert {"numpy", "pandas", "xarray", "tabulate"}.isdisjoint(blocked)
+    done = _run(_IMPORT_ALL, blocked, ["matplotlib.pyplot", "json", "tabulate"])
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert list(json.loads(done.stdout)) == ["matplotlib.pyplot"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", [None, "plot", "testing", "hf", "openai"])
+def test_every_module_imports_with_only_its_declared_dependencies(pyproject, extra):
+    import json
+
+    modules = _modules()[extra]
+    done = _run(_IMPORT_ALL, _blocked(pyproject, extra), modules)
+    assert done.returncode == 0, done.stderr
+    failed = json.loads(done.stdout)
+    assert not failed, (f"modules that import what the {extra or 'core'} requirements do "
+                        f"not declare: {failed}")
+
+
+@pytest.mark.slow
+def test_a_command_whose_extra_is_missing_names_it(pyproject, tmp_path):
+    import pandas as pd
+
+    samples = ROOT / "tests" / "data" / "collect" / "samples.jsonl"
+    templates = ROOT / "tests" / "data" / "collect" / "templates.jsonl"
+    pd.DataFrame({"model": ["a", "b"], "task": "t", "template": "p",
+                  "score": [0.5, 0.6]}).to_parquet(tmp_path / "scores.parquet")
+    core = _blocked(pyproject, None)
+    commands = [
+        ("plot", ["stability", "mizrahi2024", "--n-resamples", "5", "--seed", "0", "--quiet",
+                  "--figures", "figures"]),
+        ("dask", ["stability", "mizrahi2024", "--n-resamples", "5", "--seed", "0", "--quiet",
+                  "--chunks", "task=1"]),
+        ("io", ["import", "table", "scores.parquet", "-o", "cube.nc"]),
+        ("hf", ["collect", "hf", "--model", "gpt2", "--samples", str(samples),
+                "--templates", str(templates), "-o", "hf.nc"]),
+        ("openai", ["collect", "openai", "--model", "gpt-4o-mini", "--samples", str(samples),
+                    "--templates", str(templates), "-o", "openai.nc", "--dry-run"]),
+    ]
+    for extra, command in commands:
+        done = _run(_COMMAND, core, command, cwd=tmp_path)
+        assert done.returncode == 3, (command, done.stderr)
+        assert "Traceback" not in done.stderr, (command, done.stderr)
+        # notes may come first; the error is one line, and it names the extra
+        errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+        assert len(errors) == 1 and errors[0].startswith("rankstats: error: "), done.stderr
+        assert f'pip install "rankstats[{extra}]"' in errors[0], (command, errors[0])
+    # a core command needs no extra: plan prints its markdown tables (pandas' tabulate)
+    done = _run(_COMMAND, core, ["plan", "mizrahi2024"], cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "|" in done.stdout
+
+
+def test_a_missing_module_is_named_with_its_extra():
+    from rankstats.cli import EXTRA_OF_MODULE, _missing_extra
+
+    error = ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib.pyplot")
+    assert _missing_extra(error) == ("No module named 'matplotlib': "
+                                     'pip install "rankstats[plot]"')
+    pandas_style = ImportError("Missing optional dependency 'pyarrow'. Use pip or conda.")
+    assert _missing_extra(pandas_style).endswith('pip install "rankstats[io]"')
+    named = ImportError('figures need matplotlib: pip install "rankstats[plot]"')
+    assert _missing_extra(named) == 'figures need matplotlib: pip install "rankstats[plot]"'
+    # every module named is installed by the extra named, as pyproject.toml declares
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    for module, extra in EXTRA_OF_MODULE.items():
+        declared = {Requirement(text).name.lower().replace("-", "_")
+                    for name in ({"all": ["openai", "hf"]}.get(extra) or [extra])
+                    for text in extras[name]}
+        assert module in declared or module == "h5py", (module, extra)  # h5netcdf[h5py]

@@ -12,9 +12,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+import rankstats
+from rankstats.cli import main
 from rankstats_collectors import files
 from rankstats_collectors.files import ImporterError, dove
-from rankstats.cli import main
 
 FOLDER = Path(__file__).parent / "data" / "fixtures" / "dove"
 LLAMA_0 = FOLDER / "Llama-3.2-1B-Instruct" / "en" / "0_shot" / "mmlu.global_facts.parquet"
@@ -144,8 +145,38 @@ def test_a_score_that_is_not_a_number_is_named(tmp_path):
         return table.set_column(index, "evaluation.score", pa.array(scores))
 
     path = _rewrite(LLAMA_0, tmp_path / "x.parquet", spoil)
-    with pytest.raises(ImporterError, match=r"row 5, column 'evaluation.score': the score 'yes'"):
+    with pytest.raises(ImporterError, match=r"row 1, column 'evaluation.score': the score '1' "
+                                            r"is a str, not a number"):
         dove.load(path)
+
+
+@pytest.mark.parametrize("text", ["0.5", "yes", "1"])
+def test_a_score_given_as_text_is_refused(tmp_path, text):
+    def spoil(table):
+        scores = table["evaluation.score"].to_pylist()
+        scores[4] = text
+        index = table.schema.get_field_index("evaluation.score")
+        # a column of mixed values: Parquet stores them all as text, the numbers too
+        return table.set_column(index, "evaluation.score",
+                                pa.array([str(s) for s in scores], pa.string()))
+
+    path = _rewrite(LLAMA_0, tmp_path / "x.parquet", spoil)
+    with pytest.raises(ImporterError, match=r"x.parquet', row 1, column 'evaluation.score': "
+                                            r"the score '.*' is a str, not a number \(DOVE"):
+        dove.load(path)
+
+
+def test_a_nan_score_is_missing_and_counted(tmp_path):
+    def spoil(table):
+        scores = table["evaluation.score"].to_pylist()
+        scores[4] = float("nan")
+        index = table.schema.get_field_index("evaluation.score")
+        return table.set_column(index, "evaluation.score", pa.array(scores, pa.float64()))
+
+    cube = dove.load(_rewrite(LLAMA_0, tmp_path / "x.parquet", spoil))
+    assert "1 × a NaN score (missing)" in cube.attrs["import_summary"]
+    assert "read 48 rows from 1 file" in cube.attrs["import_summary"]
+    assert ": kept 47, skipped 1" in cube.attrs["import_summary"]
 
 
 def test_a_sample_logged_twice_with_different_scores_is_an_error(tmp_path):
@@ -186,6 +217,19 @@ def test_imported_and_reported_by_the_command(tmp_path, capsys):
     out = tmp_path / "dove.nc"
     assert main(["import", "dove", str(FOLDER), "-o", str(out),
                  "--option", 'select={"shots": 0}']) == 0
-    assert "dove: read 96 rows from 3 files" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    # every record of the three files is read; those of five shots are not selected
+    assert "dove: read 108 rows from 3 files" in printed
+    assert "kept 96, skipped 12" in printed and "12 × not selected" in printed
     assert main(["report", str(out), "--quiet", "--json", str(tmp_path / "r.json")]) == 0
     assert (tmp_path / "r.json").stat().st_size > 0
+
+
+def test_the_documented_command_walks_dove_s_nested_folders(tmp_path, capsys):
+    # DOVE's own layout: <model>/<language>/<n>_shot/<dataset>.parquet; the folder is walked
+    out = tmp_path / "dove.nc"
+    assert main(["import", "dove", str(FOLDER / "Llama-3.2-1B-Instruct" / "en"), "-o",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "dove: read 60 rows from 2 files" in printed
+    assert rankstats.open_cube(out).sizes["template"] == 10

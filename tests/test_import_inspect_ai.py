@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -13,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankstats
+from rankstats.cli import main
 from rankstats_collectors import files
 from rankstats_collectors.files import ImporterError, _inspect_logs, inspect_ai
-from rankstats.cli import main
 
 LOGS = Path(__file__).parent / "data" / "fixtures" / "inspect_ai"
 MMLU = LOGS / "mmlu-summary-choices.eval"
@@ -143,7 +144,7 @@ def test_errored_and_unscored_samples_are_skipped_and_counted(tmp_path):
                {"id": 3, "epoch": 1, "scores": {}}]
     cube = inspect_ai.load(_write_eval(tmp_path / "mixed.eval", samples))
     summary = cube.attrs["import_summary"]
-    assert "read 1 rows" in summary
+    assert "read 3 rows from 1 file" in summary and "kept 1, skipped 2" in summary
     assert "1 × the sample ended in an error" in summary
     assert "1 × the sample was not scored" in summary
     assert summary in cube.attrs["source"]
@@ -215,7 +216,24 @@ def test_a_header_without_a_model_is_refused(tmp_path):
     del log["eval"]["model"]
     path = tmp_path / "nomodel.json"
     path.write_text(json.dumps(log))
-    with pytest.raises(ImporterError, match=r"column 'eval.model'"):
+    with pytest.raises(ImporterError, match=r"column 'eval.model': the log's eval spec has "
+                                            r"no 'model'"):
+        inspect_ai.load(path)
+
+
+@pytest.mark.parametrize("model", [123, 4.5, ["openai/gpt-4o"]])
+def test_a_model_that_is_not_text_is_named_as_such(tmp_path, model):
+    # the log has a model, of the wrong type: the message says that, not that it has none
+    path = _write_eval(tmp_path / "log.eval", [_graded(1, 1, "C")], model=model)
+    with pytest.raises(ImporterError, match=rf"column 'eval.model': the model is "
+                                            rf"{re.escape(repr(model))}, a "
+                                            rf"{type(model).__name__}, not text"):
+        inspect_ai.load(path)
+    log = json.loads((LOGS / "log_formats.json").read_text())
+    log["eval"]["model"] = model
+    path = tmp_path / "numeric.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(ImporterError, match=r"numeric.json', column 'eval.model': the model "):
         inspect_ai.load(path)
 
 
@@ -224,10 +242,10 @@ def test_registered_and_imported_by_the_command(tmp_path, capsys):
     out = tmp_path / "cube.nc"
     assert main(["import", "inspect_ai", str(MMLU), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "inspect_ai: read 1 rows from 1 file" in printed
+    assert "inspect_ai: read 1 row from 1 file" in printed
     saved = rankstats.open_cube(out)
     np.testing.assert_array_equal(saved.score.values, inspect_ai.load(MMLU).score.values)
-    assert "inspect_ai: read 1 rows" in saved.attrs["source"]
+    assert "inspect_ai: read 1 row" in saved.attrs["source"]
 
 
 def test_a_failed_import_writes_nothing(tmp_path):

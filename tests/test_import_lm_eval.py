@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rankstats_collectors.files
 import rankstats
-from rankstats_collectors.files import ImporterError, lm_eval
+import rankstats_collectors.files
 from rankstats import cli
+from rankstats_collectors.files import ImporterError, lm_eval
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "fixtures" / "lm_eval"
@@ -250,7 +250,11 @@ def test_repeated_runs_follow_the_policy(tmp_path):
     (lambda r: r.pop("doc_id"), r"line 4, field 'doc_id': missing"),
     (lambda r: r.update(doc_id="4"), r"line 4, field 'doc_id': '4' is not a whole number"),
     (lambda r: r.update(acc="yes"), r"line 4, field 'acc': 'yes' is not a number"),
-    (lambda r: r.pop("acc"), r"line 4, field 'acc': missing"),
+    (lambda r: r.pop("acc"), r"line 4, field 'acc': the sample doc_id 3 does not log the metric "
+                             r"'acc' \(its scores: none\), though the log's first record does"),
+    (lambda r: (r.pop("acc"), r.update(exact_match=1.0)),
+     r"line 4, field 'acc': the sample doc_id 3 does not log the metric 'acc' \(its scores: "
+     r"'exact_match'\)"),
     (lambda r: r.update(doc_id=0, acc=0), r"line 4, field 'acc': doc_id 0 is logged twice "
                                           r"with different scores: 1 at line 1 and 0 at line 4"),
 ])
@@ -327,7 +331,8 @@ def test_command_imports_and_prints_the_summary(declared_importers, tmp_path, ca
     assert cli.main(["import", "lm_eval", str(DATA / "negotiationtom"), "-o", str(out),
                      "--option", "metric=acc"]) == 0
     printed = capsys.readouterr().out
-    assert "lm_eval: read 40 rows" in printed and "does not log the metric 'acc'" in printed
+    assert "lm_eval: read 60 rows" in printed and "kept 40, skipped 20" in printed
+    assert "does not log the metric 'acc'" in printed
     cube = rankstats.open_cube(out)
     assert cube.attrs["import_summary"] in cube.attrs["source"]
     assert cube.score.sizes["task"] == 2

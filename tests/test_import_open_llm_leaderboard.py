@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,24 @@ def test_refusals_name_the_file_row_and_column(tmp_path):
     broken.write_bytes(b"PAR1 not really")
     with pytest.raises(ImporterError, match="not a Parquet file"):
         oll.load(broken)
+
+
+@pytest.mark.parametrize(("doc_ids", "row", "shown"), [
+    ([0.0, 0.7, 2.0, 3.0], 2, "0.7"), ([0, 1, 2, -1.5], 4, "-1.5"),
+    (["0", "1", "2", "x"], 4, "'x'"), ([0.0, 1.0, float("nan"), 3.0], 3, "nan")])
+def test_a_doc_id_that_is_not_a_whole_number_is_refused(tmp_path, doc_ids, row, shown):
+    # cutting 0.7 to 0 would merge two documents; the doc_id is kept exactly or refused
+    folder = tmp_path / "org__m"
+    folder.mkdir()
+    path = folder / "samples_tiny_2024-01-01T00-00-00.parquet"
+    pq.write_table(pa.table({"doc_id": doc_ids, "metrics": [["acc"]] * 4,
+                             "acc": [1.0, 0.0, 1.0, 1.0]}), path)
+    with pytest.raises(ImporterError, match=rf"row {row}, column 'doc_id': the doc_id "
+                                            rf"{re.escape(shown)} is not a whole number"):
+        oll.load(path)
+    pq.write_table(pa.table({"doc_id": [0.0, 1.0, 2.0, 3.0], "metrics": [["acc"]] * 4,
+                             "acc": [1.0, 0.0, 1.0, 1.0]}), path)
+    assert oll.load(path).sample_id.values.tolist() == [["0", "1", "2", "3"]]
 
 
 def test_registered(declared_importers):

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import rankstats_collectors.files
 import rankstats
-from rankstats_collectors.files import ImporterError, opencompass
+import rankstats_collectors.files
 from rankstats import cli
+from rankstats_collectors.files import ImporterError, opencompass
 
 OUT = Path(__file__).parent / "data" / "opencompass" / "out"
 VARIANTS = r"(?P<task>.+)_(?P<template>plain|qa)"

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import rankstats_collectors.files
 import rankstats
+import rankstats_collectors.files
 from rankstats_collectors.files import ImporterError, prompteval
 
 DATA = Path(__file__).parent / "data" / "prompteval"
@@ -61,7 +61,10 @@ def test_refusals(tmp_path):
     cube = prompteval.load(tmp_path / "inf.npy", non_finite="missing")
     assert "1 × a score that is not a finite number" in cube.attrs["import_summary"]
     np.save(tmp_path / "small.npy", np.ones((3, 2)))
-    with pytest.raises(ImporterError, match="3 prompts, but the templates file"):
+    with pytest.raises(ImporterError, match=r"the prompt ids differ from those of the templates "
+                                            r"file .*anatomy.csv' \(ids '3', '4', '5', '6', "
+                                            r"'7' and 92 more in the templates file but not "
+                                            r"in the array\)"):
         prompteval.load(tmp_path / "small.npy", templates=str(TEMPLATES))
     with pytest.raises(ImporterError, match="does not exist"):
         prompteval.load(tmp_path / "absent.npy")

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rankstats_collectors.files
 import rankstats
-from rankstats_collectors.files import ImporterError, mizrahi2024, tables
+import rankstats_collectors.files
 from rankstats import cli
+from rankstats_collectors.files import ImporterError, mizrahi2024, tables
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "tests" / "data" / "mizrahi2024"
@@ -102,7 +102,16 @@ def test_wide_table_with_listed_model_columns_and_attributes(tmp_path):
 
 @pytest.mark.parametrize(("text", "options", "message"), [
     ("model,task,template,score\nm,t,1,0.5\n", {},
-     r"'bad.csv', header row, column 'sample': missing column"),
+     r"'bad.csv', header row, column 'sample': missing column .*; for per-template scores "
+     r"without samples pass sample=null \(-O sample=null\)"),
+    ("model,task,template,sample,score\nm,t,1,1,0.5\nm,t,1,2,0.5,9\nm,t,1,3,1\n", {},
+     r"'bad.csv', row 2: line 3 has 6 fields, more than the 5 columns of the header"),
+    ("model,task,template,sample,score\nm,t,1,1,0.5,7\nm,t,1,2,0.5,9\n", {},
+     r"'bad.csv', row 1: line 2 has 6 fields, more than the 5 columns of the header"),
+    ("model,task,template,sample,score\nm,t,1,1,0.5\nm,t,1,2\n", {},
+     r"'bad.csv', row 2: line 3 has 4 fields, fewer than the 5 columns of the header"),
+    ("model,task,template,sample,score\nm,t,\"a\nb\",1,0.5\n\nm,t,1,2,0.5,1\n", {},
+     r"'bad.csv', row 2: line 5 has 6 fields"),
     ("model,task,template,sample,score\nm,t,1,1,0.5\nm,,1,2,0.5\n", {},
      r"'bad.csv', row 2, column 'task': empty"),
     ("model,task,template,sample,score\nm,t,1,1,0.5\nm,t,1,2,n/a\n", {},
@@ -116,6 +125,28 @@ def test_bad_tables_name_file_row_and_column(tmp_path, monkeypatch, text, option
     Path("bad.csv").write_text(text)
     with pytest.raises(ImporterError, match=message):
         tables.load("bad.csv", block_rows=1, **options)
+
+
+def test_a_wide_table_without_samples_is_read_as_per_template_scores(tmp_path, capsys):
+    # the command as the README writes it, on an ordinary wide table
+    path = tmp_path / "scores.csv"
+    path.write_text("task,template,gpt2,opt\nsnarks,1,0.5,0.6\nsnarks,2,0.4,0.7\n"
+                    "navigate,1,0.3,\n")
+    out = tmp_path / "cube.nc"
+    assert cli.main(["import", "table", str(path), "-o", str(out), "-O", "layout=wide"]) == 0
+    printed = capsys.readouterr().out
+    assert "read 6 cells from 1 file" in printed and "kept 5, skipped 1" in printed
+    assert "the wide table has no 'sample' column: its scores were read as per-template" \
+        in printed
+    cube = rankstats.open_cube(out)
+    assert "sample" not in cube.dims
+    np.testing.assert_allclose(cube.score.sel(task="snarks").values, [[0.5, 0.4], [0.6, 0.7]],
+                               rtol=1e-6)  # saved as float32
+    # with samples it is read as before; a sample column named and absent is still an error
+    path.write_text("task,template,sample,gpt2\nsnarks,1,a,1\nsnarks,1,b,0\n")
+    assert tables.load(path, layout="wide").sizes["sample"] == 2
+    with pytest.raises(ImporterError, match=r"column 'item': missing column"):
+        tables.load(path, layout="wide", sample="item")
 
 
 def test_rows_are_numbered_across_blocks(tmp_path):
@@ -181,7 +212,7 @@ def test_registered_and_run_by_the_command(declared_importers, tmp_path, capsys)
     path = write(frame, tmp_path / "s.csv")
     out = tmp_path / "cube.nc"
     assert cli.main(["import", "table", str(path), "-o", str(out), "--option", "metric=acc"]) == 0
-    assert f"table: read {len(frame)} rows" in capsys.readouterr().out
+    assert f"table: read {len(frame)} rows from 1 file" in capsys.readouterr().out
     cube = rankstats.open_cube(out)
     assert cube.attrs["metric"] == "acc"
     assert cube.attrs["import_summary"] in cube.attrs["source"]

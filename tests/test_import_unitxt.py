@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import rankstats_collectors.files
 import rankstats
-from rankstats_collectors.files import ImporterError, unitxt
+import rankstats_collectors.files
 from rankstats import cli
+from rankstats_collectors.files import ImporterError, unitxt
 
 OUT = Path(__file__).parent / "data" / "unitxt" / "out"
 (RESULTS,) = OUT.glob("*_evaluation_results.json")
@@ -84,3 +85,16 @@ def test_registered_and_imported_by_the_command(declared_importers, tmp_path, ca
     out = tmp_path / "cube.nc"
     assert cli.main(["import", "unitxt", str(OUT), "-o", str(out)]) == 0
     assert "unitxt: read 12 rows" in capsys.readouterr().out
+
+
+def test_instances_listed_in_another_order_by_one_template_are_refused(tmp_path):
+    # no instance id: the position is the sample, so the task fields must agree there
+    data = json.loads(SAMPLES.read_text())
+    subsets = list(data["samples"])
+    data["samples"][subsets[1]] = data["samples"][subsets[1]][::-1]
+    path = tmp_path / SAMPLES.name
+    path.write_text(json.dumps(data))
+    with pytest.raises(ImporterError, match=rf"row 1, column 'samples.{re.escape(subsets[1])}': "
+                                            r"instance 1 is not instance 1 of subset .*"
+                                            r"\(answer '8', there '3'\)"):
+        unitxt.load(path)

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-import rankstats_collectors
 import rankstats
+import rankstats_collectors
 
 HEAVY = ("torch", "transformers", "openai", "matplotlib", "pingouin", "dask", "scipy.stats")
 
@@ -47,12 +47,14 @@ def test_collector_registry():
         assert "unit" in rankstats_collectors.available()
     finally:
         rankstats_collectors.unregister("unit")
-    with pytest.raises(rankstats_collectors.UnknownCollectorError, match="no collector named 'unit'"):
+    with pytest.raises(rankstats_collectors.UnknownCollectorError,
+                       match="no collector named 'unit'"):
         rankstats_collectors.get("unit")
 
 
 def test_missing_extra_names_the_extra():
-    with pytest.raises(rankstats_collectors.MissingExtraError, match=r'pip install "rankstats\[openai\]"'):
+    with pytest.raises(rankstats_collectors.MissingExtraError,
+                       match=r'pip install "rankstats\[openai\]"'):
         rankstats_collectors.require("a_module_that_is_not_installed", "openai")
 
 

@@ -176,7 +176,7 @@ def test_overall_universe_variance_is_recovered():
 
 def test_plan_without_samples_plans_templates_only():
     cube = rankstats.datasets.load("mizrahi2024")
-    planned = rankstats.plan(cube, target_tau=0.9)
+    planned = rankstats.plan(cube, target_tau=0.9, probability=None)
     assert planned.attrs["samples"].startswith("not a facet")
     assert "n_samples" not in planned.dims
     assert planned.n_samples_needed.isnull().all()
@@ -208,7 +208,8 @@ def test_plan_command_on_the_released_data(capsys, tmp_path):
     assert main(["plan", "mizrahi2024", "--target-tau", "0.9", "--json", str(path)]) == 0
     out = capsys.readouterr().out
     assert "samples are not a facet" in out
-    assert "- LMentry: for tau ≥ 0.9" in out and "- BBH: for tau ≥ 0.9" in out
+    assert "- LMentry: for tau-b ≥ 0.9 with probability 0.95" in out
+    assert "- BBH: for tau-b ≥ 0.9 with probability 0.95" in out
     document = json.loads(path.read_text())
     rows = {row["scope"]: row for row in document["tables"]["overall"]}
     assert set(rows) == {"all tasks", "LMentry", "BBH"}
@@ -258,3 +259,96 @@ def test_predicted_tau_on_binary_scores(templates, samples):
         f"{actual.mean():.3f} ± {actual.std() / np.sqrt(len(actual)):.3f}"
     )
     assert abs(predicted - actual.mean()) < 0.05
+
+
+def _one_template_leaderboard(models=9, items=100, seed=0):
+    """A leaderboard as most are published: one template, binary item scores."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0, 1, (models, 1, 1, 1))
+    difficulty = rng.normal(0, 1.5, (1, 1, 1, items))
+    p = 1 / (1 + np.exp(difficulty - skill))
+    return xr.DataArray((rng.random(p.shape) < p).astype(float),
+                        dims=("model", "task", "template", "sample"),
+                        coords={"task": ["t"]})
+
+
+def test_one_template_gets_its_items_and_the_reason():
+    planned = rankstats.plan(_one_template_leaderboard())
+    assert np.isnan(planned.n_templates_needed).all()
+    items = float(planned.n_samples_needed_fixed_templates[0])
+    assert np.isfinite(items) and items > 100  # more items than the benchmark has
+    reason = str(planned.reason.values[0])
+    assert "one template" in reason and "second template" in reason
+    # samples_needed asks the same question without a model, and gives the same planner number
+    found = rankstats.samples_needed(_one_template_leaderboard(), seed=0, max_resamples=400)
+    assert float(found.n_planned[0]) == items
+    assert bool(found.censored[0]) and float(found.n_needed[0]) == 100
+
+
+def test_plan_command_on_a_one_template_leaderboard(capsys, tmp_path):
+    x = _one_template_leaderboard()
+    path = tmp_path / "one.nc"
+    rankstats.save(rankstats.from_records(
+        [{"model": f"m{m}", "task": "t", "template": "only", "sample": f"s{s}",
+          "score": float(x[m, 0, 0, s])} for m in range(9) for s in range(100)]), path)
+    assert main(["plan", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "- t: one template" in out and "samples" in out
+    assert "with the templates held fixed" not in out or "nan" not in out
+
+
+@pytest.mark.parametrize("case, words", [
+    ("one model", "fewer than two models"),
+    ("one sample", "fewer than two samples"),
+    ("constant", "do not differ"),
+    ("all missing", "no scores"),
+])
+def test_nothing_estimable_says_why_without_numpy_warnings(case, words, capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.random((4, 1, 3, 5))
+    if case == "one model":
+        x = x[:1]
+    elif case == "one sample":
+        x = x[..., :1]
+    elif case == "constant":
+        x = np.full(x.shape, 0.5)
+    else:
+        x = np.full(x.shape, np.nan)
+    cube = xr.DataArray(x, dims=("model", "task", "template", "sample"), coords={"task": ["t"]})
+    planned = rankstats.plan(cube)  # warnings are errors in the tests
+    assert words in str(planned.reason.values[0])
+    assert np.isnan(planned.n_templates_needed).all()
+    path = tmp_path / "cube.nc"
+    rankstats.save(rankstats.from_records(
+        [{"model": f"m{m}", "task": "t", "template": f"p{p}", "sample": f"s{s}",
+          "score": float(x[m, 0, p, s])}
+         for m in range(x.shape[0]) for p in range(x.shape[2]) for s in range(x.shape[3])
+         if x[m, 0, p, s] == x[m, 0, p, s]] or
+        [{"model": "m0", "task": "t", "template": "p0", "sample": "s0", "score": 0.5}]),
+        path) if case != "all missing" else None
+    if case != "all missing":
+        assert main(["plan", str(path)]) == 0
+        out = capsys.readouterr()
+        assert "RuntimeWarning" not in out.err
+        assert "- t: " in out.out
+
+
+def test_plan_and_templates_needed_give_one_number_for_one_question():
+    cube = rankstats.datasets.load("mizrahi2024").sel(task=["navigate", "homophones"])
+    planned = rankstats.plan(cube)
+    found = rankstats.templates_needed(cube, seed=0, max_resamples=200)
+    summary = stability.variance_summary(cube, n_resamples=20, seed=0)
+    np.testing.assert_array_equal(found.k_planned.values,
+                                  planned.n_templates_needed_fixed_samples.values)
+    np.testing.assert_array_equal(summary.templates_for_tau.values, found.k_planned.values)
+    assert planned.attrs["probability"] == found.attrs["probability"] == 0.95
+    assert planned.attrs["target_tau"] == found.attrs["target"] == 0.9
+
+
+def test_the_probability_criterion_is_met_at_its_noise_ratio():
+    # at the noise ratio found, normal models reach tau-b >= 0.9 in 95% of fresh replications
+    noise = kv.noise_allowed(0.9, 0.95, 12)
+    taus = kv.replication_taus(12, [noise * 0.9, noise * 1.3], n_resamples=20_000, seed=7)
+    reached = (taus >= 0.9).mean(-1)
+    assert reached[0] >= 0.94 and reached[1] < 0.95
+    assert np.isnan(kv.noise_allowed(0.9, 0.95, 1))

@@ -199,7 +199,7 @@ def test_missing_masks_follow_their_pattern(pattern):
 
 
 def test_bad_options_are_refused():
-    with pytest.raises(OptionError, match="kind='ordinal' is not one of"):
+    with pytest.raises(OptionError, match="kind='ordinal' is not allowed; kind must be one of"):
         strategies.score_matrices(kind="ordinal")
     with pytest.raises(OptionError, match="binary scores tie"):
         strategies.score_matrices(kind="binary", ties="none")
@@ -207,7 +207,7 @@ def test_bad_options_are_refused():
         strategies.score_matrices(judges=(3, 1))
     with pytest.raises(OptionError, match="pattern='rows'"):
         strategies.missing_masks((2, 2), "rows")
-    with pytest.raises(OptionError, match="kind='ranks'"):
+    with pytest.raises(OptionError, match="cubes: kind='ranks'"):
         strategies.cubes(kind="ranks")
 
 

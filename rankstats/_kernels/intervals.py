@@ -27,14 +27,18 @@ INTERPOLATIONS = ("linear", "outward")
 BUDGET = 64 * 2**20
 
 
-def _quantile(ordered, q, interpolation: str, side: str):
+def _quantile(ordered, q, interpolation: str, side: str, n=None):
     """Quantiles at levels ``q`` (shaped like the leading axes) of rows sorted along the last axis.
 
     ``linear`` is scipy's and NumPy's default (type 7); ``outward`` takes the
     order statistic below the type-7 position for a lower bound and above it
-    for an upper bound, so the bound is a value the replicates take.
+    for an upper bound, so the bound is a value the replicates take. ``n``
+    (shaped like the leading axes) counts the values of each row that take
+    part, its first ones (NaN sorts last); default: all of them.
     """
-    n = ordered.shape[-1]
+    if n is None:
+        n = ordered.shape[-1]
+    n = np.maximum(n, 1)  # a row with no value is NaN anyway (its caller masks it)
     q = np.broadcast_to(np.asarray(q, dtype=float), ordered.shape[:-1])
     bad = np.isnan(q)
     q = np.where(bad, 0.5, q)
@@ -58,7 +62,7 @@ def _quantile(ordered, q, interpolation: str, side: str):
 
 def confidence_interval(
     replicates, estimate, acceleration=None, *, confidence_level=0.95, method="percentile",
-    interpolation="linear", statistic="bootstrap interval", budget=BUDGET,
+    interpolation="linear", statistic="bootstrap interval", budget=BUDGET, omit=False,
 ):
     """Percentile or BCa interval of ``estimate`` from its replicates (last axis).
 
@@ -70,7 +74,10 @@ def confidence_interval(
     The estimate is compared with the replicates in the replicates' dtype,
     so that a replicate equal to the estimate counts as equal. A slice with
     any NaN replicate gives a NaN interval (with a warning unless the
-    estimate is NaN too: structure, not news). BCa gives NaN, with a warning,
+    estimate is NaN too: structure, not news); with ``omit``, the NaN
+    replicates of a slice are left out instead (the interval is that of its
+    defined ones, NaN with a warning when fewer than two are defined). BCa
+    gives NaN, with a warning,
     where every replicate lies strictly on one side of the estimate. Blocks
     of about ``budget`` bytes of replicates are sorted at a time.
     """
@@ -106,24 +113,30 @@ def confidence_interval(
         blocks = [slice(i, i + step) for i in range(0, replicates.shape[0], step)]
     for index in blocks:  # blocks of slices, for memory
         found = _interval_block(replicates[index], estimate[index], a[index],
-                                confidence_level, method, interpolation)
+                                confidence_level, method, interpolation, omit)
         for key, value in found.items():
             (out if key in out else flags)[key][index] = value
     known = ~np.isnan(estimate)
     warn_nan(statistic, flags["one_sided"], "BCa is undefined: every replicate lies on one "
              "side of the estimate", among=known)
-    warn_nan(statistic, flags["incomplete"], "some replicates are undefined (NaN)", among=known)
+    warn_nan(statistic, flags["incomplete"], "fewer than two replicates are defined" if omit
+             else "some replicates are undefined (NaN)", among=known)
     warn_nan(statistic, flags["no_acceleration"], "the BCa acceleration is undefined (a "
              "leave-one-out value is NaN)", among=known)
     return out
 
 
-def _interval_block(replicates, estimate, a, confidence_level, method, interpolation):
+def _interval_block(replicates, estimate, a, confidence_level, method, interpolation,
+                    omit=False):
     """:func:`confidence_interval` of one block of slices."""
-    n = replicates.shape[-1]
     alpha = (1.0 - confidence_level) / 2.0
     ordered = np.sort(replicates, axis=-1)  # NaN last
-    incomplete = np.isnan(ordered[..., -1])
+    if omit:  # each slice's defined replicates, which sort first
+        n = np.count_nonzero(~np.isnan(ordered), axis=-1)
+        incomplete = n < 2
+    else:
+        n = replicates.shape[-1]
+        incomplete = np.isnan(ordered[..., -1])
     nan = np.full(estimate.shape, np.nan)
     z0 = nan
     one_sided = no_acceleration = np.zeros(estimate.shape, dtype=bool)
@@ -141,12 +154,19 @@ def _interval_block(replicates, estimate, a, confidence_level, method, interpola
         no_acceleration = ~incomplete & ~np.isnan(estimate) & np.isnan(a) & ~one_sided
         q_low = np.where(one_sided, np.nan, q_low)
         q_high = np.where(one_sided, np.nan, q_high)
-    low = _quantile(ordered, q_low, interpolation, "low")
-    high = _quantile(ordered, q_high, interpolation, "high")
+    low = _quantile(ordered, q_low, interpolation, "low", n)
+    high = _quantile(ordered, q_high, interpolation, "high", n)
     undefined = incomplete | np.isnan(estimate)
-    mean = ordered.mean(-1, dtype=float)
+    flagged = incomplete & ~np.isnan(estimate) & ~np.isnan(ordered[..., 0])
+    if omit:  # a left-out replicate weighs nothing in the standard error
+        left_out = np.isnan(ordered)
+        ordered = np.where(left_out, 0.0, ordered).astype(ordered.dtype)
+        flagged = incomplete & ~np.isnan(estimate)
     with np.errstate(invalid="ignore", divide="ignore"):
+        mean = ordered.sum(-1, dtype=float) / n if omit else ordered.mean(-1, dtype=float)
         deviation = ordered - mean[..., None].astype(ordered.dtype)
+        if omit:
+            deviation[left_out] = 0.0
         spread = np.sqrt(np.einsum("...i,...i->...", deviation, deviation, dtype=float)
                          / (n - 1))
     return {
@@ -157,7 +177,7 @@ def _interval_block(replicates, estimate, a, confidence_level, method, interpola
         "standard_error": np.where(undefined, np.nan, spread),
         "one_sided": one_sided,
         "no_acceleration": no_acceleration,
-        "incomplete": incomplete & ~np.isnan(estimate) & ~np.isnan(ordered[..., 0]),
+        "incomplete": flagged,
     }
 
 

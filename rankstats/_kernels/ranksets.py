@@ -31,6 +31,12 @@ happens with probability at least ``confidence_level`` (asymptotically), every
 object's set covers its true rank under any tie rule (between the ``min`` and
 the ``max`` rank), simultaneously for all objects (simultaneous family) or for
 each object on its own (marginal family).
+
+:func:`normal_rank_sets` runs the same procedure on estimates of known
+covariance :math:`\Sigma` (published estimates with their standard errors):
+:math:`\hat\sigma_{jk}^2 = \Sigma_{jj} + \Sigma_{kk} - 2\Sigma_{jk}`, and the
+critical values from draws of :math:`N(0, \Sigma)`, as the csranks R package
+computes them.
 """
 
 from __future__ import annotations
@@ -63,9 +69,6 @@ class _Pairs:
     """
 
     def __init__(self, replicates, estimate, present, dof, gaussian):
-        self.dof = dof
-        scale = np.max(np.abs(np.where(present, estimate, 0.0)), axis=-1, initial=0.0)
-        scale = np.where(scale > 0, scale, 1.0)[:, None, None]
         n = replicates.shape[-1]
         spread = replicates - replicates.mean(-1, keepdims=True)
         if gaussian:  # N(0, covariance of the replicates): spread times standard normals
@@ -74,7 +77,36 @@ class _Pairs:
             self.deviation = replicates - estimate[..., None]  # centred at the estimate
         # a matrix product (BLAS), made exactly symmetric as _Sorted needs it
         covariance = spread @ np.swapaxes(spread, 1, 2)
-        covariance = (covariance + np.swapaxes(covariance, 1, 2)) / (2 * (n - 1))
+        # held by the object alone, so that _standardise frees it once it is used
+        self._covariance = (covariance + np.swapaxes(covariance, 1, 2)) / (2 * (n - 1))
+        del covariance
+        self._standardise(estimate, present, dof)
+
+    @classmethod
+    def normal(cls, held, deviation, estimate, present):
+        """The pairs of estimates of known covariance, with draws ``deviation``.
+
+        ``held`` is a list holding the ``(s, M, M)`` covariance alone, which
+        is taken from it (so that it is freed once used) and must be exactly
+        symmetric; ``deviation`` is ``(s, M, B)`` draws of N(0, covariance)
+        (see :func:`normal_rank_sets`). No small-sample correction.
+        """
+        self = cls.__new__(cls)
+        self.deviation = deviation
+        self._covariance = held.pop()
+        self._standardise(estimate, present, np.full(len(estimate), np.nan))
+        return self
+
+    def _standardise(self, estimate, present, dof):
+        """The t statistics and inverse standard errors of every pair from ``self._covariance``.
+
+        The covariance is worked in place and released.
+        """
+        covariance = self._covariance
+        del self._covariance
+        self.dof = dof
+        scale = np.max(np.abs(np.where(present, estimate, 0.0)), axis=-1, initial=0.0)
+        scale = np.where(scale > 0, scale, 1.0)[:, None, None]
         variance = np.diagonal(covariance, axis1=-2, axis2=-1).copy()
         # (s, M, M) arrays are worked in place: with thousands of objects each new one
         # costs more to allocate than the arithmetic on it. The operations and their
@@ -526,9 +558,53 @@ def groups_from_separation(estimate, separated, present):
     return np.where(present, groups, np.nan)
 
 
+def _kept_moments(replicates, undefined):
+    """Replicates ``(s, M, B)`` with the mean and covariance of those ``undefined`` leaves.
+
+    See :func:`rank_sets`' Notes; rankings that leave nothing out are returned
+    as they are, bit for bit. Also returns the rankings with fewer than two
+    kept replicates.
+    """
+    n = replicates.shape[-1]
+    kept = ~undefined
+    count = kept.sum(-1)
+    changed = undefined.any(-1) & (count >= 2)
+    if not changed.any():
+        return replicates, count < 2
+    part = replicates[changed]
+    keep = kept[changed][:, None, :]
+    mean = np.where(keep, part, 0.0).sum(-1, keepdims=True) / count[changed][:, None, None]
+    stretch = np.sqrt((n - 1.0) / (count[changed] - 1.0))[:, None, None]
+    out = replicates.copy()
+    out[changed] = np.where(keep, mean + (part - mean) * stretch, mean)
+    return out, count < 2
+
+
+def _fill(out, part, pairs, oriented, usable, confidence_level, marginal, stepdown, budget,
+          pair_kernel):
+    """The rank sets, tie groups and critical values of the rankings ``part`` of ``out``."""
+    count = usable.sum(-1, keepdims=True).astype(float)
+    ordered = _Sorted(pairs, oriented, usable, budget) if pair_kernel == "sorted" else None
+    rejected, critical = _simultaneous(pairs, confidence_level, stepdown, budget, ordered)
+    del ordered
+    low = 1.0 + rejected.sum(1)  # [k, j]: k surely better than j
+    high = count - rejected.sum(2)
+    out["simultaneous_low"][part], out["simultaneous_high"][part] = low, high
+    out["tie_group"][part] = groups_from_separation(
+        oriented, rejected | np.swapaxes(rejected, 1, 2), usable)
+    del rejected
+    if marginal:
+        wins, losses, critical = _marginal(pairs, confidence_level, stepdown, budget)
+        low, high = 1.0 + losses.sum(2), count - wins.sum(2)
+        out["critical_value"][part] = critical
+    else:
+        out["critical_value"][part] = critical[:, None]
+    out["low"][part], out["high"][part] = low, high
+
+
 def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_is_better=True,
               marginal=False, stepdown=True, gaussian=False, budget=BUDGET,
-              statistic="rank sets", pair_kernel="sorted"):
+              statistic="rank sets", pair_kernel="sorted", omit=False):
     r"""Simultaneous or marginal confidence sets for ranks, tie groups and top-k bounds.
 
     Parameters
@@ -562,6 +638,11 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
         :data:`TILED_FROM` objects only the tiles of pairs whose bounds can
         beat a value already reached (:class:`_Tiles`); "dense" scales every
         pair at every step. Both give the same numbers.
+    omit : leave out, per ranking, the replicates in which some present
+        object is NaN (listwise deletion of replicates) instead of giving
+        the ranking NaN; needs ``gaussian``. The draws then have the mean
+        and covariance of the replicates kept (see Notes); fewer than two
+        kept give NaN, with a warning.
 
     Returns
     -------
@@ -571,7 +652,16 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
     ``tie_group`` (from the simultaneous rejections, see
     :func:`groups_from_separation`); ``critical_value`` (the last step's c
     of the object's family). A ranking in which a present object has a NaN
-    replicate gives NaN throughout, with a warning.
+    replicate gives NaN throughout, with a warning (unless ``omit``).
+
+    Notes
+    -----
+    With ``omit``, the gaussian draws see the replicates only through their
+    mean and covariance, so a ranking's left-out replicates are replaced by
+    the kept replicates' mean and the kept ones moved away from it by
+    :math:`\sqrt{(B - 1) / (k - 1)}` for k kept of B: the mean and the
+    covariance (divisor B - 1) are then those of the k kept replicates
+    (divisor k - 1), and the arrays keep one shape for every ranking.
     """
     _check(confidence_level)
     if pair_kernel not in ("sorted", "dense"):
@@ -585,7 +675,15 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
                           tuple(lead)).reshape(-1)
     sign = 1.0 if higher_is_better else -1.0
     present = ~np.isnan(estimate)
-    incomplete = (present[..., None] & np.isnan(replicates)).any(axis=(1, 2))
+    undefined = (present[..., None] & np.isnan(replicates)).any(axis=1)  # (rankings, B)
+    if omit:
+        if not gaussian:
+            raise OptionError(f"{statistic}: omit=True needs gaussian=True (the left-out "
+                              "replicates are replaced by moments of the kept ones)")
+        replicates, incomplete = _kept_moments(replicates, undefined)
+        incomplete &= present.any(-1)
+    else:
+        incomplete = undefined.any(-1)
     usable = present & ~incomplete[:, None]
     better = np.where(usable[..., None], sign * replicates, 0.0)
     oriented = np.where(usable, sign * estimate, 0.0)
@@ -597,26 +695,176 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
     for start in range(0, len(estimate), per):  # chunks of rankings, for memory
         part = slice(start, start + per)
         pairs = _Pairs(better[part], oriented[part], usable[part], dof[part], gaussian)
-        count = usable[part].sum(-1, keepdims=True).astype(float)
-        ordered = (_Sorted(pairs, oriented[part], usable[part], budget)
-                   if pair_kernel == "sorted" else None)
-        rejected, critical = _simultaneous(pairs, confidence_level, stepdown, budget, ordered)
-        low = 1.0 + rejected.sum(1)  # [k, j]: k surely better than j
-        high = count - rejected.sum(2)
-        out["simultaneous_low"][part], out["simultaneous_high"][part] = low, high
-        out["tie_group"][part] = groups_from_separation(
-            oriented[part], rejected | np.swapaxes(rejected, 1, 2), usable[part])
-        if marginal:
-            wins, losses, critical = _marginal(pairs, confidence_level, stepdown, budget)
-            low, high = 1.0 + losses.sum(2), count - wins.sum(2)
-            out["critical_value"][part] = critical
-        else:
-            out["critical_value"][part] = critical[:, None]
-        out["low"][part], out["high"][part] = low, high
+        _fill(out, part, pairs, oriented[part], usable[part], confidence_level, marginal,
+              stepdown, budget, pair_kernel)
     known = present.any(-1)
-    warn_nan(statistic, incomplete & known, "some replicates of a present model are "
-             "undefined (NaN)", among=known)
+    warn_nan(statistic, incomplete & known, "fewer than two replicates leave every present "
+             "model defined" if omit else "some replicates of a present model are undefined "
+             "(NaN)", among=known)
     for key in keys:
         out[key] = np.where(usable, out[key], np.nan).reshape(*lead, m)
     return out
 
+
+
+#: Smallest eigenvalue, relative to the largest, below which a covariance is not positive
+#: semi-definite (the tolerance of ``MASS::mvrnorm``, which the csranks R package calls).
+PSD_TOLERANCE = 1e-6
+
+
+def covariance_factor(covariance, present):
+    r"""Per ranking, F with :math:`F F^\top` the covariance of the present objects.
+
+    Parameters
+    ----------
+    covariance : (s, M, M) exactly symmetric covariances.
+    present : (s, M) the objects ranked; the others get zero rows.
+
+    Returns
+    -------
+    factor : (s, M, M); a row of zeros for an absent object or one of zero
+        variance (its draws are its estimate).
+    smallest : (s,) the smallest eigenvalue of each covariance over its
+        present objects, relative to the largest in absolute value, where it
+        is below ``-PSD_TOLERANCE`` (not positive semi-definite); NaN
+        elsewhere. An object of zero variance with a non-zero covariance
+        counts as -inf.
+
+    Notes
+    -----
+    The Cholesky factor of the objects of positive variance where it
+    exists (positive definite); otherwise the symmetric square root
+    :math:`V \operatorname{diag}(\sqrt{\max(\lambda, 0)})` from the
+    eigendecomposition, so positive semi-definite covariances (perfectly
+    correlated objects) are allowed.
+    """
+    s = len(covariance)
+    variance = np.diagonal(covariance, axis1=-2, axis2=-1)
+    largest = np.max(np.where(present, np.abs(variance), 0.0), axis=-1, initial=0.0)
+    kept = present & (variance > 0)
+    smallest = np.full(s, np.nan)
+    # an object of zero variance must have zero covariance with every other
+    still = present & ~kept
+    if still.any():
+        other = np.abs(np.where(still[:, :, None] & present[:, None, :], covariance, 0.0))
+        np.einsum("sjj->sj", other)[...] = 0.0
+        loose = (other > PSD_TOLERANCE * largest[:, None, None]).any(axis=(1, 2))
+        smallest[loose] = -np.inf
+    work = np.where(kept[:, :, None] & kept[:, None, :], covariance, 0.0)
+    np.einsum("sjj->sj", work)[~kept] = 1.0
+    try:
+        factor = np.linalg.cholesky(work)
+    except np.linalg.LinAlgError:
+        factor = np.empty_like(work)
+        for r in range(s):  # the rankings that are only semi-definite, one at a time
+            try:
+                factor[r] = np.linalg.cholesky(work[r])
+            except np.linalg.LinAlgError:
+                value, vector = np.linalg.eigh(work[r])
+                low = value[0] / max(np.max(np.abs(value)), 1e-300)
+                if low < -PSD_TOLERANCE and not smallest[r] == -np.inf:
+                    smallest[r] = low
+                factor[r] = vector * np.sqrt(np.maximum(value, 0.0))
+    del work
+    factor[~kept] = 0.0
+    return factor, smallest
+
+
+def _diagonal(covariance):
+    """Whether every ``(M, M)`` covariance of the stack is diagonal (independent objects)."""
+    m = covariance.shape[-1]
+    flat = covariance.reshape(len(covariance), -1)[:, :-1].reshape(len(covariance), m - 1, m + 1)
+    return not np.any(flat[:, :, 1:])
+
+
+def normal_rank_sets(estimate, covariance, *, n_draws=1000, seed=None, confidence_level=0.95,
+                     higher_is_better=True, marginal=False, stepdown=True, budget=BUDGET,
+                     pair_kernel="sorted", draws=None, statistic="rank sets", describe=None):
+    r"""Rank sets of estimates with a known covariance (the normal approximation of csranks).
+
+    The same procedure as :func:`rank_sets`, with the pairwise standard
+    errors :math:`\hat\sigma_{jk} = \sqrt{\Sigma_{jj} + \Sigma_{kk} - 2\Sigma_{jk}}`
+    of the given covariance and the critical values from ``n_draws`` draws
+    of :math:`N(0, \Sigma)` (a parametric bootstrap, as ``csranks(x, Sigma)``
+    of the csranks R package), no small-sample correction.
+
+    Parameters
+    ----------
+    estimate : (..., objects); NaN marks an absent object, which drops out.
+    covariance : (..., objects, objects) exactly symmetric, positive
+        semi-definite over the present objects (see
+        :func:`covariance_factor`, which the caller checks).
+    n_draws : number of normal draws.
+    seed : seed of the standard normals (an int, None or a Generator); one
+        ``(objects, n_draws)`` array of them serves every ranking.
+    draws : (..., objects, n_draws) the draws of N(0, covariance) to use
+        instead (``n_draws`` and ``seed`` are then not used).
+    confidence_level, higher_is_better, marginal, stepdown, budget, pair_kernel, statistic
+        As in :func:`rank_sets`.
+    describe : callable, optional
+        ``describe(i)`` names the flat ranking ``i`` in the error raised when
+        its covariance is not positive semi-definite.
+
+    Returns
+    -------
+    dict
+        As :func:`rank_sets`.
+    """
+    _check(confidence_level)
+    if pair_kernel not in ("sorted", "dense"):
+        raise OptionError(f"rank sets: pair_kernel={pair_kernel!r} is not allowed; "
+                          "pair_kernel must be 'sorted' or 'dense'")
+    estimate = np.asarray(estimate, dtype=float)
+    *lead, m = estimate.shape
+    estimate = estimate.reshape(-1, m)
+    covariance = np.broadcast_to(np.asarray(covariance, dtype=float), (*lead, m, m))
+    covariance = covariance.reshape(-1, m, m)
+    sign = 1.0 if higher_is_better else -1.0
+    present = ~np.isnan(estimate)
+    oriented = np.where(present, sign * estimate, 0.0)
+    if draws is None:
+        xi = np.random.default_rng(seed).standard_normal((m, n_draws))
+    else:
+        draws = np.broadcast_to(np.asarray(draws, dtype=float),
+                                (*lead, m, np.shape(draws)[-1])).reshape(len(estimate), m, -1)
+        n_draws = draws.shape[-1]
+    keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group",
+            "critical_value")
+    out = {key: np.full((len(estimate), m), np.nan) for key in keys}
+    # per ranking: one (M, B) and about fourteen (M, M) arrays (factor, _Pairs, _Sorted)
+    per = max(1, budget // max(1, 8 * m * (n_draws + 14 * m)))
+    for start in range(0, len(estimate), per):  # chunks of rankings, for memory
+        part = slice(start, start + per)
+        use = present[part]
+        pair = use[:, :, None] & use[:, None, :]
+        work = np.where(pair, covariance[part], 0.0)
+        # exactly symmetric, as _Sorted needs it: (a + b) / 2 == (b + a) / 2
+        work += np.swapaxes(work, 1, 2)
+        work *= 0.5
+        if draws is None and _diagonal(work):  # independent: the factor is diag(sqrt(var))
+            deviation = np.sqrt(np.einsum("sjj->sj", work))[..., None] * xi
+        elif draws is None:
+            factor, smallest = covariance_factor(work, use)
+            bad = np.flatnonzero(~np.isnan(smallest))
+            if bad.size:
+                where = "" if describe is None else f" ({describe(start + bad[0])})"
+                low = smallest[bad[0]]
+                raise OptionError(
+                    f"{statistic}: the covariance is not positive semi-definite{where}: "
+                    + ("an object of zero variance has a non-zero covariance"
+                       if low == -np.inf else f"its smallest eigenvalue is {low:.3g} "
+                       "times its largest"))
+            deviation = factor @ xi
+            del factor
+        else:
+            deviation = np.where(use[..., None], draws[part], 0.0)
+        held = [work]
+        del work
+        pairs = _Pairs.normal(held, deviation, oriented[part], use)
+        del deviation
+        _fill(out, part, pairs, oriented[part], use, confidence_level, marginal, stepdown,
+              budget, pair_kernel)
+        del pairs
+    for key in keys:
+        out[key] = np.where(present, out[key], np.nan).reshape(*lead, m)
+    return out

@@ -63,7 +63,7 @@ def _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better):
 def subsample_curves(
     x, keys, ks, quantiles, *, tau_target=0.9, probability=0.95, level=0.95, ties="average",
     correction=True, higher_is_better=True, nan_policy="propagate", with_w=True,
-    statistic="templates_needed", roles=("units", "objects"), budget=BUDGET, tau_kernel="auto",
+    statistic="subset_agreement", roles=("units", "objects"), budget=BUDGET, tau_kernel="auto",
 ):
     """Agreement of k-unit subsets with the whole block, for every k in ``ks``.
 
@@ -463,3 +463,145 @@ def item_means(x):
 def samples_curves(x, keys, ks, quantiles, **kwargs):
     """:func:`subsample_curves` over the samples of ``(..., templates, samples, objects)``."""
     return subsample_curves(item_means(x), keys, ks, quantiles, **kwargs)
+
+
+# --------------------------------------------------------------------------- replication curves
+
+
+def _tau_between(a, b, present, kernel):
+    """Tau-b between two rankings ``a``, ``b`` ``(L, n, objects)`` of integer keys, per row.
+
+    NaN where either ranking ties every present object. ``kernel``: ``"signs"``
+    (every pair, O(m^2)) or ``"merge"`` (:mod:`.tau_merge`, O(m log m)); the
+    same integers either way.
+    """
+    valid = present[:, None, :]
+    if kernel == "merge":
+        codes_a = _tm.dense_codes(a, valid)
+        codes_b = _tm.dense_codes(b, valid)
+        counts = _tm.pair_counts(codes_a, codes_b, valid, terms=False)
+        numerator = counts["con_minus_dis"]
+        tied_a, tied_b = counts["x_tie_pairs"], counts["y_tie_pairs"]
+        n = present.sum(-1)[:, None].astype(float)
+    else:
+        m = a.shape[-1]
+        i, j = np.triu_indices(m, 1)
+        pair = present[:, None, i] & present[:, None, j]
+        sign_a = np.sign(a[..., i] - a[..., j]).astype(np.int8)
+        sign_b = np.sign(b[..., i] - b[..., j]).astype(np.int8)
+        numerator = (sign_a * sign_b * pair).sum(-1, dtype=np.int64)
+        tied_a = ((sign_a == 0) & pair).sum(-1)
+        tied_b = ((sign_b == 0) & pair).sum(-1)
+        n = present.sum(-1)[:, None].astype(float)
+    n0 = n * (n - 1) / 2
+    room = (n0 - tied_a) * (n0 - tied_b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.clip(numerator / np.sqrt(room), -1.0, 1.0)
+    return np.where(room > 0, tau, np.nan)
+
+
+def replication_counts(
+    x, keys, ks, *, tau_target=0.9, higher_is_better=True, nan_policy="propagate",
+    statistic="templates_needed", budget=BUDGET, tau_kernel="auto",
+):
+    """How often two disjoint random k-unit subsets rank the objects alike, for every k.
+
+    Parameters
+    ----------
+    x : (..., units, objects) scores.
+    keys : (..., draws, units) uniform random numbers that order the units.
+    ks : (k,) subset sizes (positive integers, increasing).
+    tau_target : the tau-b a pair of rankings must reach.
+    tau_kernel : ``"signs"``, ``"merge"`` or ``"auto"`` (merge: with both rankings drawn,
+        sorting and merging was about 7 times faster than the pair signs already at 16
+        objects).
+
+    Returns
+    -------
+    dict of arrays over the leading axes: ``reached`` (``(..., k)``: draws whose
+    two subsets' rankings have tau-b ≥ ``tau_target``; NaN where k is beyond
+    half the pool or a draw meets a missing value), ``tau_mean`` (``(..., k)``,
+    the mean tau-b over the draws, an undefined tau counted as 0), ``n_units``
+    and ``k_max`` (``(...)``, half the pool, rounded down).
+
+    Notes
+    -----
+    Each draw orders the pool at random (as :func:`subsample_curves`); the
+    first subset of size k is the units at the first k even positions of the
+    order, the second those at the first k odd positions. Both are uniform
+    draws without replacement and disjoint, so a subset never shares a unit
+    with the ranking it is compared with. Each
+    ranking is by the mean over its units; means closer than ``10**-10``
+    times the slice's largest absolute score tie. A draw whose rankings tie
+    every object (tau-b undefined) does not reach the target.
+    """
+    x, keys = np.asarray(x, dtype=float), np.asarray(keys, dtype=float)
+    ks = np.asarray(ks).reshape(-1).astype(np.int64)
+    lead = np.broadcast_shapes(x.shape[:-2], keys.shape[:-2])
+    t, m = x.shape[-2:]
+    r = keys.shape[-2]
+    x = np.broadcast_to(x, (*lead, t, m)).reshape(-1, t, m)
+    keys = np.broadcast_to(keys, (*lead, r, t)).reshape(-1, r, t)
+    present, units_present, incomplete = missing_among_present(x, nan_policy, statistic)
+    pool = units_present & ~incomplete if nan_policy == "omit" else units_present
+    poisoned_unit = incomplete & pool
+    n_units = pool.sum(-1)
+    k_max = n_units // 2
+    keep = present[:, None, :] & pool[..., None]
+    values = np.where(keep, x, 0.0)
+    scale = np.max(np.abs(values), axis=(-2, -1), initial=0.0, where=~np.isnan(values))
+    scale = np.where(scale > 0, scale, 1.0)[:, None, None, None]
+    columns = np.concatenate([values, poisoned_unit[..., None].astype(float)], axis=-1)
+    order = draw_order(pool, keys)[..., : min(t, 2 * int(ks.max(initial=1)))]
+    del keys
+    check_choice("tau_kernel", tau_kernel, ("auto", "signs", "merge"))
+    kernel = "merge" if tau_kernel == "auto" else tau_kernel  # merge: faster from 2 models
+    halves = (order[..., 0::2], order[..., 1::2])  # (L, r, kmax) each: disjoint, nested in k
+    flat_columns = columns.reshape(-1, columns.shape[-1])
+    offset = (np.arange(len(x)) * t)[:, None, None]
+    del order
+    reached = np.full((len(x), ks.size), np.nan)
+    tau_mean = np.full((len(x), ks.size), np.nan)
+    inside = ks[None, :] <= k_max[:, None]
+    per_k = len(x) * r * (m * (120 if kernel == "merge" else 24) + (m + 1) * 16
+                          + (0 if kernel == "merge" else m * m * 2))
+    step = max(1, budget // max(per_k, 1))
+    top = min(int(ks.max(initial=0)), halves[1].shape[-1])
+    carry = [np.zeros((len(x), r, m + 1)), np.zeros((len(x), r, m + 1))]
+    for start in range(0, top, step):
+        stop = min(top, start + step)
+        blocks = []
+        for h, half in enumerate(halves):
+            block = np.take(flat_columns, half[:, :, start:stop] + offset, axis=0)
+            block[:, :, 0] += carry[h]
+            for i in range(1, stop - start):  # np.cumsum along the sizes, several times faster
+                np.add(block[:, :, i], block[:, :, i - 1], out=block[:, :, i])
+            carry[h] = block[:, :, -1]
+            blocks.append(block)
+        chosen = np.flatnonzero((ks > start) & (ks <= stop))
+        if not chosen.size:
+            continue
+        k = ks[chosen]
+        first, second = (block[:, :, k - 1 - start] for block in blocks)  # (L, r, kk, c)
+        poisoned = (first[..., -1] > 0) | (second[..., -1] > 0)
+        factor = 10.0**TIE_DECIMALS / k[:, None]
+        with np.errstate(invalid="ignore"):
+            a = np.rint(first[..., :m] / scale * factor)
+            b = np.rint(second[..., :m] / scale * factor)
+        del blocks, first, second
+        if higher_is_better is False:
+            a, b = -a, -b
+        usable = present[:, None, None] & ~np.isnan(a) & ~np.isnan(b)
+        a = np.where(usable, a, 0.0)
+        b = np.where(usable, b, 0.0)
+        flat = (len(x), r * k.size, m)
+        tau = _tau_between(a.reshape(flat), b.reshape(flat), present, kernel)
+        tau = tau.reshape(len(x), r, k.size)
+        ok = ~poisoned.any(1) & inside[:, chosen]  # (L, kk)
+        with np.errstate(invalid="ignore"):
+            hit = (tau >= tau_target).sum(1).astype(float)
+        reached[:, chosen] = np.where(ok, hit, np.nan)
+        tau_mean[:, chosen] = np.where(ok, np.nan_to_num(tau).mean(1), np.nan)
+    out = {"reached": reached, "tau_mean": tau_mean, "n_units": n_units.astype(float),
+           "k_max": k_max.astype(float)}
+    return {key: value.reshape((*lead, *value.shape[1:])) for key, value in out.items()}

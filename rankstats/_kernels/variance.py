@@ -28,6 +28,7 @@ Every function reduces the trailing facet axes and keeps all leading axes
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -526,3 +527,100 @@ def score_variance(components, observed, k):
 
 def normal_quantile(confidence_level):
     return special.ndtri((1 + confidence_level) / 2)
+
+
+# ---------------------------------------------------------------- replication probability
+
+#: The most models :func:`noise_allowed` simulates; more models are simulated as this many,
+#: which asks for more units than they need (tau-b concentrates as models are added).
+MOST_MODELS = 100
+#: The noise-to-signal ratios (error over universe variance) :func:`noise_allowed` searches.
+NOISE_RANGE = (1e-7, 10.0)
+
+
+def replication_taus(n_models, noise, n_resamples=2000, seed=0):
+    r"""Tau-b between two replications ``(len(noise), n_resamples)`` of ``n_models`` normal models.
+
+    Universe scores :math:`u \sim N(0, 1)`, each replication :math:`u + \sqrt{e}\,\epsilon`
+    with independent standard normal errors, for every noise-to-signal ratio
+    ``e`` in ``noise`` with the same random numbers (common random numbers,
+    so that the curve over ``e`` is smooth). No ties occur.
+    """
+    rng = np.random.default_rng(seed)
+    m = int(n_models)
+    u, first, second = (rng.standard_normal((n_resamples, m)) for _ in range(3))
+    root = np.sqrt(np.asarray(noise, dtype=float))[:, None, None]
+    a = u + root * first
+    b = u + root * second
+    order = np.argsort(a, axis=-1)
+    ranks = np.argsort(np.argsort(np.take_along_axis(b, order, axis=-1), axis=-1), axis=-1)
+    from .tau_merge import inversions
+
+    discordant = inversions(ranks.astype(np.int32))
+    return 1.0 - 4.0 * discordant / (m * (m - 1))
+
+
+@functools.lru_cache(maxsize=512)
+def noise_allowed(target, probability, n_models):
+    r"""The largest noise-to-signal ratio at which two replications agree often enough.
+
+    Returns the largest :math:`e = \sigma^2_\delta/\sigma^2_u` (error over
+    universe variance of the models' scores) with
+    :math:`P(\tau_b \ge` ``target``:math:`) \ge` ``probability`` between two
+    replications of ``n_models`` models drawn from a normal population
+    (:func:`replication_taus`, 2,000 draws, seed 0), found by 30 bisections
+    of :math:`\log e` in :data:`NOISE_RANGE`; NaN for fewer than two models
+    or when even the smallest ratio fails. Cached: the same arguments give
+    the same number, in every output that asks.
+    """
+    m = min(int(n_models), MOST_MODELS)
+    if m < 2:
+        return float("nan")
+    low, high = np.log(NOISE_RANGE)
+
+    def reaches(log_e):
+        return (replication_taus(m, [np.exp(log_e)])[0] >= target - 1e-12).mean() >= probability
+
+    if not reaches(low):
+        return float("nan")
+    if reaches(high):
+        return float(NOISE_RANGE[1])
+    for _ in range(30):
+        middle = (low + high) / 2
+        low, high = (middle, high) if reaches(middle) else (low, middle)
+    return float(np.exp(low))
+
+
+def replication_rho(target, probability, n_models):
+    r"""The correlation two replications need: :math:`1 / (1 + e)`, e from :func:`noise_allowed`.
+
+    ``probability=None`` asks instead for an expected tau of ``target``
+    (Greiner: :math:`\sin(\pi\tau/2)`). Vectorised over ``n_models``.
+    """
+    n_models = np.asarray(n_models)
+    if probability is None:
+        return np.broadcast_to(rho_for_tau(target), n_models.shape).astype(float)
+    flat = np.nan_to_num(n_models.reshape(-1), nan=0).astype(int)
+    found = {m: noise_allowed(float(target), float(probability), int(m)) for m in set(flat)}
+    noise = np.array([found[m] for m in flat], dtype=float).reshape(n_models.shape)
+    return 1.0 / (1.0 + noise)
+
+
+def units_needed(universe, per_unit, rho, most=None):
+    r"""The fewest units n with :math:`u / (u + e/n) \ge \rho`.
+
+    That is :math:`\lceil e\rho / (u(1-\rho)) \rceil`.
+
+    ``universe`` (u) is the variance the replications share, ``per_unit``
+    (e) the error variance of one unit (template or item), negative
+    estimates as 0; at least 1. NaN where u is not positive or ρ is NaN,
+    and above ``most`` when given.
+    """
+    u = np.clip(np.asarray(universe, dtype=float), 0, None)
+    e = np.clip(np.asarray(per_unit, dtype=float), 0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.maximum(np.ceil(e * rho / (u * (1 - rho)) - 1e-9), 1.0)
+    n = np.where((u > 0) & np.isfinite(rho) & np.isfinite(e), n, np.nan)
+    if most is not None:
+        n = np.where(n <= most, n, np.nan)
+    return n

@@ -11,7 +11,10 @@ conventions it was computed with, as variables over the dimension
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -19,7 +22,7 @@ import xarray as xr
 from .. import _options as o
 from ..errors import OptionError
 
-__all__ = ["COLUMNS", "STANDARD", "TEMPLATE_SETS", "resolve", "table", "uniform"]
+__all__ = ["COLUMNS", "STANDARD", "TEMPLATE_SETS", "read_file", "resolve", "table", "uniform"]
 
 #: The template sets a statistic may use: every template, or those marked valid.
 TEMPLATE_SETS = ("all", "valid")
@@ -67,7 +70,8 @@ def resolve(function: str, name: str, value) -> dict:
     values for the rest, and may say where they come from (``reproduces``,
     and for ``friedman`` an ``orientation``) and name itself (``name``;
     without one, ``standard`` where every value is the standard one, else
-    ``custom``).
+    ``custom``). The name ``standard`` is reserved for the standard values:
+    conventions that differ from them and call themselves so are refused.
 
     Examples
     --------
@@ -78,6 +82,12 @@ def resolve(function: str, name: str, value) -> dict:
     Traceback (most recent call last):
     ...
     rankstats.errors.OptionError: report: conventions='paper' is not a set of conventions...
+    >>> resolve("report", "conventions", {"name": "standard", "kendall_w": {"ties": "min"}})
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.OptionError: report: conventions: name='standard' is reserved for the \
+standard conventions, and these differ from them in kendall_w.ties='min' (standard: 'average'); \
+give them another name, or none
     """
     if value is None or (isinstance(value, str) and value == "standard"):
         return {"name": "standard", **{key: dict(options) for key, options in STANDARD.items()}}
@@ -91,7 +101,7 @@ def resolve(function: str, name: str, value) -> dict:
     if not isinstance(label, str) or not label:
         raise OptionError(f"{function}: conventions: name must be a non-empty text, not "
                           f"{label!r}")
-    out = {"name": label}
+    out = {"name": str(label)}
     for key, standard in STANDARD.items():
         given = value.get(key, {})
         if not isinstance(given, Mapping):
@@ -115,10 +125,79 @@ def resolve(function: str, name: str, value) -> dict:
     unknown = sorted(set(value) - set(STANDARD) - {"name"}, key=str)
     if unknown:
         _refuse(function, f"no statistic {unknown[0]!r}", [*STANDARD, "name"])
-    if "name" not in value and all(out[key][option] == standard for key in STANDARD
-                                   for option, standard in STANDARD[key].items()):
+    differences = [f"{key}.{option}={out[key][option]!r} (standard: {standard!r})"
+                   for key in STANDARD for option, standard in STANDARD[key].items()
+                   if out[key][option] != standard]
+    if "name" not in value and not differences:
         out["name"] = "standard"
+    elif out["name"] == "standard" and differences:
+        raise OptionError(
+            f"{function}: conventions: name='standard' is reserved for the standard "
+            f"conventions, and these differ from them in {', '.join(differences)}; give them "
+            "another name, or none")
     return out
+
+
+def read_file(path, function: str = "report") -> dict:
+    """Conventions from a JSON file, as :func:`resolve` takes them, named after the file.
+
+    The file holds one object ``{statistic: {option: value}}`` (and
+    optionally ``name``). Without a ``name``, the conventions are named after
+    the file (``mine.json``: ``mine``), except that a file named
+    ``standard.json`` whose values differ from the standard ones is named
+    ``custom (standard.json)``: only the standard conventions are called
+    ``standard``.
+
+    Raises
+    ------
+    rankstats.errors.OptionError
+        The file is not readable JSON, not an object, gives one key twice in
+        an object (JSON readers would keep the last one silently), or its
+        conventions are not allowed (see :func:`resolve`); the message names
+        the file.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> from rankstats.analyses._conventions import read_file
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "standard.json").write_text(json.dumps({"kendall_w": {"ties": "min"}}))
+    >>> read_file(folder / "standard.json")["name"]
+    'custom (standard.json)'
+    >>> _ = (folder / "twice.json").write_text('{"kendall_w": {"ties": "min", "ties": "max"}}')
+    >>> read_file(folder / "twice.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.OptionError: report: conventions file '...twice.json': the key 'ties' is \
+given twice in one object; give each key once
+    """
+    path = Path(path)
+    where = f"{function}: conventions file {str(path)!r}"
+    try:
+        text = path.read_text(encoding="utf-8")
+        found = json.loads(text, object_pairs_hook=functools.partial(_unique_keys, where))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise OptionError(f"{where} is not a readable JSON file ({error})") from None
+    if not isinstance(found, dict):
+        raise OptionError(f"{where}: the JSON must be an object {{statistic: {{option: "
+                          f"value}}}}, not {type(found).__name__}")
+    resolved = resolve(where, "conventions", found)
+    if "name" not in found:
+        standard = resolved["name"] == "standard"
+        resolved["name"] = path.stem if path.stem != "standard" or standard \
+            else f"custom ({path.name})"
+    return resolved
+
+
+def _unique_keys(where: str, pairs: list) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice."""
+    found = {}
+    for key, value in pairs:
+        if key in found:
+            raise OptionError(f"{where}: the key {key!r} is given twice in one object; give "
+                              "each key once")
+        found[key] = value
+    return found
 
 
 def uniform(conventions: dict, option: str):

@@ -34,7 +34,7 @@ from ..errors import (
     InputTypeError,
     OptionError,
 )
-from ..stability.bootstrap import confidence_interval, replicates
+from ..stability.resampling import confidence_interval, replicates
 from ..validation import score_kind_of
 
 __all__ = ["compare", "compare_markdown", "compare_tables", "mcnemar_mde"]
@@ -436,6 +436,7 @@ def _align(a: xr.DataArray, b: xr.DataArray, log: _Log):
     real_b = ~np.isnan(values_b).all((*over, -1))
     single = (real_a.sum(-1) == 1) & (real_b.sum(-1) == 1)
     tmpl_a, tmpl_b = _pair_positions(ids_a, real_a, ids_b, real_b, single, "template", tasks, log)
+    _refuse_nothing_shared(tmpl_a, "template", ids_a, real_a, ids_b, real_b)
     values_a, values_b = _take(values_a, tmpl_a, -2), _take(values_b, tmpl_b, -2)
     template_id = np.where(
         tmpl_a >= 0, ids_a[np.arange(len(tasks))[:, None], np.maximum(tmpl_a, 0)], ""
@@ -457,7 +458,14 @@ def _align(a: xr.DataArray, b: xr.DataArray, log: _Log):
     real_b = ~np.isnan(values_b).all((*over, -2))
     none = np.zeros(len(tasks), dtype=bool)
     smp_a, smp_b = _pair_positions(sid_a, real_a, sid_b, real_b, none, "item", tasks, log)
+    _refuse_nothing_shared(smp_a, f"sample (matched by {matched_by})", sid_a, real_a, sid_b,
+                           real_b)
     values_a, values_b = _take(values_a, smp_a, -1), _take(values_b, smp_b, -1)
+    both = ~np.isnan(values_a) & ~np.isnan(values_b)
+    if not both.any():
+        raise CoordinateMismatchError(
+            "compare: no overlap: the runs share models, tasks, templates and samples, but no "
+            "score is present in both runs at the same model, task, template and sample")
     sample_id = np.where(
         smp_a >= 0, sid_a[np.arange(len(tasks))[:, None], np.maximum(smp_a, 0)], ""
     ).astype(object)
@@ -466,6 +474,23 @@ def _align(a: xr.DataArray, b: xr.DataArray, log: _Log):
     coords["template_id"] = (("task", "template"), template_id)
     coords["sample_id"] = (("task", "sample"), sample_id)
     return values_a, values_b, cells, coords, matched_by
+
+
+def _refuse_nothing_shared(index_a, what, ids_a, real_a, ids_b, real_b) -> None:
+    """Refuse runs whose shared tasks pair no ``what`` at all: nothing would be compared.
+
+    A task that pairs none is logged and left "not tested"; when no task pairs
+    any, the comparison is empty, which is an error as no shared model is.
+    """
+    if (index_a >= 0).any():
+        return
+
+    def held(ids, real):
+        return _listed(sorted({str(i) for i in np.asarray(ids)[np.asarray(real)]})) or "none"
+
+    raise CoordinateMismatchError(
+        f"compare: no overlap: the runs share no {what} on any task they share (A has "
+        f"{held(ids_a, real_a)}; B has {held(ids_b, real_b)})")
 
 
 def _single_label(ids_a, index_a, ids_b, index_b) -> np.ndarray:
@@ -619,7 +644,10 @@ def compare(
         The runs differ in ``score_kind``, ``higher_is_better`` or
         ``metric``, or an id repeats within a task.
     CoordinateMismatchError
-        The runs share no model or no task with scores.
+        Nothing to compare: the runs share no model or no task with scores,
+        no template or no sample on any shared task, or no score present in
+        both at the same place. (A task sharing none of them while another
+        does is logged, and its verdicts are "not tested".)
     DimensionError, InputTypeError, OptionError
         A run lacks per-sample scores; inputs of the wrong kind; an option
         out of range.

@@ -24,7 +24,7 @@ Examples
 >>> cube = rankstats.planted_cube(models=4, templates=20, samples=20, seed=0)
 >>> out = rankstats.simulate_estimators(cube, budgets=[40], n_resamples=3, seed=0)
 >>> sorted(out.data_vars)
-['bias', 'calls', 'error', 'error_se']
+['bias', 'calls', 'error', 'error_se', 'over_budget']
 >>> out.estimator.values.tolist()
 ['random-avgp', 'halving-maxp', 'irt']
 """
@@ -38,7 +38,7 @@ from .. import _options as o
 from .. import _xr
 from .._kernels import budget as _kb
 from .._kernels import irt as _k
-from ..errors import DimensionError, OptionError
+from ..errors import CubeError, DimensionError, OptionError
 from ..stability._checks import checked
 from ..stability._engine import generator
 from .budget import _prepared
@@ -167,16 +167,22 @@ def simulate_estimators(
         Over ``estimator``, ``budget`` and ``target`` (each quantile as
         ``"5%"``, ..., then ``"avgp"`` and ``"maxp"``): ``error`` (mean
         absolute error over the models, tasks and designs), ``error_se``
-        (its standard error), ``bias`` (mean signed error) and ``calls``
-        (mean cells evaluated). NaN where a method does not estimate a
-        target (halving estimates MaxP only).
+        (its standard error), ``bias`` (mean signed error), ``calls``
+        (mean cells evaluated) and ``over_budget`` (how far ``calls``
+        exceeds the budget, 0 within it). NaN where a method does not
+        estimate a target (halving estimates MaxP only).
 
     Notes
     -----
     ``random-avgp`` and ``irt`` read the same designs, drawn by
     :func:`~rankstats.random_design`. Successive halving spends at least
     one call per template in its first stage, so below that budget it
-    overspends; ``calls`` says what it spent.
+    overspends; ``calls`` says what it spent and ``over_budget`` by how much.
+
+    Raises
+    ------
+    CubeError
+        The cube holds no score at all.
 
     See Also
     --------
@@ -204,6 +210,11 @@ def simulate_estimators(
     t_in = np.broadcast_to(templates[..., None, :], lead + templates.shape[-1:])
     s_in = np.broadcast_to(samples[..., None, :], lead + samples.shape[-1:])
     present = ~np.isnan(y).all((-2, -1))
+    if not present.any():
+        raise CubeError(
+            f"{function}: the cube holds no score: every model is missing on every task "
+            f"({scores.sizes['model']} models × {scores.sizes['task']} tasks), so there is "
+            "nothing to draw partial designs from")
     exact = np.where(present[..., None], truth(y, t_in, quantiles), np.nan)
     if budgets is None:
         largest = int(samples.sum(-1).max()) if samples.size else 1
@@ -279,6 +290,8 @@ def simulate_estimators(
             "error_se": (dims, error_se),
             "bias": (dims, bias),
             "calls": (("estimator", "budget"), calls),
+            "over_budget": (("estimator", "budget"),
+                            np.maximum(calls - np.asarray(budgets, float), 0.0)),
         },
         coords=coords,
         attrs={

@@ -112,14 +112,21 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         Stability (with ``n_resamples``): per model and task ``avgp_low``,
         ``avgp_high``, ``rank_low``, ``rank_high``, ``tie_group`` and
         ``arena_rank`` (:func:`rankstats.stability.leaderboard`); per task
-        ``templates_needed``, the smallest number of templates whose ranking
-        agrees with all of them (tau-b >= 0.9 with probability 0.95;
-        :func:`rankstats.templates_needed`); the variance components
+        ``templates_needed``, the smallest number k of fresh templates at which
+        two reruns of k templates each rank the models with tau-b >= 0.9 with
+        probability 0.95 (:func:`rankstats.templates_needed`: disjoint random
+        subsets of the task's templates), with ``templates_needed_censored``
+        (true: "more than" ``templates_needed``), its Monte Carlo interval
+        ``templates_needed_low`` and ``templates_needed_high``, the draws made
+        (``templates_needed_resamples``), the planner's answer to the same
+        question ``templates_planned`` and ``templates_recommended``; the
+        variance components
         (:func:`rankstats.stability.variance_summary`): ``variance_share``,
         ``variance_estimate``, ``variance_low`` and ``variance_high`` over
         ``component`` and ``task``, and per task ``g_coefficient``,
         ``replication_tau`` (expected Kendall tau with a replication),
-        ``templates_for_tau`` (templates for tau >= 0.9) and
+        ``templates_for_tau`` (the planner's templates for the same
+        question, equal to ``templates_planned`` on a complete cube) and
         ``variance_cells_missing``.
         Prompt sensitivity (cubes with samples): per task
         ``prompt_sensitivity`` (ProSA's score, :func:`rankstats.prompt_sensitivity`)
@@ -203,8 +210,9 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     (:func:`rankstats.divergence`), Cochran's Q and McNemar's test
     (:func:`rankstats.cochran_q`, :func:`rankstats.mcnemar`, Holm-adjusted),
     the bootstrap leaderboard (:func:`rankstats.stability.leaderboard`) and
-    the templates-needed curves (:func:`rankstats.templates_needed`, tau-b
-    ≥ 0.9 with probability 0.95). With ``seed=None`` the stability section
+    how many fresh templates reproduce the ranking
+    (:func:`rankstats.templates_needed`, tau-b ≥ 0.9 with probability
+    0.95). With ``seed=None`` the stability section
     differs from run to run. Whatever a section drops to compute its
     statistic (listwise deletion of incomplete templates for W and Friedman,
     absent models, tasks with fewer than two models or templates, ...) is
@@ -776,12 +784,12 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
     when the metrics section follows other conventions, the section keeps
     its own point AvgP and rank (``stability_avgp``, ``stability_rank``).
     """
-    from ..stability.bootstrap import leaderboard
+    from ..stability.resampling import leaderboard
 
     board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed,
                         nan_policy=nan_policy)
-    # at most 100 subsets per size: a smaller n_resamples makes this cheaper too
-    needed = _templates_needed(scores, min(n_resamples, 100), seed, nan_policy)
+    # the defaults of templates_needed (a smaller n_resamples starts with fewer draws)
+    needed = _templates_needed(scores, min(n_resamples, 200), seed, nan_policy)
     _stability_drops(log, st, board, needed, nan_policy)
     own = {}
     if any(metric_options[k] != v for k, v in _conventions.STANDARD["metric_ranks"].items()):
@@ -798,37 +806,20 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
         "tie_group": board["tie_group"],
         "arena_rank": board["arena_rank"],
         "templates_needed": needed["k_needed"],
+        "templates_needed_censored": needed["censored"],
+        "templates_needed_low": needed["k_needed_low"],
+        "templates_needed_high": needed["k_needed_high"],
+        "templates_planned": needed["k_planned"],
+        "templates_recommended": needed["k_recommended"],
+        "templates_needed_resamples": needed["n_resamples"],
     }).reset_coords(drop=True)
 
 
 def _templates_needed(scores, n_resamples, seed, nan_policy) -> xr.Dataset:
-    """``k_needed`` and ``n_templates`` of :func:`templates_needed`, k by growing batches.
-
-    A draw orders all of a task's templates whatever sizes are asked for, so the
-    curve at k does not depend on the other sizes: scanning k upwards in batches and
-    stopping once every task has its smallest k gives the ``k_needed`` of one call
-    over every k, at the cost of the sizes scanned. A seed that is not an integer is
-    turned into one first, so that every batch makes the same draws.
-    """
+    """:func:`templates_needed` of the per-template scores, with its default target and draws."""
     from ..stability.needed import templates_needed
 
-    if not isinstance(seed, (int, np.integer)):
-        seed = int(np.random.default_rng(seed).integers(2**63 - 1))
-    largest, start, width = scores.sizes["template"], 1, 8
-    k_needed = n_templates = None
-    while start <= largest:
-        stop = min(largest, start + width - 1)
-        batch = templates_needed(scores, ks=list(range(start, stop + 1)),
-                                 n_resamples=n_resamples, seed=seed, nan_policy=nan_policy)
-        found = batch["k_needed"]
-        k_needed = found if k_needed is None else k_needed.fillna(found)
-        n_templates = batch["n_templates"]
-        # tasks with fewer templates than the next batch's first size cannot reach it
-        open_tasks = k_needed.isnull() & (n_templates > stop)
-        if not bool(open_tasks.any()):
-            break
-        start, width = stop + 1, width * 4
-    return xr.Dataset({"k_needed": k_needed, "n_templates": n_templates})
+    return templates_needed(scores, n_resamples=n_resamples, seed=seed, nan_policy=nan_policy)
 
 
 def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) -> None:
@@ -859,8 +850,8 @@ def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) ->
     k = _per_task(needed["k_needed"])
     for t in np.flatnonzero(enough & np.isnan(k)):
         log.task(section, st.tasks[t], "fewer than two templates in the pool (NaN)"
-                 if pool[t] < 2 else "no number of templates reaches τ-b ≥ 0.9 in 95% of "
-                 "draws; the mean over all of them may tie every model (NaN)")
+                 if pool[t] < 2 else "no two disjoint sets of templates give a ranking to "
+                 "compare (NaN)")
 
 
 def _variance(cube, n_resamples, seed, st: Structure, log: Log) -> xr.Dataset:

@@ -7,6 +7,13 @@ the entry-point group ``rankstats.commands`` the same way (that is how
 ``rankstats_collectors`` adds ``collect`` and ``paraphrase`` without :mod:`rankstats`
 importing it).
 
+Every argument that names a file or folder is declared with its role (read,
+written, or both: :func:`add_input`, :func:`add_output`,
+:func:`add_input_output`), and :func:`main` runs :func:`check_paths` on the
+chosen command's parser before the command: an output that is, lies inside or
+contains an input is refused before any work or paid request, in every command,
+plugins included.
+
 Exit statuses: 0 ok; 1 ``validate`` found invalid files; 2 usage error (a
 malformed option, a value out of range, a name or file that names nothing); 3 data or
 runtime error (data that cannot be read or analysed, a failed import, a failed
@@ -18,6 +25,7 @@ bugs are one line on standard error.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -31,6 +39,7 @@ from . import (
     importing,
     info,
     plan,
+    ranks,
     report,
     reproduce,
     stability,
@@ -44,13 +53,23 @@ from ._shared import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
+    INPUT,
+    INPUT_OUTPUT,
+    OUTPUT,
     Parser,
+    PathRole,
     UsageError,
+    add_input,
+    add_input_output,
+    add_output,
     add_output_options,
     check_inputs,
     check_outputs,
+    check_paths,
+    declare,
     fraction,
     integer,
+    path_role,
     resolve_seed,
     unit_interval,
 )
@@ -64,15 +83,25 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PROBLEMS",
     "EXIT_USAGE",
+    "INPUT",
+    "INPUT_OUTPUT",
+    "OUTPUT",
     "Parser",
+    "PathRole",
     "UsageError",
+    "add_input",
+    "add_input_output",
+    "add_output",
     "add_output_options",
     "build_parser",
     "check_inputs",
     "check_outputs",
+    "check_paths",
+    "declare",
     "fraction",
     "integer",
     "main",
+    "path_role",
     "resolve_seed",
     "unit_interval",
 ]
@@ -82,7 +111,7 @@ COMMANDS_GROUP = "rankstats.commands"
 
 #: The commands rankstats itself provides, in the order ``--help`` lists them.
 BUILTIN = (report, stability, compare, plan, reproduce, estimate, edits, importing, validate,
-           info)
+           info, ranks)
 
 #: Errors that mean the command line asked for something that cannot be: exit status 2
 #: (a file that does not exist is a name that names nothing).
@@ -125,6 +154,33 @@ def _add_plugin_commands(commands) -> None:
                   f"loaded: {error}", file=sys.stderr)
 
 
+#: The extra that installs each optional module the code imports where it is used
+#: (tqdm comes with both collectors' extras, so "all" is the one to name).
+EXTRA_OF_MODULE = {
+    "h5netcdf": "io", "h5py": "io", "pyarrow": "io", "zarr": "io", "zstandard": "io",
+    "dask": "dask", "distributed": "dask",
+    "matplotlib": "plot",
+    "openai": "openai",
+    "torch": "hf", "transformers": "hf", "tokenizers": "hf",
+    "tqdm": "all",
+    "hypothesis": "testing",
+}
+
+
+_OPTIONAL = re.compile(r"Missing optional dependency '([\w.]+)'")
+
+
+def _missing_extra(error: ImportError) -> str:
+    """One line for an optional dependency that is not installed, naming its extra."""
+    line = _one_line(error)
+    # pandas raises a plain ImportError for its own optional dependencies (read_parquet)
+    named = getattr(error, "name", None) or next(iter(_OPTIONAL.findall(line)), "")
+    module = named.partition(".")[0]
+    if "pip install" in line or module not in EXTRA_OF_MODULE:
+        return line  # already names what to install, or not an optional dependency
+    return f'{line}: pip install "rankstats[{EXTRA_OF_MODULE[module]}]"'
+
+
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
@@ -141,7 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     try:
-        arguments = build_parser().parse_args(argv)
+        parser = build_parser()
+        arguments = parser.parse_args(argv)
+        # the declared inputs and outputs, before any work: no command destroys its input
+        check_paths(parser, arguments)
         drawn = resolve_seed(arguments)
         status = int(arguments.run(arguments) or 0)
         if drawn and status == EXIT_OK:
@@ -161,7 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USAGE_ERRORS as error:
         print(f"rankstats: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
-    except (RankstatsError, OSError, ImportError) as error:
+    except ImportError as error:  # an optional dependency, imported where it is used
+        print(f"rankstats: error: {_missing_extra(error)}", file=sys.stderr)
+        return EXIT_DATA
+    except (RankstatsError, OSError) as error:
         print(f"rankstats: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_DATA
     except Exception:

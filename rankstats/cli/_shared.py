@@ -13,6 +13,13 @@ One rule for output, in every command that produces tables:
 Commands that draw random numbers take ``--n-resamples N`` and ``--seed SEED``. Without
 ``--seed`` a seed is drawn from fresh entropy and printed on standard error, so any run can
 be repeated.
+
+Every argument that names a file or folder is declared with the role its path plays
+(:func:`add_input`, :func:`add_output`, :func:`add_input_output`, or :func:`declare` on an
+argument already added): read, written, or both (a response cache). :func:`check_paths`
+reads the declarations and refuses, before the command runs, an output that is, lies
+inside or contains an input, so no command can destroy what it reads and none checks
+that by hand.
 """
 
 from __future__ import annotations
@@ -20,12 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import secrets
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import RankstatsError
+from ..errors import OptionError, RankstatsError
 
 #: The run went through.
 EXIT_OK = 0
@@ -143,12 +152,12 @@ def add_output_options(parser, *, n_resamples: int | None = None, minimum: int =
         Add ``--confidence-level`` (default 0.95, strictly between 0 and 1).
     """
     output = parser.add_argument_group("output (the same in every command)")
-    output.add_argument("--json", metavar="PATH",
-                        help="write every table as one JSON document "
-                             "{attrs, tables: {NAME: [rows]}} to PATH; '-' for standard output")
-    output.add_argument("--csv", metavar="FOLDER",
-                        help="write each table as FOLDER/NAME.csv; '-' writes every table "
-                             "to standard output, each after a '# NAME' line")
+    add_output(output, "--json", metavar="PATH",
+               help="write every table as one JSON document "
+                    "{attrs, tables: {NAME: [rows]}} to PATH; '-' for standard output")
+    add_output(output, "--csv", metavar="FOLDER", folder=True,
+               help="write each table as FOLDER/NAME.csv; '-' writes every table "
+                    "to standard output, each after a '# NAME' line")
     output.add_argument("--force", action="store_true",
                         help="replace a write-protected output file or a symbolic link")
     output.add_argument("--quiet", action="store_true",
@@ -180,43 +189,254 @@ def resolve_seed(arguments) -> str | None:
     return f"rankstats: seed {arguments.seed} (give --seed {arguments.seed} to repeat this run)"
 
 
-#: Outputs that are folders, or files the run reads as well as writes: only their
-#: parent folder is checked.
-_FOLDER_OR_SHARED = ("csv", "figures", "cache")
+#: The roles of a path argument: the command reads it, writes it, or both (a response
+#: cache, read to resume and appended to).
+INPUT, OUTPUT, INPUT_OUTPUT = "input", "output", "input and output"
+ROLES = (INPUT, OUTPUT, INPUT_OUTPUT)
+
+
+@dataclass(frozen=True)
+class PathRole:
+    """What a command does with the path an argument names.
+
+    Attributes
+    ----------
+    role : {"input", "output", "input and output"}
+        Read, written, or both (a cache).
+    folder : bool
+        An output folder the command writes files into (``--csv``, ``--figures``);
+        it may exist, and is made when its parent exists.
+    keywords : tuple of str
+        Values that are names, not paths (``--conventions standard``).
+    """
+
+    role: str
+    folder: bool = False
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> bool:
+        return self.role in (INPUT, INPUT_OUTPUT)
+
+    @property
+    def writes(self) -> bool:
+        return self.role in (OUTPUT, INPUT_OUTPUT)
+
+
+def declare(action: argparse.Action, role: str, *, folder: bool = False,
+            keywords: Sequence[str] = ()) -> argparse.Action:
+    """Declare what a command does with the path an argument names; return the argument.
+
+    Every argument that names a file or folder is declared: :func:`check_paths`
+    (which :func:`rankstats.cli.main` runs before any command) then refuses an
+    output that is, lies inside or contains an input.
+
+    Parameters
+    ----------
+    action : argparse.Action
+        What ``parser.add_argument`` returned.
+    role : {"input", "output", "input and output"}
+        :data:`INPUT`, :data:`OUTPUT` or :data:`INPUT_OUTPUT` (a cache, read and appended to).
+    folder : bool, default False
+        An output folder the command writes files into (``--csv``, ``--figures``).
+    keywords : sequence of str
+        Values of the argument that are names, not paths.
+
+    Examples
+    --------
+    >>> from rankstats.cli._shared import INPUT, Parser, declare, path_role
+    >>> parser = Parser(prog="demo")
+    >>> path_role(declare(parser.add_argument("cube", metavar="CUBE"), INPUT)).role
+    'input'
+    """
+    if role not in ROLES:
+        raise OptionError(f"declare: role {role!r} is not one of "
+                          f"{', '.join(map(repr, ROLES))}")
+    if folder and role != OUTPUT:
+        raise OptionError(f"declare: folder=True declares an output folder; role {role!r} "
+                          "must be 'output'")
+    action.path_role = PathRole(role, folder, tuple(keywords))
+    return action
+
+
+def add_input(parser, *flags, keywords: Sequence[str] = (), **kwargs) -> argparse.Action:
+    """``parser.add_argument(*flags, **kwargs)``, declared as a path the command reads.
+
+    Examples
+    --------
+    >>> from rankstats.cli._shared import Parser, add_input, path_role
+    >>> parser = Parser(prog="demo")
+    >>> path_role(add_input(parser, "--samples", metavar="PATH"))
+    PathRole(role='input', folder=False, keywords=())
+    """
+    return declare(parser.add_argument(*flags, **kwargs), INPUT, keywords=keywords)
+
+
+def add_output(parser, *flags, folder: bool = False, **kwargs) -> argparse.Action:
+    """``parser.add_argument(*flags, **kwargs)``, declared as a path the command writes.
+
+    ``folder=True``: a folder the command writes files into (``--csv``).
+
+    Examples
+    --------
+    >>> from rankstats.cli._shared import Parser, add_output, path_role
+    >>> parser = Parser(prog="demo")
+    >>> path_role(add_output(parser, "--figures", metavar="FOLDER", folder=True)).folder
+    True
+    """
+    return declare(parser.add_argument(*flags, **kwargs), OUTPUT, folder=folder)
+
+
+def add_input_output(parser, *flags, **kwargs) -> argparse.Action:
+    """``parser.add_argument(*flags, **kwargs)``, declared as read and written (a cache).
+
+    Examples
+    --------
+    >>> from rankstats.cli._shared import Parser, add_input_output, path_role
+    >>> parser = Parser(prog="demo")
+    >>> path_role(add_input_output(parser, "--cache", metavar="PATH")).role
+    'input and output'
+    """
+    return declare(parser.add_argument(*flags, **kwargs), INPUT_OUTPUT)
+
+
+def path_role(action: argparse.Action) -> PathRole | None:
+    """The :class:`PathRole` an argument was declared with, or None."""
+    return getattr(action, "path_role", None)
+
+
+def option_name(action: argparse.Action) -> str:
+    """An argument as the user sees it: ``-o/--output``, ``--json``, ``CUBE``."""
+    if action.option_strings:
+        return "/".join(action.option_strings)
+    metavar = action.metavar
+    return metavar if isinstance(metavar, str) else action.dest.upper()
+
+
+def command_parsers(parser, arguments) -> list:
+    """``parser`` and the sub-parser of each command ``arguments`` chose, outermost first."""
+    chain = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(arguments, action.dest, None))
+            if chosen is not None:
+                chain += command_parsers(chosen, arguments)
+    return chain
+
+
+def _given_paths(parsers, arguments) -> list[tuple[str, str, PathRole]]:
+    """``(option, path, role)`` for every path the parsed arguments give a declared argument."""
+    found = []
+    for parser in parsers:
+        for action in parser._actions:
+            role = path_role(action)
+            given = getattr(arguments, action.dest, None) if role else None
+            for value in given if isinstance(given, (list, tuple)) else [given]:
+                # '-' is standard output, a keyword (an example's name) names no file
+                if value is not None and str(value) != "-" and str(value) not in role.keywords:
+                    found.append((option_name(action), str(value), role))
+    return found
+
+
+def check_paths(parser, arguments) -> None:
+    """Refuse, before any work, outputs that would destroy an input or cannot be written.
+
+    The one input/output check of every command: :func:`rankstats.cli.main`
+    runs it on the chosen command's parser before the command runs, and
+    ``rankstats collect`` on the collector's parser before the collector runs.
+    It reads the roles the arguments were declared with (:func:`declare`),
+    and refuses an output that is an input (symbolic links followed, hard
+    links found by device and inode), lies inside one (a zarr store, a
+    results folder) or contains one (a ``--csv`` folder holding the cube).
+    An input that does not exist (the name of an embedded example) is not a
+    path; a cache is one even before it exists, since the run makes it. Then
+    every output must be writable: its folder exists, and a file output is
+    not a folder, not write-protected and not a symbolic link (unless
+    ``--force``); see :func:`rankstats.io.check_output`.
+
+    Raises
+    ------
+    rankstats.errors.OutputError
+        An output is, lies inside or contains an input, or may not be written.
+    UsageError
+        ``--json -`` and ``--csv -`` together, an output in a missing folder, a
+        folder output that is a file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from rankstats.cli._shared import Parser, add_input, add_output, check_paths
+    >>> cube = pathlib.Path(tempfile.mkdtemp()) / "cube.nc"
+    >>> _ = cube.write_bytes(b"scores")
+    >>> parser = Parser(prog="demo")
+    >>> _ = add_input(parser, "cube", metavar="CUBE")
+    >>> _ = add_output(parser, "--json", metavar="PATH")
+    >>> check_paths(parser, parser.parse_args([str(cube), "--json", str(cube)]))
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.OutputError: --json '...cube.nc' is also an input (CUBE '...cube.nc'); ...
+    """
+    _check(_given_paths(command_parsers(parser, arguments), arguments), arguments)
+
+
+def _check(paths: Sequence[tuple[str, str, PathRole]], arguments) -> None:
+    """Check ``(option, path, role)`` triples: no output meets an input; each can be written."""
+    from ..io import _check_apart, check_output
+
+    if getattr(arguments, "json", None) == "-" and getattr(arguments, "csv", None) == "-":
+        raise UsageError("--json - and --csv - both write to standard output; give one a path")
+    # an input that does not exist is not read as a file (it is an example's name, or
+    # missing, which the command reports); a cache is read once the run has made it
+    inputs = [(option, path) for option, path, role in paths
+              if role.reads and (role.writes or os.path.lexists(path))]
+    for option, path, role in paths:
+        if role.writes:
+            _check_apart(f"{option} {path!r}", path,
+                         [(other, given) for other, given in inputs if other != option])
+    force = bool(getattr(arguments, "force", False))
+    for option, path, role in paths:
+        if not role.writes:
+            continue
+        target = Path(path)
+        if not target.absolute().parent.is_dir():
+            raise UsageError(f"{option} {path!r}: the folder "
+                             f"{str(target.absolute().parent)!r} does not exist")
+        if role.folder:
+            if target.exists() and not target.is_dir():
+                raise UsageError(f"{option} {path!r}: names a folder (one file each), and a "
+                                 "file is there")
+            if not target.exists() and target.suffix.lower() in _FILE_SUFFIXES:
+                raise UsageError(f"{option} {path!r}: names a folder that gets one file each; "
+                                 "give a folder name" + (" (or '-')" if option == "--csv"
+                                                         else ""))
+        elif role.reads:  # a cache: read and appended to, never replaced
+            if target.is_dir():
+                raise UsageError(f"{option} {path!r}: is a folder, not a file")
+        else:
+            check_output(path, force=force, name=option)
+
+
+#: Suffixes that name a file: a folder output (``--csv``) given one is a mistake.
+_FILE_SUFFIXES = (".csv", ".json", ".png", ".html", ".nc")
 
 
 def check_outputs(arguments, *, inputs: Sequence = (), **paths) -> None:
-    """Fail before any work when ``--json``, ``--csv`` or another output cannot be written.
+    """:func:`check_paths` for a command whose arguments are not declared.
 
     ``paths`` maps an option (``html="..."``) to the file it names, or None;
-    ``inputs`` are the paths the command reads, which no output may be. A
-    write-protected file or a symbolic link is replaced only with ``--force``
-    (see :func:`rankstats.io.check_output`).
+    ``inputs`` are the paths the command reads. ``--json`` and ``--csv``
+    come from ``arguments``; ``csv`` and ``figures`` are folders, ``cache``
+    is read and written. Prefer declaring the arguments (:func:`declare`):
+    then :func:`rankstats.cli.main` checks them before the command runs.
     """
-    json_path, csv = getattr(arguments, "json", None), getattr(arguments, "csv", None)
-    if json_path == "-" and csv == "-":
-        raise UsageError("--json - and --csv - both write to standard output; give one a path")
-    if csv and csv != "-":
-        folder = Path(csv)
-        if folder.exists() and not folder.is_dir():
-            raise UsageError(f"--csv {csv!r}: names a folder (one file per table), and a file "
-                             "is there")
-        if not folder.exists() and folder.suffix.lower() == ".csv":
-            raise UsageError(f"--csv {csv!r}: names a folder that gets one file per table; "
-                             "give a folder name (or '-')")
-        paths["csv"] = csv
-    if json_path and json_path != "-":
-        paths["json"] = json_path
-    for option, path in paths.items():
-        if path and not Path(path).absolute().parent.is_dir():
-            raise UsageError(f"--{option.replace('_', '-')} {str(path)!r}: the folder "
-                             f"{str(Path(path).absolute().parent)!r} does not exist")
-    from ..io import check_output
-
-    force = bool(getattr(arguments, "force", False))
-    for option, path in paths.items():
-        if path and option not in _FOLDER_OR_SHARED:
-            check_output(path, inputs=[i for i in inputs if i], force=force)
+    given = [(f"--{option.replace('_', '-')}", str(path),
+              PathRole(INPUT_OUTPUT) if option == "cache"
+              else PathRole(OUTPUT, folder=option in ("csv", "figures")))
+             for option, path in {"json": getattr(arguments, "json", None),
+                                  "csv": getattr(arguments, "csv", None), **paths}.items()
+             if path and str(path) != "-"]
+    given += [("input", str(path), PathRole(INPUT)) for path in inputs if path]
+    _check(given, arguments)
 
 
 def check_inputs(paths: Mapping) -> None:
@@ -309,9 +529,9 @@ def write_text(path, text: str) -> None:
 
 def add_cube_argument(parser) -> None:
     """Add the positional ``CUBE``: a cube file, or the name of an embedded example."""
-    parser.add_argument("cube", metavar="CUBE",
-                        help="a cube file (.nc, .zarr), or the name of an embedded example "
-                             "(e.g. mizrahi2024)")
+    add_input(parser, "cube", metavar="CUBE",
+              help="a cube file (.nc, .zarr), or the name of an embedded example "
+                   "(e.g. mizrahi2024)")
 
 
 def load_cube(name_or_path: str, chunks=None):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from .._kernels.multitest import ADJUST_METHODS
 from ._shared import (
     UsageError,
+    add_input,
     add_output_options,
-    check_outputs,
     fraction,
     load_cube,
     noted,
@@ -27,8 +27,9 @@ def add(commands) -> None:
         "detectable effect and a verdict. What only one run has is dropped and listed. "
         "Tables: comparison, dropped.",
     )
-    parser.add_argument("a", metavar="A", help="the first run: a cube file or embedded example")
-    parser.add_argument(
+    add_input(parser, "a", metavar="A", help="the first run: a cube file or embedded example")
+    add_input(
+        parser,
         "b",
         metavar="B",
         nargs="?",
@@ -69,7 +70,6 @@ def run(arguments) -> int:
 
     if (arguments.b is None) == (arguments.between is None):
         raise UsageError("give two runs A B, or one run A with --between DIM LABEL_A LABEL_B")
-    check_outputs(arguments, inputs=[arguments.a, arguments.b])
     first = load_cube(arguments.a)
     options = {
         "p_adjust": arguments.p_adjust,

@@ -6,8 +6,8 @@ from .._kernels.multitest import ADJUST_METHODS
 from ._shared import (
     UsageError,
     add_cube_argument,
+    add_output,
     add_output_options,
-    check_outputs,
     integer,
     load_cube,
     noted,
@@ -43,8 +43,7 @@ def add(commands) -> None:
                         help="what one adjusted family holds (default all tests)")
     parser.add_argument("--top", type=integer(1), default=20,
                         help="rows of the largest-effects and edits tables (default 20)")
-    parser.add_argument("--figure", metavar="PATH",
-                        help="write the edit × model heat map (PNG)")
+    add_output(parser, "--figure", metavar="PATH", help="write the edit × model heat map (PNG)")
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -57,7 +56,6 @@ def run(arguments) -> int:
     if arguments.min_distance > arguments.max_distance:
         raise UsageError(f"--min-distance {arguments.min_distance} is larger than "
                          f"--max-distance {arguments.max_distance}")
-    check_outputs(arguments, figure=arguments.figure)
     edits = noted(minimal_edits, load_cube(arguments.cube), max_distance=arguments.max_distance,
                   min_distance=arguments.min_distance, unit=arguments.unit,
                   method=arguments.method, p_adjust=arguments.p_adjust,

@@ -24,14 +24,16 @@ Examples
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
+from ..errors import CubeError
 from ._shared import (
     UsageError,
     add_cube_argument,
+    add_output,
     add_output_options,
-    check_outputs,
     integer,
     load_cube,
     noted,
@@ -131,9 +133,9 @@ def add(commands) -> None:
     budgeted.add_argument("--simulate", action="store_true",
                           help="draw partial designs from this complete per-sample cube and "
                                "print each estimator's error against the full-data value")
-    budgeted.add_argument("--figure", metavar="PATH.png",
-                          help="with --simulate: draw the errors against the budget (needs "
-                               "matplotlib)")
+    add_output(budgeted, "--figure", metavar="PATH.png",
+               help="with --simulate: draw the errors against the budget (needs "
+                    "matplotlib)")
     budgeted.add_argument("--template-covariate", metavar="COORD",
                           help="irt: a (task, template) coordinate grouping the templates, "
                                "e.g. template_method")
@@ -233,8 +235,11 @@ def run(arguments) -> int:
         arguments.n_resamples = 10 if arguments.simulate else 200
     if arguments.figure and not arguments.simulate:
         raise UsageError("--figure draws the comparison of --simulate; add --simulate")
-    check_outputs(arguments, figure=arguments.figure)
     cube = _select(load_cube(arguments.cube), arguments)
+    if not bool(cube["score"].notnull().any()):
+        raise CubeError(
+            f"estimate: {arguments.cube} holds no score on the tasks selected (every model "
+            f"is missing on every one of its {cube.sizes['task']} tasks): nothing to estimate")
     if _budgeted(arguments):
         if arguments.simulate:
             return _simulate(cube, arguments)
@@ -304,6 +309,21 @@ def _margins(result) -> list[str]:
     return lines
 
 
+def _overspent(result) -> list[str]:
+    """A line per estimator and budget whose mean calls exceed the budget (none: nothing)."""
+    over = result["over_budget"].to_series()
+    over = over[over > 0]
+    if over.empty:
+        return []
+    lines = ["", "Over the budget (evaluations per model and task, mean; successive halving "
+             "scores every template once in its first stage, whatever the budget):"]
+    for (method, budget), extra in over.items():
+        spent = float(result["calls"].sel(estimator=method, budget=budget))
+        lines.append(f"  {method} at budget {int(budget)}: spent {spent:,.1f}, "
+                     f"{extra:,.1f} over")
+    return lines
+
+
 def _simulate(cube, arguments) -> int:
     from ..analyses.estimators import simulate_estimators
 
@@ -317,7 +337,7 @@ def _simulate(cube, arguments) -> int:
               f"({n_resamples} partial designs per budget; every model and task; "
               f"{result.attrs['full_calls']:,.0f} cells per model and task in all):")
         print()
-        print("\n".join(_error_table(result) + _margins(result)))
+        print("\n".join(_error_table(result) + _margins(result) + _overspent(result)))
     if arguments.figure:
         from ..io import write_atomically
         from ..plot import to_png
@@ -327,7 +347,7 @@ def _simulate(cube, arguments) -> int:
         if prints_markdown(arguments):
             print(f"figure written to {arguments.figure}")
     write_tables(arguments, {"errors": result[["error", "error_se", "bias"]].to_dataframe(),
-                             "calls": result[["calls"]].to_dataframe()},
+                             "calls": result[["calls", "over_budget"]].to_dataframe()},
                  {"cube": arguments.cube, "mode": "simulate", "methods": list(methods),
                   "n_resamples": n_resamples, "seed": arguments.seed,
                   "budgets": [int(b) for b in result["budget"].values]})
@@ -357,6 +377,8 @@ def _spend(cube, arguments) -> int:
         raise UsageError("--budget N is needed for random-avgp and halving-maxp (irt alone "
                          "reads a partial cube as it is)")
     scores = per_sample_scores(cube, "rankstats estimate")
+    if "halving-maxp" in methods:
+        _refuse_budget_below_halving(scores, budget)
     rng = np.random.default_rng(arguments.seed)
     partial = scores if budget is None else scores.where(
         random_design(scores, budget=budget, seed=rng))
@@ -398,6 +420,12 @@ def _spend(cube, arguments) -> int:
                                         "template": np.array(best).reshape(chosen.shape)})
         frame = frame.reset_index()
         frame.insert(0, "method", method)
+        if budget is not None and bool((frame["calls"] > budget).any()):
+            # the refusals above keep every method within the budget; say so if one is not
+            over = frame.loc[frame["calls"] > budget]
+            print(f"rankstats: note: {method} spent more than the budget of {budget} "
+                  f"evaluations on {len(over)} model × task case(s) (up to "
+                  f"{float(over['calls'].max()):,.0f})", file=sys.stderr)
         rows.append(frame)
         if shown:
             print(f"{method} ({'every observed cell' if budget is None else f'budget {budget}'}"
@@ -412,6 +440,29 @@ def _spend(cube, arguments) -> int:
                  {"cube": arguments.cube, "mode": "spend", "methods": list(methods),
                   "budget": budget, "seed": arguments.seed})
     return 0
+
+
+def _refuse_budget_below_halving(scores, budget) -> None:
+    """Refuse a budget below what successive halving spends at least: every template once.
+
+    Its first stage scores every template of a task on one sample, so a task
+    with n templates costs at least n evaluations per model, whatever the
+    budget; spending them silently would report more calls than asked for.
+    """
+    if budget is None:
+        return
+    real = scores.notnull().any([d for d in scores.dims if d not in ("task", "template")])
+    counts = real.sum("template")
+    if "task" not in counts.dims:
+        counts = counts.expand_dims(task=["(all)"])
+    largest = int(counts.max())
+    if budget < largest:
+        task = str(counts["task"].values[int(np.argmax(counts.values))])
+        raise UsageError(
+            f"--budget {budget}: halving-maxp scores every template of a task once in its "
+            f"first stage, so it needs at least {largest} evaluations per model and task "
+            f"(task {task} has {largest} templates); give --budget {largest} or more, or "
+            "leave out --method halving-maxp")
 
 
 def _frame_of(ordered, columns: dict):

@@ -8,7 +8,7 @@ and any other package can add one.
 from __future__ import annotations
 
 from ..errors import UnknownNameError
-from ._shared import check_outputs, describe
+from ._shared import add_input, add_output, describe
 
 #: The entry-point group importers are registered in.
 GROUP = "rankstats.importers"
@@ -21,9 +21,9 @@ def add(commands) -> None:
         description=f"Read result files with an importer (found through the entry-point "
                     f"group '{GROUP}') and write the cube, atomically.")
     parser.add_argument("format", metavar="FORMAT", help="the importer, e.g. mizrahi2024")
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to read")
-    parser.add_argument("-o", "--output", required=True, metavar="CUBE",
-                        help="the cube file to write (.nc, or .zarr)")
+    add_input(parser, "paths", nargs="+", metavar="PATH", help="files or folders to read")
+    add_output(parser, "-o", "--output", required=True, metavar="CUBE",
+               help="the cube file to write (.nc, or .zarr)")
     parser.add_argument("--option", "-O", action="append", default=[], metavar="NAME=VALUE",
                         dest="options",
                         help="an importer option (repeatable); each importer parses its own "
@@ -45,7 +45,6 @@ def run(arguments) -> int:
     """Import and write the cube: the output and the options are checked before any reading."""
     from ..io import import_files
 
-    check_outputs(arguments, inputs=arguments.paths, output=arguments.output)
     found = importers()
     if arguments.format not in found:
         known = ", ".join(sorted(found)) or "none installed"

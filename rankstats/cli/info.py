@@ -5,7 +5,6 @@ from __future__ import annotations
 from ._shared import (
     add_cube_argument,
     add_output_options,
-    check_outputs,
     describe,
     load_cube,
     prints_markdown,
@@ -30,7 +29,6 @@ def run(arguments) -> int:
 
     from ..cube import template_scores
 
-    check_outputs(arguments)
     cube = load_cube(arguments.cube)
     scores = template_scores(cube)
     tasks = pd.DataFrame({

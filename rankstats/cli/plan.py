@@ -5,7 +5,6 @@ from __future__ import annotations
 from ._shared import (
     add_cube_argument,
     add_output_options,
-    check_outputs,
     fraction,
     load_cube,
     noted,
@@ -23,6 +22,8 @@ COLUMNS = (
     "n_samples_needed",
     "cost",
     "n_templates_needed_fixed_samples",
+    "n_samples_needed_fixed_templates",
+    "reason",
 )
 
 
@@ -91,37 +92,46 @@ def _groups(cube):
 
 def run(arguments) -> int:
     """Plan, print and write."""
+    import warnings
+
+    import numpy as np
     import pandas as pd
 
     from ..stability.planning import plan
 
-    check_outputs(arguments)
     cube = load_cube(arguments.cube)
     options = {
         "target_tau": arguments.target_tau,
         "template_cost": arguments.template_cost,
         "sample_cost": arguments.sample_cost,
     }
-    planned = noted(plan, cube, **options)
-    per_task = planned[list(COLUMNS)].to_dataframe()[list(COLUMNS)]
-    rows = []
-    for name, tasks in _groups(cube).items():
-        part = planned if name == "all tasks" else noted(plan, cube.sel(task=tasks), **options)
-        needed = part["n_templates_needed"]
-        rows.append(
-            {
-                "scope": name,
-                "tasks": int(part.attrs["overall_tasks"]),
-                **{
-                    column: float(part[f"overall_{column}"])
-                    for column in COLUMNS
-                    if f"overall_{column}" in part
-                },
-                "task_median_n_templates_needed": float(needed.median()),
-                "task_max_n_templates_needed": float(needed.max()),
-                "tasks_unreached": int(needed.isnull().sum()),
-            }
-        )
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # empty slices are reported in the reason column, not as NumPy's warnings
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        planned = noted(plan, cube, **options)
+        per_task = planned[list(COLUMNS)].to_dataframe()[list(COLUMNS)]
+        rows = []
+        for name, tasks in _groups(cube).items():
+            part = planned if name == "all tasks" else noted(plan, cube.sel(task=tasks),
+                                                              **options)
+            needed = part["n_templates_needed"]
+            finite = needed.where(np.isfinite(needed), drop=True)
+            rows.append(
+                {
+                    "scope": name,
+                    "tasks": int(part.attrs["overall_tasks"]),
+                    **{
+                        column: float(part[f"overall_{column}"])
+                        for column in COLUMNS
+                        if f"overall_{column}" in part
+                    },
+                    "task_median_n_templates_needed": float(finite.median())
+                    if finite.size else float("nan"),
+                    "task_max_n_templates_needed": float(finite.max())
+                    if finite.size else float("nan"),
+                    "tasks_unreached": int(needed.isnull().sum()),
+                }
+            )
     overall = pd.DataFrame(rows).set_index("scope")
     facet = planned.attrs["samples"] == "a facet"
     if prints_markdown(arguments):
@@ -134,8 +144,11 @@ def run(arguments) -> int:
 
 def _markdown(per_task, overall, planned, facet) -> str:
     tau = planned.attrs["target_tau"]
+    probability = planned.attrs["probability"]
+    chance = "" if probability == "None" else f" with probability {probability:g}"
     lines = [
-        f"# Plan: designs with expected tau ≥ {tau:g} between the leaderboard and a replication",
+        f"# Plan: designs at which the leaderboard and a replication reach tau-b ≥ {tau:g}"
+        f"{chance}",
         "",
     ]
     if not facet:
@@ -144,23 +157,30 @@ def _markdown(per_task, overall, planned, facet) -> str:
             "templates are planned, each over the benchmark's own samples.",
             "",
         ]
-    shown = (
-        per_task if facet else per_task.drop(columns=["n_samples_now", "n_samples_needed", "cost"])
-    )
-    lines += [
-        shown.to_markdown(floatfmt=".4g"),
-        "",
-        "## Overall (the mean score over tasks, every task with the same design)",
-        "",
-    ]
+    dropped = ["n_samples_now", "n_samples_needed", "cost", "n_samples_needed_fixed_templates"]
+    shown = per_task if facet else per_task.drop(columns=dropped)
+    reasons = shown.pop("reason")
+    if not shown.dropna(how="all", subset=[c for c in shown if "needed" in c]).empty:
+        lines += [shown.to_markdown(floatfmt=".4g"), ""]
+    items = per_task["n_samples_needed_fixed_templates"]
+    for task, reason in reasons.items():
+        if reason:
+            planned = items.get(task, float("nan"))
+            lines.append(f"- {task}: {reason}" + (
+                f"; for tau-b ≥ {tau:g}{chance} with fresh samples and the template held "
+                f"fixed, {planned:.0f} samples" if planned == planned else "") + ".")
+    if any(reasons):
+        lines.append("")
+    lines += ["## Overall (the mean score over tasks, every task with the same design)", ""]
     kept = (
         overall
         if facet
-        else overall.drop(
-            columns=[c for c in ("n_samples_now", "n_samples_needed", "cost") if c in overall]
-        )
-    )
-    lines.append(kept.to_markdown(floatfmt=".4g"))
+        else overall.drop(columns=[c for c in dropped if c in overall])
+    ).drop(columns=["reason"], errors="ignore")
+    if int(overall["tasks"].max()) > 0:
+        lines.append(kept.to_markdown(floatfmt=".4g"))
+    else:
+        lines.append("No task has the variance components a plan of the mean needs.")
     for scope, row in overall.iterrows():
         lines.append("")
         needed = row["task_median_n_templates_needed"]
@@ -169,21 +189,24 @@ def _markdown(per_task, overall, planned, facet) -> str:
             f"{needed:g} templates per task (median over the tasks that reach it; the "
             f"largest {row['task_max_n_templates_needed']:g})"
             if needed == needed
-            else "no design within the limits"
+            else "no number of templates can be estimated (see the reasons above)"
         ) + (
-            f", {unreached} task{'s' if unreached > 1 else ''} with no design within the limits"
+            f", {unreached} task{'s' if unreached > 1 else ''} without a number"
             if unreached
             else ""
         )
-        overall = row["n_templates_needed"]
+        total = row["n_templates_needed"]
         design = (
-            f"{overall:.0f} templates per task"
+            f"{total:.0f} templates per task"
             + (f" and {row['n_samples_needed']:.0f} samples" if facet else "")
-            if overall == overall
-            else "no design within the limits"
+            if total == total
+            else "no design can be estimated"
         )
+        items = row.get("n_samples_needed_fixed_templates", float("nan"))
         lines.append(
-            f"- {scope}: for tau ≥ {tau:g} on each task's own leaderboard, {what}; "
-            f"for the mean over its {row['tasks']:.0f} tasks, {design}."
+            f"- {scope}: for tau-b ≥ {tau:g}{chance} on each task's own leaderboard, {what}; "
+            f"for the mean over its {row['tasks']:.0f} tasks, {design}"
+            + (f"; with the templates held fixed, {items:.0f} samples" if items == items else "")
+            + "."
         )
     return "\n".join(lines)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from ._shared import (
     UsageError,
     add_cube_argument,
+    add_input,
+    add_output,
     add_output_options,
-    check_outputs,
     load_cube,
     noted,
     prints_markdown,
@@ -31,14 +31,15 @@ def add(commands) -> None:
     add_cube_argument(parser)
     parser.add_argument("--threshold", type=float, default=0.05,
                         help="score above which a model counts as working (default 0.05)")
-    parser.add_argument("--conventions", default="standard", metavar="{standard,paper,FILE}",
-                        help="the template set, tie method and tie correction of W, Friedman "
-                             "and the metric ranks: 'standard' (default: every template, "
-                             "average ranks, tie correction), 'paper' (those under which the "
-                             "tables of Mizrahi et al. 2024 reproduce, as 'rankstats reproduce "
-                             "mizrahi2024' finds them; for the mizrahi2024 data only), or a "
-                             "JSON file {statistic: {option: value}}")
-    parser.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    add_input(parser, "--conventions", default="standard", metavar="{standard,paper,FILE}",
+              keywords=("standard", "paper"),
+              help="the template set, tie method and tie correction of W, Friedman "
+                   "and the metric ranks: 'standard' (default: every template, "
+                   "average ranks, tie correction), 'paper' (those under which the "
+                   "tables of Mizrahi et al. 2024 reproduce, as 'rankstats reproduce "
+                   "mizrahi2024' finds them; for the mizrahi2024 data only), or a "
+                   "JSON file {statistic: {option: value}}")
+    add_output(parser, "--html", metavar="PATH", help="write a self-contained HTML report")
     parser.add_argument("--no-figures", action="store_true",
                         help="leave the figures out of the HTML report")
     add_output_options(parser, n_resamples=200, minimum=0,
@@ -52,7 +53,6 @@ def run(arguments) -> int:
     from .. import render
     from ..analyses.report import report
 
-    check_outputs(arguments, html=arguments.html)
     cube = load_cube(arguments.cube)
     conventions = resolve_conventions(arguments.conventions, cube)
     analysis = noted(report, cube, threshold=arguments.threshold,
@@ -109,11 +109,6 @@ def resolve_conventions(given: str, cube):
     if not path.is_file():
         raise UsageError(f"--conventions {given!r}: neither 'standard', 'paper' nor a JSON file "
                          "of conventions")
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"--conventions {given}: not a readable JSON file ({error})") from None
-    if not isinstance(found, dict):
-        raise UsageError(f"--conventions {given}: the JSON must be an object {{statistic: "
-                         f"{{option: value}}}}, not {type(found).__name__}")
-    return {"name": path.stem, **found}
+    from ..analyses._conventions import read_file
+
+    return read_file(path, "--conventions")

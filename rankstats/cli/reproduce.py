@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._shared import add_output_options, check_outputs, prints_markdown, write_tables
+from ._shared import add_output, add_output_options, prints_markdown, write_tables
 
 
 def add(commands) -> None:
@@ -15,9 +15,9 @@ def add(commands) -> None:
                     "Table: cells (every compared cell of every table).")
     parser.add_argument("study", metavar="STUDY", help="the study (e.g. mizrahi2024)")
     parser.add_argument("--all", action="store_true", help="show every cell of large tables")
-    parser.add_argument("--audit", metavar="PATH.csv",
-                        help="write every contradiction found in the release's own files to "
-                             "this CSV file (one row each)")
+    add_output(parser, "--audit", metavar="PATH.csv",
+               help="write every contradiction found in the release's own files to "
+                    "this CSV file (one row each)")
     add_output_options(parser)
     parser.set_defaults(run=run)
 
@@ -28,7 +28,6 @@ def run(arguments) -> int:
     from ..reproduce import _audit, _compare, audit, legend
     from ..reproduce import run as recompute
 
-    check_outputs(arguments, audit=arguments.audit)
     comparisons = recompute(arguments.study)
     found = audit(arguments.study)
     if prints_markdown(arguments):

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from .._options import NAN_POLICIES
-from ..errors import RankstatsError
+from ..errors import DimensionError, RankstatsError
 from ._shared import (
     add_cube_argument,
+    add_output,
     add_output_options,
-    check_outputs,
     load_cube,
     noted,
     prints_markdown,
@@ -59,9 +59,9 @@ def add(commands) -> None:
                              "'propagate' (default) leaves the model unranked (NaN), 'omit' "
                              "scores it over its other templates, 'raise' stops with an error; "
                              "the output names every template left out either way")
-    parser.add_argument("--figures", metavar="FOLDER",
-                        help="write rank-interval, critical-difference and templates-needed "
-                             "figures (PNG) here")
+    add_output(parser, "--figures", metavar="FOLDER", folder=True,
+               help="write rank-interval, critical-difference and templates-needed "
+                    "figures (PNG) here")
     parser.add_argument("--chunks", metavar="DIM=SIZE", nargs="*", type=chunks,
                         help="open the cube lazily with these chunks (e.g. task=1)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
@@ -75,10 +75,16 @@ def run(arguments) -> int:
     from contextlib import nullcontext
 
     from .. import render
-    from ..stability import leaderboard
+    from ..stability import leaderboard, replicates
+    from ..stability.resampling import left_out_replicates
 
-    check_outputs(arguments, figures=arguments.figures)
+    if arguments.chunks:
+        try:
+            import dask.array  # noqa: F401
+        except ImportError as error:  # xarray would say only that no chunk manager exists
+            raise RankstatsError('--chunks needs dask: pip install "rankstats[dask]"') from error
     cube = load_cube(arguments.cube, chunks=dict(arguments.chunks or ()) or None)
+    refuse_extra_dimensions(cube, "stability")
     over = arguments.over or ("both" if "sample" in cube["score"].dims else "templates")
     client = nullcontext()
     if arguments.scheduler:
@@ -89,12 +95,16 @@ def run(arguments) -> int:
                                  '"rankstats[dask]"') from error
         client = Client(arguments.scheduler)
     with client:
-        board = noted(leaderboard, cube, n_resamples=arguments.n_resamples, over=over,
-                      seed=arguments.seed, by=arguments.by, rank_sets=arguments.rank_sets,
-                      confidence_level=arguments.confidence_level,
-                      nan_policy=arguments.nan_policy).compute()
+        # the replicates first, so that what nan_policy='omit' leaves out of them can be named
+        reps = noted(replicates, cube, n_resamples=arguments.n_resamples, over=over,
+                     seed=arguments.seed, by=arguments.by, statistics=(arguments.by, "rank"),
+                     nan_policy=arguments.nan_policy).compute()
+        board = noted(leaderboard, reps, by=arguments.by, rank_sets=arguments.rank_sets,
+                      confidence_level=arguments.confidence_level).compute()
     reasons = unranked_reasons(cube, board)
     omitted = omitted_templates(cube, board)
+    if arguments.nan_policy == "omit":
+        omitted = _with_left_out_replicates(omitted, left_out_replicates(reps, arguments.by))
     left_out = pd.concat([render.unranked(board, reasons), render.unranked(board, omitted,
                                                                            ranked=True)],
                          ignore_index=True)
@@ -120,6 +130,44 @@ def run(arguments) -> int:
         figures(cube, board, Path(arguments.figures), seed=arguments.seed,
                 quiet=arguments.quiet, nan_policy=arguments.nan_policy)
     return 0
+
+
+#: The dimensions a leaderboard per task is laid out over.
+CUBE_DIMS = ("model", "task", "template", "sample")
+
+
+def refuse_extra_dimensions(cube, command: str) -> None:
+    """Refuse scores with a dimension beyond the cube's, naming it and what to do.
+
+    The statistics carry an extra dimension (seeds, runs) along, but the
+    command's tables and markdown are one leaderboard per task.
+    """
+    dims = cube["score"].dims
+    extra = [d for d in dims if d not in CUBE_DIMS]
+    if extra:
+        shown = ", ".join(f"{d!r} (size {cube['score'].sizes[d]})" for d in extra)
+        raise DimensionError(
+            f"{command}: the cube's scores have the extra dimension(s) {shown}; "
+            f"{command} prints one leaderboard per task: select one position "
+            f"(cube.isel({extra[0]}=0)) or fold {extra[0]!r} into the task dimension first")
+
+
+def _with_left_out_replicates(omitted: dict, left_out) -> dict:
+    """``omitted`` with the replicates each model's interval and its task's rank sets left out."""
+    if not omitted:
+        return omitted
+    n = left_out.attrs["n_resamples"]
+    per_model = left_out["model_left_out"].transpose("task", "model")
+    per_task = left_out["task_left_out"]
+    found = {}
+    for (task, model), why in omitted.items():
+        own = int(per_model.sel(task=task, model=model))
+        if own:
+            why += (f"; {own} of {n} replicates drew none of its scored templates: they are "
+                    "left out of its interval, and "
+                    f"{int(per_task.sel(task=task))} of {n} out of the task's rank sets")
+        found[task, model] = why
+    return found
 
 
 def unranked_reasons(cube, board) -> dict:

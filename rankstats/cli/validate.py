@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import RankstatsError
-from ._shared import EXIT_OK, EXIT_PROBLEMS, describe
+from ._shared import EXIT_OK, EXIT_PROBLEMS, add_input, describe
 
 
 def add(commands) -> None:
@@ -14,7 +14,7 @@ def add(commands) -> None:
         "validate", help="check cube files against the conventions",
         description="Open each cube and check it against the cube's conventions; print "
                     "'ok:' or 'invalid:' per file. Exit status 1 when any file is invalid.")
-    parser.add_argument("cubes", nargs="+", metavar="CUBE", help="netCDF files or zarr stores")
+    add_input(parser, "cubes", nargs="+", metavar="CUBE", help="netCDF files or zarr stores")
     parser.add_argument("--quiet", action="store_true", help="print only the invalid files")
     parser.set_defaults(run=run)
 

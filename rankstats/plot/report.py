@@ -147,7 +147,10 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
             if analysis["rank_low"].sel(task=task).notnull().any():
                 out[f"stability:{task}"] = _png(plot_rank_intervals(board, task))
         needed = xr.Dataset({"k_needed": analysis["templates_needed"],
-                             "n_templates": analysis["n_templates"]},
+                             "n_templates": analysis["n_templates"],
+                             **({"censored": analysis["templates_needed_censored"],
+                                 "k_planned": analysis["templates_planned"]}
+                                if "templates_planned" in analysis else {})},
                             attrs={"size_dim": "k", "target": 0.9, "probability": 0.95})
         out["templates_needed"] = _png(plot_k_needed(needed))
     if "variance_share" in analysis:

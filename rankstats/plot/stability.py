@@ -48,7 +48,11 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     ----------
     result : xarray.Dataset
         From :func:`rankstats.templates_needed` or
-        :func:`~rankstats.samples_needed`.
+        :func:`~rankstats.samples_needed` (the share of draws whose two
+        disjoint subsets reach the target, against the size, with its
+        Monte Carlo band), or from
+        :func:`~rankstats.stability.subset_agreement` (tau-b and W of a
+        subset against the full set, and the rank-interval width).
     task : str, optional
         The task to draw (required when the result has several).
     ax : matplotlib.axes.Axes, optional
@@ -67,17 +71,17 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     >>> from rankstats.stability.needed import templates_needed
     >>> from rankstats.plot.stability import plot_needed
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks"])
-    >>> curves = templates_needed(cube, ks=[1, 2, 5, 10, 20, 50, 100, 150], n_resamples=50,
-    ...                           seed=0)
-    >>> ax = plot_needed(curves)
+    >>> ax = plot_needed(templates_needed(cube, seed=0))
     >>> ax.get_title()
-    'snarks: 162 templates; τ ≥ 0.9 with probability 0.95 at k = 50'
+    'snarks: 162 templates; k needed > 150 (planner: 151)'
     """
     size = result.attrs.get("size_dim", "k")
     words, symbol = _UNIT_WORDS.get(size, ("units", size))
     one = _one_task(result, task)
     sizes = one[size].values
     ax = _axes(ax, (6.0, 3.6))
+    if "p_tau_low" in one:
+        return _fresh_curve(ax, one, result.attrs, size, words, symbol)
     _band(ax, sizes, one["tau_quantile"], "Kendall's τ-b with all", "C0")
     if "w_quantile" in one:
         _band(ax, sizes, one["w_quantile"], f"Kendall's W of the {symbol} {words}", "C1")
@@ -109,6 +113,34 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     return ax
 
 
+def _fresh_curve(ax, one, attrs, size, words, symbol):
+    """:func:`plot_needed` of :func:`rankstats.templates_needed`: P(tau ≥ target) against k."""
+    sizes = one[size].values
+    probability = float(attrs.get("probability", np.nan))
+    target = float(attrs.get("target", np.nan))
+    ax.plot(sizes, one["p_tau"].values, color="C0",
+            label=f"P(τ-b ≥ {target:g}) between two disjoint sets of {symbol} {words}")
+    ax.fill_between(sizes, one["p_tau_low"].values, one["p_tau_high"].values, color="C0",
+                    alpha=0.2, linewidth=0, label="Monte Carlo interval")
+    ax.axhline(probability, color="black", linestyle="--", linewidth=0.8,
+               label=f"probability {probability:g}")
+    needed = float(one[f"{size}_needed"])
+    censored = bool(one["censored"])
+    planned = float(one[f"{size}_planned"])
+    if np.isfinite(needed) and not censored:
+        ax.axvline(needed, color="black", linestyle=":", linewidth=0.8)
+    ax.set_xlabel(f"{symbol}: {words} in each rerun")
+    ax.set_ylabel("share of draws")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    name = f"{one['task'].item()}: " if "task" in one.coords else ""
+    count = int(one[f"n_{words}"]) if f"n_{words}" in one else None
+    answer = (f"> {needed:g}" if censored else f"{needed:g}") if np.isfinite(needed) else "–"
+    plan = f" (planner: {planned:g})" if np.isfinite(planned) else ""
+    ax.set_title(f"{name}{count} {words}; {symbol} needed {answer}{plan}", fontsize=9)
+    return ax
+
+
 def plot_k_needed(result: xr.Dataset, ax=None):
     """The smallest subset size reaching the target, per task, beside each task's total.
 
@@ -122,8 +154,9 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     Returns
     -------
     matplotlib.axes.Axes
-        One bar per task, sorted: the size needed over the size available; a
-        cross marks tasks where no size tried reaches the target.
+        One bar per task, sorted: the size needed over the size available
+        (hatched where censored: more than the bar), the planner's number as
+        a tick; a cross marks tasks with no answer.
 
     Examples
     --------
@@ -131,9 +164,7 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     >>> from rankstats.stability.needed import templates_needed
     >>> from rankstats.plot.stability import plot_k_needed
     >>> cube = rankstats.datasets.load("mizrahi2024")
-    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=20,
-    ...                           seed=0)
-    >>> ax = plot_k_needed(curves)
+    >>> ax = plot_k_needed(templates_needed(cube, seed=0, max_resamples=200))
     >>> len(ax.get_yticklabels())
     25
     """
@@ -145,8 +176,18 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     ax = _axes(ax, (6.0, 0.25 * len(order) + 1.5))
     positions = np.arange(len(order))
     ax.barh(positions, total[order].values, color="lightgrey", label=f"{words} available")
-    ax.barh(positions, needed[order].fillna(0).values, color="C0",
+    censored = (result["censored"].to_series().reindex(needed.index)[order].to_numpy()
+                if "censored" in result else np.zeros(len(order), dtype=bool))
+    shown = needed[order].fillna(0).values
+    ax.barh(positions[~censored], shown[~censored], color="C0",
             label=f"smallest {symbol} reaching the target")
+    if censored.any():
+        ax.barh(positions[censored], shown[censored], color="white", edgecolor="C0",
+                hatch="//", label="more than this (not reached by the subsets)")
+    if f"{size}_planned" in result:
+        planned = result[f"{size}_planned"].to_series().reindex(needed.index)[order].values
+        ax.scatter(planned, positions, marker="|", color="C1", s=60,
+                   label="planner (variance components)", zorder=3)
     unreached = needed[order].isna().to_numpy()
     if unreached.any():
         ax.scatter(total[order].values[unreached], positions[unreached], marker="x",

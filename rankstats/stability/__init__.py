@@ -3,7 +3,16 @@
 Built on :mod:`rankstats.statistics`; never the reverse.
 """
 
-from .bootstrap import (
+from .needed import (
+    sample_subset_agreement,
+    samples_needed,
+    smallest_k,
+    subset_agreement,
+    templates_needed,
+)
+from .planning import plan
+from .published import rank_sets
+from .resampling import (
     bootstrap,
     bootstrap_weights,
     confidence_interval,
@@ -13,8 +22,6 @@ from .bootstrap import (
     replicates,
     win_probability,
 )
-from .needed import samples_needed, smallest_k, templates_needed
-from .planning import plan
 from .variance import score_intervals, variance_components, variance_summary
 
 __all__ = [
@@ -25,10 +32,13 @@ __all__ = [
     "intervals",
     "leaderboard",
     "plan",
+    "rank_sets",
     "replicates",
+    "sample_subset_agreement",
     "samples_needed",
     "score_intervals",
     "smallest_k",
+    "subset_agreement",
     "templates_needed",
     "variance_components",
     "variance_summary",

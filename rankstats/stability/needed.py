@@ -1,13 +1,15 @@
-r"""How many templates (or samples) are enough: agreement curves from random subsets.
+r"""How many templates (or samples) are enough, from random subsets of the benchmark's own.
 
-For every task, subsets of k templates are drawn at random without
-replacement, ``n_resamples`` times for each k, and each subset is compared with the
-whole task: Kendall's W of the k templates, Kendall's tau-b between the model
-ranking by the k-template mean (AvgP) and the ranking by the all-template
-mean, and how far each model's rank moves across draws. The smallest k whose
-tau reaches a target with a given probability is the answer per task.
-:func:`samples_needed` asks the same of the samples (items) of a cube that
-has them.
+:func:`templates_needed` answers the question "would a rerun with k fresh
+templates reproduce the ranking?": two disjoint random subsets of k
+templates each rank the models, and the smallest k whose two rankings
+reach Kendall's tau-b ≥ ``target`` in at least ``probability`` of the draws
+is the answer, with a Monte Carlo interval and, beyond half the task's
+templates (what disjoint subsets can show), the variance-components
+planner's extrapolation. :func:`samples_needed` asks the same of the
+samples (items). :func:`subset_agreement` and
+:func:`sample_subset_agreement` keep the other curve: a k-subset against
+the full set it is part of.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ import xarray as xr
 from .. import _options as o
 from .. import _xr
 from .._kernels import subsample as _k
+from .._kernels import variance as _kv
 from .._statistic import Mask, Role, statistic
 from ..errors import InputTypeError, OptionError
-from ..results import SubsampleResult
+from ..results import NeededResult, SubsampleResult
 from ._checks import checked, fill_docs
 from ._engine import generator
 
-__all__ = ["SubsampleResult", "samples_needed", "smallest_k", "templates_needed"]
+__all__ = ["NeededResult", "SubsampleResult", "needed_table", "sample_subset_agreement",
+           "samples_needed", "smallest_k", "subset_agreement", "templates_needed"]
 
 _OUTPUTS = {  # name: (kernel key, core dims with "size" for the subset-size dim)
     "tau": ("tau", ["size", "draw"]),
@@ -83,13 +87,19 @@ _VALID = {"valid": Mask("template_valid", "template", describe_as="all templates
            options={**_OPTIONS, "ks": _subset_sizes, "tie_correction": o.boolean},
            masks=_VALID, result=SubsampleResult)
 @fill_docs
-def templates_needed(
+def subset_agreement(
     x, ks=None, *, n_resamples=200, seed=None, target=0.9, probability=0.95,
     confidence_level=0.95, quantiles=(0.05, 0.5, 0.95), template="template", model="model",
     valid=None, ties="average", tie_correction=True, higher_is_better=None,
     nan_policy="propagate",
 ):
-    r"""How many templates are enough: agreement of random k-template subsets with all templates.
+    r"""Agreement of random k-template subsets with the full set of templates they are part of.
+
+    This curve measures how close a k-subset comes to the benchmark's own
+    all-template ranking, which includes the subset: its agreement rises to
+    1 as k reaches the templates the benchmark has, whatever they say. To
+    ask whether k fresh templates would reproduce a ranking, use
+    :func:`templates_needed`.
 
     Parameters
     ----------
@@ -198,16 +208,17 @@ def templates_needed(
 
     See Also
     --------
-    samples_needed : the same for the samples of a cube.
+    templates_needed : whether k fresh templates would reproduce a ranking.
+    sample_subset_agreement : the same curve for the samples of a cube.
     smallest_k : the answer for another target, from the same draws.
     rankstats.plot_stability.plot_needed : the curves as a figure.
 
     Examples
     --------
     >>> import rankstats, rankstats.datasets
-    >>> from rankstats.stability.needed import templates_needed
+    >>> from rankstats.stability.needed import subset_agreement
     >>> cube = rankstats.datasets.load("mizrahi2024")
-    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=100,
+    >>> curves = subset_agreement(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=100,
     ...                           seed=0)
     >>> curves.p_tau.sel(task="snarks").values  # P(tau >= 0.9) for each k
     array([0.06, 0.47, 0.83, 0.94, 1.  , 1.  ])
@@ -227,17 +238,22 @@ def templates_needed(
 
 
 @statistic(roles={"template": ("template", -3),
-                  "sample": Role("sample", -2, hint="samples_needed subsamples the samples "
+                  "sample": Role("sample", -2, hint="sample_subset_agreement subsamples the "
+                                 "samples "
                                  "(items), which a cube of per-template scores lacks"),
                   "model": ("model", -1)},
            options={**_OPTIONS, "ns": _subset_sizes}, masks=_VALID, result=SubsampleResult)
 @fill_docs
-def samples_needed(
+def sample_subset_agreement(
     x, ns=None, *, n_resamples=200, seed=None, target=0.9, probability=0.95,
     confidence_level=0.95, quantiles=(0.05, 0.5, 0.95), sample="sample", template="template",
     model="model", valid=None, ties="average", higher_is_better=None, nan_policy="propagate",
 ):
-    r"""How many samples are enough: agreement of random n-sample subsets with all samples.
+    r"""Agreement of random n-sample subsets with all the samples they are part of.
+
+    The counterpart of :func:`subset_agreement` for the items; to ask
+    whether n fresh items would reproduce a ranking, use
+    :func:`samples_needed`.
 
     Every template is kept; each draw keeps the same n samples (items) of a
     task under every template and for every model, as a smaller benchmark
@@ -254,7 +270,7 @@ def samples_needed(
     {n_resamples}
         Here: random subsets (draws without replacement) per task and n.
     {seed}
-        The draws are made as in :func:`templates_needed`.
+        The draws are made as in :func:`subset_agreement`.
     {target}
     {probability}
     {subset_confidence_level}
@@ -268,14 +284,14 @@ def samples_needed(
         always treats ties as ties.
     {higher_is_better}
     {nan_policy}
-        As in :func:`templates_needed`, with samples in the place of
+        As in :func:`subset_agreement`, with samples in the place of
         templates: ``omit`` leaves out every sample that a present model
         misses under a present template.
 
     Returns
     -------
     xarray.Dataset or SubsampleResult
-        The variables of :func:`templates_needed` without W, over a subset
+        The variables of :func:`subset_agreement` without W, over a subset
         size dim ``n``, with ``n_needed`` and ``n_samples``.
 
     Notes
@@ -283,7 +299,7 @@ def samples_needed(
     AvgP over n samples is the mean over templates of each template's mean
     over the n samples; with every cell observed it is the mean over the n
     samples of each sample's mean over templates, which is what the kernel
-    subsamples (draws, ties and memory as in :func:`templates_needed`).
+    subsamples (draws, ties and memory as in :func:`subset_agreement`).
 
     References
     ----------
@@ -291,8 +307,8 @@ def samples_needed(
 
     See Also
     --------
-    templates_needed : the same for the templates.
-    rankstats.clustered_se : standard errors clustered by item.
+    subset_agreement : the same for the templates.
+    samples_needed : whether n fresh items would reproduce a ranking.
 
     Examples
     --------
@@ -300,13 +316,13 @@ def samples_needed(
     difficulty:
 
     >>> import numpy as np
-    >>> from rankstats.stability.needed import samples_needed
+    >>> from rankstats.stability.needed import sample_subset_agreement
     >>> rng = np.random.default_rng(1)
     >>> skill = np.array([-0.3, 0.0, 0.2, 0.8])
     >>> difficulty = rng.normal(0, 1.5, size=(1, 200, 1))
     >>> p = 1 / (1 + np.exp(difficulty - skill))
     >>> scores = (rng.random((6, 200, 4)) < p).astype(float)
-    >>> curves = samples_needed(scores, ns=[10, 50, 100, 200], n_resamples=100, seed=0)
+    >>> curves = sample_subset_agreement(scores, ns=[10, 50, 100, 200], n_resamples=100, seed=0)
     >>> curves.p_tau
     array([0.48, 0.87, 1.  , 1.  ])
     >>> float(curves.needed)
@@ -322,12 +338,12 @@ def samples_needed(
 
 
 def _subsample_result(function: str, name: str, value):
-    """A check that ``result`` is what :func:`templates_needed` or :func:`samples_needed` gave."""
+    """A check that ``result`` is what :func:`subset_agreement` or its sample twin gave."""
     if isinstance(value, SubsampleResult) or (isinstance(value, xr.Dataset)
                                               and "size_dim" in value.attrs):
         return value
-    raise InputTypeError(f"{function}: {name} must be what templates_needed or samples_needed "
-                         f"returned (got {type(value).__name__})")
+    raise InputTypeError(f"{function}: {name} must be what subset_agreement or "
+                         f"sample_subset_agreement returned (got {type(value).__name__})")
 
 
 @checked(result=_subsample_result, target=o.finite, probability=o.unit_interval)
@@ -337,7 +353,7 @@ def smallest_k(result, target=0.9, probability=0.95):
     Parameters
     ----------
     result : xarray.Dataset or SubsampleResult
-        A result of :func:`templates_needed` or :func:`samples_needed`.
+        A result of :func:`subset_agreement` or :func:`sample_subset_agreement`.
     {target}
     {probability}
 
@@ -352,7 +368,7 @@ def smallest_k(result, target=0.9, probability=0.95):
     -----
     The draws of ``result`` are reused: the share of them with tau-b ≥
     ``target`` is compared with ``probability`` at every size, as
-    :func:`templates_needed` does for its own target.
+    :func:`subset_agreement` does for its own target.
 
     References
     ----------
@@ -360,14 +376,14 @@ def smallest_k(result, target=0.9, probability=0.95):
 
     See Also
     --------
-    templates_needed, samples_needed : the curves this reads.
+    subset_agreement, sample_subset_agreement : the curves this reads.
 
     Examples
     --------
     >>> import rankstats.datasets
-    >>> from rankstats.stability.needed import templates_needed, smallest_k
+    >>> from rankstats.stability.needed import subset_agreement, smallest_k
     >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks", "homophones"])
-    >>> curves = templates_needed(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=100,
+    >>> curves = subset_agreement(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=100,
     ...                           seed=0)
     >>> curves.k_needed.values
     array([100.,  50.])
@@ -387,7 +403,7 @@ def smallest_k(result, target=0.9, probability=0.95):
 
 
 def _needed(x, sizes, n_resamples, seed, valid, units, size, kwargs, quantiles):
-    """Shared body of :func:`templates_needed` and :func:`samples_needed` (``x``: the Inputs)."""
+    """Shared body of :func:`subset_agreement` and :func:`sample_subset_agreement`."""
     with_w = units == "template"
     core = list(x.roles)  # (template, [sample,] model): the kernel's core order
     kernel = _k.subsample_curves if with_w else _k.samples_curves
@@ -481,3 +497,464 @@ def _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, ke
     values.setdefault("w", None)
     values.setdefault("w_quantile", None)
     return SubsampleResult(k=ks, **values)
+
+
+# --------------------------------------------------------------------------- fresh units
+
+
+#: What :func:`templates_needed` and :func:`samples_needed` ask, in one sentence.
+QUESTION = ("the smallest number k of fresh {units} such that two leaderboards, each the "
+            "mean over k {units} drawn at random, rank the models with Kendall's tau-b ≥ "
+            "{target:g} in at least {probability:.0%} of reruns")
+
+_FRESH = {
+    "n_resamples": o.positive_int,
+    "max_resamples": o.positive_int,
+    "seed": o.seed,
+    "target": o.finite,
+    "probability": o.unit_interval,
+    "confidence_level": o.probability,
+    "higher_is_better": o.optional_boolean,
+    "nan_policy": o.one_of(*o.NAN_POLICIES),
+}
+
+
+@statistic(roles={"template": ("template", -2), "model": ("model", -1)},
+           options={**_FRESH, "ks": _subset_sizes}, masks=_VALID, result=NeededResult)
+@fill_docs
+def templates_needed(
+    x, ks=None, *, n_resamples=200, max_resamples=3200, seed=None, target=0.9,
+    probability=0.95, confidence_level=0.95, template="template", model="model", valid=None,
+    higher_is_better=None, nan_policy="propagate",
+):
+    r"""How many templates are enough: whether k fresh templates reproduce the ranking.
+
+    Parameters
+    ----------
+    x : array_like, xarray.DataArray or score cube
+        Scores. NumPy input is ``(..., templates, models)`` unless axes are
+        given; a cube with samples is reduced to per-template scores first.
+    ks : sequence of int, optional
+        Subset sizes; default every k from 1 to half the largest number of
+        templates of any task. A k above half a task's own count gives NaN
+        there (two disjoint subsets of k do not fit).
+    {n_resamples}
+        Here: the draws of the first round; see Notes.
+    max_resamples : int, default 3200
+        The most draws per task; a task stops earlier once its Monte Carlo
+        interval is narrow enough.
+    {seed}
+    {target}
+    {probability}
+    {confidence_level}
+        Here: of the pointwise (Wilson) intervals of each k's probability,
+        from which the Monte Carlo interval of ``k_needed`` is read.
+    template, model : str or int
+        Dimension names (axis numbers for NumPy input).
+    {valid}
+    {higher_is_better}
+    {nan_policy}
+        Here: a draw that includes a template with a missing score of a
+        present model gives NaN at that k; ``omit`` leaves incomplete
+        templates out of the pool (listwise deletion).
+
+    Returns
+    -------
+    xarray.Dataset or NeededResult
+        Over the task (and any other leading) dims, with a new dim ``k``:
+
+        - ``p_tau(task, k)``: the share of draws whose two disjoint
+          k-template leaderboards have tau-b ≥ ``target``, and
+          ``p_tau_low``, ``p_tau_high``, its Wilson interval;
+          ``tau_mean(task, k)``, the mean tau-b (an undefined tau as 0);
+        - ``k_needed(task)``: the smallest k from which on ``p_tau ≥
+          probability`` at every size up to ``k_max`` (so that one lucky
+          size below the crossing does not decide it); otherwise the answer is
+          censored (``censored`` true) and ``k_needed`` holds the bound N of
+          "more than N" (see Notes);
+        - ``k_needed_low``, ``k_needed_high``: the Monte Carlo interval of
+          ``k_needed`` (the same rule applied to the upper, and the lower,
+          Wilson bound; NaN where none reaches ``probability``);
+        - ``k_planned(task)``: the variance-components planner's answer to
+          the same question (:func:`rankstats.stability.plan`'s
+          ``n_templates_needed_fixed_samples``), an extrapolation from a
+          model; ``k_recommended``: ``k_needed`` where it is not censored,
+          else ``k_planned`` when that is above the bound, else NaN;
+        - ``k_max``: half the task's templates (rounded down), the largest
+          k two disjoint subsets show; ``n_templates``; ``n_resamples``:
+          the draws made for the task.
+
+    Notes
+    -----
+    **The question.** Two reruns of a benchmark, each with k templates
+    drawn afresh, rank the models by their mean score (AvgP). Each draw
+    orders the task's templates at random (uniform keys, as in
+    :func:`subset_agreement`) and compares the leaderboard of the templates
+    at the first k even positions with that of the first k odd positions:
+    two disjoint uniform subsets, nested in k, so one cumulative sum gives
+    every k. Tau-b treats means closer than :math:`10^{-10}` of the task's
+    largest absolute score as ties; a draw whose means tie every model does
+    not reach the target. Unlike :func:`subset_agreement`, the agreement
+    does not rise to 1 as k approaches the task's own count.
+
+    **Censoring.** Disjoint subsets show k up to ``k_max``. When no k up
+    to it reaches the target, the answer is "more than N" with
+    N = max(``k_max``, min(``k_planned`` - 1, ``n_templates``)): the
+    subsets rule out k ≤ ``k_max``, and the planner the rest up to the
+    templates the task has (never a number at or below what failed).
+
+    **Monte Carlo error.** Draws come in rounds: ``n_resamples``, then as
+    many again, doubling, while a task's interval
+    ``k_needed_high - k_needed_low`` is wider than max(2, 10% of
+    ``k_needed``) and ``max_resamples`` is not reached; only open tasks
+    draw again. Each round takes
+    ``numpy.random.default_rng(seed).random((draws, *leading, templates))``
+    from one generator, in order.
+
+    **The planner.** ``k_planned`` is
+    :math:`\lceil \sigma^2_{mt,e}\,\rho^* / (\sigma^2_m (1 - \rho^*)) \rceil`
+    from the task's variance components (Henderson's method I on the
+    per-template scores), with :math:`\rho^*` the correlation of two
+    replications at which normal models reach tau-b ≥ ``target`` with
+    ``probability`` (:func:`rankstats._kernels.variance.noise_allowed`).
+
+    References
+    ----------
+    {mizrahi2024}
+
+    See Also
+    --------
+    subset_agreement : a k-subset against the full set it belongs to.
+    samples_needed : the same question for the items.
+    rankstats.stability.plan : the decision study (any design).
+
+    Examples
+    --------
+    >>> import rankstats, rankstats.datasets
+    >>> from rankstats.stability.needed import templates_needed
+    >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks", "navigate"])
+    >>> needed = templates_needed(cube, seed=0)
+    >>> needed[["k_needed", "k_needed_low", "k_needed_high", "censored", "k_planned"]].to_pandas()
+              k_needed  k_needed_low  k_needed_high  censored  k_planned benchmark
+    task
+    snarks       150.0           NaN            NaN      True      151.0       BBH
+    navigate      76.0          74.0           82.0     False      168.0       BBH
+
+    On navigate two disjoint sets of 76 templates agree in 95% of draws
+    (Monte Carlo interval 74 to 82, after all 3,200 draws); on snarks no size up to half its 162
+    templates does, and the answer is "more than 150", the planner's 151
+    beside it.
+    """
+    return _fresh(x, ks, n_resamples, max_resamples, seed, valid, "template", target,
+                  probability, confidence_level, higher_is_better, nan_policy)
+
+
+@statistic(roles={"template": ("template", -3),
+                  "sample": Role("sample", -2, hint="samples_needed draws samples (items), "
+                                 "which a cube of per-template scores lacks"),
+                  "model": ("model", -1)},
+           options={**_FRESH, "ns": _subset_sizes}, masks=_VALID, result=NeededResult)
+@fill_docs
+def samples_needed(
+    x, ns=None, *, n_resamples=200, max_resamples=3200, seed=None, target=0.9,
+    probability=0.95, confidence_level=0.95, sample="sample", template="template",
+    model="model", valid=None, higher_is_better=None, nan_policy="propagate",
+):
+    r"""How many samples are enough: whether n fresh items reproduce the ranking.
+
+    The question of :func:`templates_needed` with items in the place of
+    templates: every template is kept, and the two leaderboards of a draw
+    are the means over two disjoint random sets of n items each.
+
+    Parameters
+    ----------
+    x : array_like, xarray.DataArray or score cube
+        Per-sample scores. NumPy input is ``(..., templates, samples,
+        models)`` unless axes are given.
+    ns : sequence of int, optional
+        Subset sizes; default every n up to half the largest number of
+        samples of any task.
+    {n_resamples}
+        Here: the draws of the first round.
+    max_resamples : int, default 3200
+        The most draws per task.
+    {seed}
+    {target}
+    {probability}
+    {confidence_level}
+        Here: of the pointwise Wilson intervals.
+    sample, template, model : str or int
+        Dimension names (axis numbers for NumPy input).
+    {valid}
+    {higher_is_better}
+    {nan_policy}
+        As in :func:`templates_needed`, with samples in the place of
+        templates.
+
+    Returns
+    -------
+    xarray.Dataset or NeededResult
+        The variables of :func:`templates_needed` over a dim ``n``:
+        ``n_needed``, ``n_needed_low``, ``n_needed_high``, ``censored``,
+        ``n_planned`` (:func:`rankstats.stability.plan`'s
+        ``n_samples_needed_fixed_templates``), ``n_recommended``, ``n_max``,
+        ``n_samples``, ``n_resamples``.
+
+    Notes
+    -----
+    The items are subsampled through each item's mean over the task's
+    templates; the planner's number treats the templates as fixed (with
+    one template, from the model × item components of that template).
+    Draws, rounds, censoring and the Monte Carlo interval are those of
+    :func:`templates_needed`.
+
+    References
+    ----------
+    {mizrahi2024}
+
+    See Also
+    --------
+    templates_needed : the same question for the templates.
+    sample_subset_agreement : an n-subset against all the items.
+
+    Examples
+    --------
+    Four models of increasing skill, 6 templates, 200 items of varying
+    difficulty:
+
+    >>> import numpy as np
+    >>> from rankstats.stability.needed import samples_needed
+    >>> rng = np.random.default_rng(1)
+    >>> skill = np.array([-0.3, 0.0, 0.2, 0.8])
+    >>> difficulty = rng.normal(0, 1.5, size=(1, 200, 1))
+    >>> p = 1 / (1 + np.exp(difficulty - skill))
+    >>> scores = (rng.random((6, 200, 4)) < p).astype(float)
+    >>> needed = samples_needed(scores, seed=0)
+    >>> needed.needed, needed.censored, needed.planned
+    (array(73.), array(False), array(8347.))
+
+    Two disjoint sets of 73 items rank the four models alike (tau-b ≥ 0.9)
+    in 95% of draws; the planner, which takes the models as drawn from a
+    normal population, asks for far more.
+    """
+    return _fresh(x, ns, n_resamples, max_resamples, seed, valid, "sample", target,
+                  probability, confidence_level, higher_is_better, nan_policy)
+
+
+def _wilson(hits, draws, level):
+    """Wilson score interval of a binomial proportion, vectorised."""
+    z = float(_kv.special.ndtri((1 + level) / 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = hits / draws
+        centre = (p + z * z / (2 * draws)) / (1 + z * z / draws)
+        half = z * np.sqrt(p * (1 - p) / draws + z * z / (4 * draws**2)) / (1 + z * z / draws)
+    return centre - half, centre + half
+
+
+def _first(sizes, ok):
+    """The smallest size from which ``ok (..., k)`` holds at every larger size; NaN if none.
+
+    Sizes beyond what the data show (``ok`` false there by NaN) do not count
+    against a size: only the sizes up to the last defined one are read.
+    """
+    # from the last size backwards: ok here and at every larger (defined) size
+    held = np.logical_and.accumulate(ok[..., ::-1], axis=-1)[..., ::-1]
+    return np.where(held.any(-1), sizes[np.argmax(held, axis=-1)], np.nan)
+
+
+def _crossing(sizes, hits, draws, probability, level):
+    """Point, Monte Carlo interval, open tasks and their windows of ``hits / draws`` ``(L, k)``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = hits / draws
+    low, high = _wilson(hits, draws, level)
+    defined = ~np.isnan(p)
+    with np.errstate(invalid="ignore"):
+        point = _first(sizes, (p >= probability) | ~defined)
+        k_low = _first(sizes, (high >= probability) | ~defined)
+        k_high = _first(sizes, (low >= probability) | ~defined)
+    # a size counts only where it is defined: all-undefined tails give no answer
+    last = np.where(defined.any(-1), sizes[defined.shape[-1] - 1 - np.argmax(
+        defined[..., ::-1], axis=-1)], np.nan)
+    point, k_low, k_high = (np.where(v <= last, v, np.nan) for v in (point, k_low, k_high))
+    width = np.where(np.isnan(point) & np.isnan(k_low), 0.0, k_high - k_low)
+    tolerance = np.maximum(2.0, 0.1 * np.nan_to_num(np.where(np.isnan(point), k_low, point)))
+    still = ~(width <= tolerance) & ~np.isnan(hits).all(-1)
+    # the sizes whose estimates decide the interval: from k_low to k_high (or the last size)
+    last = np.where(np.isnan(k_high), np.inf, k_high)
+    window = (sizes >= np.nan_to_num(k_low, nan=np.inf)[:, None]) & (sizes <= last[:, None])
+    return p, low, high, point, k_low, k_high, still, window & still[:, None]
+
+
+def _fresh(x, sizes, n_resamples, max_resamples, seed, valid, units, target, probability,
+           level, higher_is_better, nan_policy):
+    """Shared body of :func:`templates_needed` and :func:`samples_needed`."""
+    core = list(x.roles)
+    rng, seed_attr = generator(seed)
+    scores = x.arrays[0]
+    if x.labelled:
+        if valid is not None:
+            scores = scores.where(x.masks["valid"])
+        dims = x.dims(*core)
+        lead = [d for d in scores.dims if d not in dims]
+        labelled = scores.transpose(*lead, *dims)
+        values = np.asarray(labelled.values, dtype=float)
+    else:
+        values = np.moveaxis(np.asarray(scores, dtype=float), x.dims(*core),
+                             list(range(-len(core), 0)))
+        if valid is not None:
+            mask = np.asarray(x.masks["valid"], dtype=bool)
+            values = np.where(mask.reshape(mask.shape + (1,) * (len(core) - 1)), values, np.nan)
+    blocks = _k.item_means(values) if units == "sample" else values  # (..., units, models)
+    lead_shape = blocks.shape[:-2]
+    flat = blocks.reshape(-1, *blocks.shape[-2:])
+    size = "k" if units == "template" else "n"
+    largest = int((~np.isnan(flat).all(-1)).sum(-1).max(initial=0)) // 2
+    ks = _sizes(x.name, sizes, max(largest, 1), max(flat.shape[-2] // 2, 1), size)
+    kwargs = {"tau_target": target, "higher_is_better": higher_is_better is not False,
+              "nan_policy": nan_policy, "statistic": x.name}
+    tasks = flat.shape[0]
+    hits = np.zeros((tasks, ks.size))
+    draws = np.zeros((tasks, ks.size))
+    tau_sum = np.zeros((tasks, ks.size))
+    wanted = np.ones((tasks, ks.size), dtype=bool)  # the sizes each task still draws
+    batch = n_resamples
+    found = None
+    while wanted.any():
+        keys = rng.random((batch, tasks, flat.shape[-2]))
+        rows = np.flatnonzero(wanted.any(-1))
+        columns = np.flatnonzero(wanted[rows].any(0))
+        found = _k.replication_counts(flat[rows], np.moveaxis(keys[:, rows], 0, 1),
+                                      ks[columns], **kwargs)
+        take = wanted[np.ix_(rows, columns)]
+        cell = (rows[:, None], columns[None, :])
+        hits[cell] += np.where(take, found["reached"], 0.0)
+        tau_sum[cell] += np.where(take, found["tau_mean"] * batch, 0.0)
+        draws[cell] += np.where(take, batch, 0)
+        window = _crossing(ks, hits, draws, probability, level)[-1]
+        spent = draws.max(-1, initial=0) >= max_resamples
+        wanted = window & ~spent[:, None]
+        batch = int(min(draws.max(initial=0), max_resamples - draws.max(-1)[~spent].max(initial=0)))
+    n_units = (~np.isnan(flat).all(-1)).sum(-1).astype(float)
+    k_max = n_units // 2
+    beyond = (ks[None, :] > k_max[:, None]) | np.isnan(hits)
+    hits[beyond] = np.nan
+    p, low, high, point, k_low, k_high, _, _ = _crossing(ks, hits, draws, probability, level)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau_mean = np.where(beyond, np.nan, tau_sum / draws)
+    planned = _planned(values.reshape(-1, *values.shape[-len(core):]), units, target,
+                       probability)
+    censored = np.isnan(point) & (k_max >= 1) & ~np.isnan(p).all(-1)
+    with np.errstate(invalid="ignore"):
+        bound = np.maximum(k_max, np.where(np.isnan(planned), k_max,
+                                           np.minimum(planned - 1, n_units)))
+        needed = np.where(censored, bound, point)
+        recommended = np.where(censored, np.where(planned > bound, planned, np.nan), point)
+    out = {
+        "p_tau": p, "p_tau_low": low, "p_tau_high": high, "tau_mean": tau_mean,
+        "needed": needed, "needed_low": k_low, "needed_high": k_high, "censored": censored,
+        "planned": planned, "recommended": recommended, "max": k_max, "units": n_units,
+        "n_resamples": draws.max(-1, initial=0),
+    }
+    out = {name: v.reshape((*lead_shape, *v.shape[1:])) for name, v in out.items()}
+    if not x.labelled:
+        return NeededResult(k=ks, **out)
+    names = {"needed": f"{size}_needed", "needed_low": f"{size}_needed_low",
+             "needed_high": f"{size}_needed_high", "planned": f"{size}_planned",
+             "recommended": f"{size}_recommended", "max": f"{size}_max",
+             "units": "n_templates" if units == "template" else "n_samples"}
+    coords = {d: labelled[d] for d in lead if d in labelled.coords}
+    data = xr.Dataset(
+        {names.get(name, name): ([*lead, size] if v.ndim > len(lead) else lead, v)
+         for name, v in out.items()},
+        coords={**coords, size: ks},
+    )
+    data.attrs = {
+        "statistic": x.name, "question": QUESTION.format(units=units + "s", target=target,
+                                                         probability=probability),
+        "target": target, "probability": probability, "confidence_level": level,
+        "n_resamples": n_resamples, "max_resamples": max_resamples, "seed": seed_attr,
+        "higher_is_better": str(higher_is_better), "nan_policy": nan_policy, "unit": units,
+        "size_dim": size, "method": "disjoint random subsets (model-free); beyond half the "
+        "pool, the variance-components planner (extrapolation)",
+    }
+    return data
+
+
+def _planned(values, units, target, probability):
+    """The planner's answer to the same question, per task, from ``values (L, [t,] [s,] m)``."""
+    from .planning import fresh_units_needed
+
+    return fresh_units_needed(values, units, target, probability)
+
+
+def _shown(value, censored):
+    """A size as a report prints it: ``"> N"`` where censored, "–" where NaN."""
+    if value != value:
+        return "–"
+    return f"> {value:.0f}" if censored else f"{value:.0f}"
+
+
+def needed_table(data, benchmark=None):
+    """The reconciliation table of a report: one recommended number per task, and both methods.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+        :func:`templates_needed`'s output over ``task`` (or a report with
+        its ``templates_*`` variables).
+    benchmark : xarray.DataArray or float, optional
+        The planner's number for the mean score over the tasks
+        (``overall_n_templates_needed_fixed_samples`` of
+        :func:`rankstats.stability.plan`), shown as a last row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per task: ``templates`` (the task's), ``recommended``, ``subsets``
+        (the model-free answer, ``"> N"`` when censored), ``Monte Carlo
+        interval``, ``planner`` and ``draws``.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.stability.needed import needed_table, templates_needed
+    >>> cube = rankstats.datasets.load("mizrahi2024").sel(task=["snarks", "navigate"])
+    >>> needed_table(templates_needed(cube, seed=0))
+             templates recommended subsets Monte Carlo interval planner draws
+    task
+    snarks         162         151   > 150                    –     151   200
+    navigate       170          76      76                74–82     168  3200
+    """
+    import pandas as pd
+
+    names = {"k_needed": "templates_needed", "censored": "templates_needed_censored",
+             "k_needed_low": "templates_needed_low", "k_needed_high": "templates_needed_high",
+             "k_planned": "templates_planned", "k_recommended": "templates_recommended",
+             "n_resamples": "templates_needed_resamples"}
+    if "k_needed" in data:
+        data = data.rename({k: v for k, v in names.items() if k in data})
+    tasks = data["templates_needed"]["task"].values
+    rows = {}
+    for i, task in enumerate(tasks):
+        one = {name: data[name].values.reshape(-1)[i] for name in names.values()}
+        censored = bool(one["templates_needed_censored"])
+        low, high = one["templates_needed_low"], one["templates_needed_high"]
+        recommended = one["templates_recommended"]
+        rows[str(task)] = {
+            "templates": _shown(float(data["n_templates"].values.reshape(-1)[i]), False),
+            "recommended": (_shown(float(recommended), False) if recommended == recommended
+                            else _shown(float(one["templates_needed"]), censored)),
+            "subsets": _shown(float(one["templates_needed"]), censored),
+            "Monte Carlo interval": "–" if low != low
+            else f"{low:.0f}–" + ("" if high != high else f"{high:.0f}"),
+            "planner": _shown(float(one["templates_planned"]), False),
+            "draws": _shown(float(one["templates_needed_resamples"]), False),
+        }
+    value = np.nan if benchmark is None else float(np.asarray(benchmark).reshape(-1)[0])
+    if value == value:
+        rows["benchmark mean"] = {"templates": "–", "recommended": _shown(value, False),
+                                  "subsets": "–", "Monte Carlo interval": "–",
+                                  "planner": _shown(value, False), "draws": "–"}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "task"
+    return frame

@@ -23,12 +23,12 @@ from ..errors import DimensionError, OptionError
 from ._checks import Dims, checked
 from ._facets import COMPONENT, component_names, facets_of
 
-__all__ = ["plan"]
+__all__ = ["fresh_units_needed", "plan"]
 
 N_TEMPLATES, N_SAMPLES, DIFFERENCE = "n_templates", "n_samples", "difference"
 #: The options of :func:`plan` that :func:`plan_from` takes.
-OPTIONS = ("target_tau", "template_cost", "sample_cost", "n_templates", "n_samples",
-           "differences", "max_templates", "max_samples")
+OPTIONS = ("target_tau", "probability", "template_cost", "sample_cost", "n_templates",
+           "n_samples", "differences", "max_templates", "max_samples")
 
 
 def _sizes(function: str, name: str, value):
@@ -152,8 +152,103 @@ def _overall(components, model_mean, relative_now):
     return overall, int(count)
 
 
+def _fixed_templates(c, n_templates):
+    """Universe and per-item error variances with the templates held fixed (3 facets)."""
+    c = np.clip(c, 0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return c[..., 0] + c[..., 3] / n_templates, c[..., 4] + c[..., 6] / n_templates
+
+
+def _fixed_samples_variances(c, n_samples, k):
+    """Universe and per-template error variances with the samples held fixed."""
+    c = np.clip(c, 0, None)
+    if k == 2:
+        return c[..., 0], c[..., 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return c[..., 0] + c[..., 4] / n_samples, c[..., 3] + c[..., 6] / n_samples
+
+
+def _one_template(x):
+    """Model and item components ``(L, 3)`` of ``x (L, model, template, sample)``: templates pooled.
+
+    With one template (or templates whose share cannot be estimated) the
+    items are planned with the templates held fixed: the model × item
+    array of each model's mean over the templates it has.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        count = (~np.isnan(x)).sum(-2)
+        means = np.where(count > 0, np.nansum(x, axis=-2) / np.maximum(count, 1), np.nan)
+    return _kv.henderson(means, 2)[0]
+
+
+def _n_models(x, k):
+    """Models with a score, per leading position of ``x (..., model, f_2..f_k)``."""
+    return (~np.isnan(x)).any(axis=tuple(range(-k + 1, 0))).sum(-1)
+
+
+def fresh_units_needed(values, units, target=0.9, probability=0.95, most=None):
+    r"""The planner's number of fresh templates (or items) for a rerun that reproduces the ranking.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        ``(L, templates, models)`` per-template scores (``units="template"``)
+        or ``(L, templates, samples, models)`` per-sample scores
+        (``units="sample"``), each leading position a task.
+    units : {"template", "sample"}
+        What is drawn afresh; the other facet is held fixed.
+    target, probability : float
+        Two reruns must reach tau-b ≥ ``target`` with ``probability``
+        (``probability=None``: an expected tau of ``target``).
+    most : int, optional
+        Larger answers are NaN.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(L,)``: :func:`rankstats._kernels.variance.units_needed` with the
+        universe and per-unit error variances of the task's components, the
+        held facet's effects counted in the universe; NaN where they cannot
+        be estimated or the models' variance is not positive.
+
+    Notes
+    -----
+    This is :func:`plan`'s ``n_templates_needed_fixed_samples`` (and
+    ``n_samples_needed_fixed_templates``), the extrapolation beside
+    :func:`rankstats.templates_needed`'s model-free answer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankstats.stability.planning import fresh_units_needed
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.normal(size=(1, 1, 8)) + rng.normal(0, 0.5, size=(1, 30, 8))
+    >>> fresh_units_needed(scores, "template")
+    array([1025.])
+    """
+    values = np.asarray(values, dtype=float)
+    if units == "template":
+        x = np.swapaxes(values, -1, -2)  # (L, model, template)
+        c = _kv.henderson(x, 2)[0]
+        universe, per_unit = c[..., 0], c[..., 2]
+        m = _n_models(x, 2)
+    else:
+        x = np.moveaxis(values, -1, -3)  # (L, model, template, sample)
+        c = _kv.henderson(x, 3)[0]
+        n_t = _kv.observed_levels(~np.isnan(x), 3)[..., 1].astype(float)
+        universe, per_unit = _fixed_templates(c, n_t)
+        pooled = _one_template(x)
+        fallback = np.isnan(c).any(-1)
+        universe = np.where(fallback, pooled[..., 0], universe)
+        per_unit = np.where(fallback, pooled[..., 2], per_unit)
+        m = _n_models(x, 3)
+    rho = _kv.replication_rho(target, probability, m)
+    return _kv.units_needed(universe, per_unit, rho, most)
+
+
 @checked(
     target_tau=o.probability,
+    probability=o.optional(o.unit_interval),
     template_cost=_non_negative,
     sample_cost=_non_negative,
     n_templates=_sizes,
@@ -168,6 +263,7 @@ def plan(
     template_cost=1.0,
     sample_cost=1.0,
     *,
+    probability=0.95,
     n_templates=(1, 2, 5, 10, 20, 50, 100),
     n_samples=(10, 50, 100, 500, 1000),
     differences=(0.01, 0.02, 0.05),
@@ -187,8 +283,12 @@ def plan(
         (per-template scores only) samples are no facet: only templates are
         planned, over the benchmark's own samples.
     target_tau : float, default 0.9
-        The expected Kendall tau between the leaderboard and a replication
-        of it that the cheapest design must reach.
+        The Kendall tau-b between the leaderboard and a replication of it
+        that the designs must reach.
+    probability : float or None, default 0.95
+        The probability with which a replication must reach
+        ``target_tau`` (the question of :func:`rankstats.templates_needed`);
+        None asks instead for an expected tau of ``target_tau``.
     template_cost, sample_cost : float, default 1.0
         Cost of one template and of one sample; a design of ``n_t``
         templates and ``n_s`` samples costs ``template_cost * n_t +
@@ -285,27 +385,32 @@ def plan(
     >>> planned.attrs["samples"]
     'not a facet: per-template scores only, over a fixed set of samples'
     >>> planned.n_templates_needed.sel(task=["word_before", "sports_understanding"]).values
+    array([239., 273.])
+    >>> expected = stability.plan(cube, target_tau=0.9, probability=None)
+    >>> expected.n_templates_needed.sel(task=["word_before", "sports_understanding"]).values
     array([64., 24.])
     >>> round(float(planned.overall_tau_now), 3)
     0.988
     """
     dims = Dims(model, task, template, sample)
     scores, facets = task_first(x, "plan", dims)
-    found = _xr.apply_labelled(
-        "plan",
-        _point_kernel,
-        [scores],
-        [facets],
-        {"estimate": ("estimate", [COMPONENT]), **design_outputs(dims)},
-        kwargs={"k": len(facets)},
-        sizes={COMPONENT: 2 ** len(facets) - 1},
-    ).compute()
+    with np.errstate(all="ignore"):  # empty tasks: NaN, with their reason in ``reason``
+        found = _xr.apply_labelled(
+            "plan",
+            _point_kernel,
+            [scores],
+            [facets],
+            {"estimate": ("estimate", [COMPONENT]), **design_outputs(dims)},
+            kwargs={"k": len(facets)},
+            sizes={COMPONENT: 2 ** len(facets) - 1},
+        ).compute()
     return plan_from(
         found,
         scores,
         facets,
         dims,
         target_tau=target_tau,
+        probability=probability,
         template_cost=template_cost,
         sample_cost=sample_cost,
         n_templates=n_templates,
@@ -323,6 +428,7 @@ def plan_from(
     dims,
     *,
     target_tau,
+    probability=None,
     template_cost,
     sample_cost,
     n_templates,
@@ -339,25 +445,44 @@ def plan_from(
     diffs = np.asarray(differences, dtype=float)
     nt = np.asarray(n_templates, dtype=float)
     ns = np.asarray(n_samples, dtype=float)
+    model_mean = found["model_mean"].transpose(dims.model, dims.task).values
+    n_models = np.isfinite(model_mean).sum(0)
     if k == 3:
         grid_c, grid_t, grid_s = c[:, None, None, :], nt[None, :, None], ns[None, None, :]
         grid_dims = [N_TEMPLATES, N_SAMPLES]
     else:
         grid_c, grid_t, grid_s = c[:, None, :], nt[None, :], None
         grid_dims = [N_TEMPLATES]
-    rho = float(_kv.rho_for_tau(target_tau))
-    now = _study(c, nt_now, ns_now if k == 3 else None, diffs)
-    grid = _study(grid_c, grid_t, grid_s, diffs)
-    best = _kv.cheapest(c, rho, template_cost, sample_cost, max_templates, max_samples)
-    fixed = _fixed_samples(c, ns_now, rho, max_templates, k)
-    overall_c, n_tasks = _overall(
-        c, found["model_mean"].transpose(dims.model, dims.task).values, now["relative_error"]
-    )
-    ns_mean = np.nanmean(ns_now) if k == 3 else np.nan
-    o_now = _study(overall_c, np.nanmean(nt_now), ns_mean if k == 3 else None, diffs)
-    o_grid = _study(overall_c, nt[:, None] if k == 3 else nt, ns if k == 3 else None, diffs)
-    o_best = _kv.cheapest(overall_c, rho, template_cost, sample_cost, max_templates, max_samples)
-    o_fixed = _fixed_samples(overall_c[None], np.array([ns_mean]), rho, max_templates, k)[0]
+    rho = _kv.replication_rho(target_tau, probability, n_models)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        now = _study(c, nt_now, ns_now if k == 3 else None, diffs)
+        grid = _study(grid_c, grid_t, grid_s, diffs)
+        best = _kv.cheapest(c, rho, template_cost, sample_cost, max_templates, max_samples)
+        fixed = _kv.units_needed(*_fixed_samples_variances(c, ns_now, k), rho, max_templates)
+        pooled = None
+        if k == 3:
+            universe, per_item = _fixed_templates(c, nt_now)
+            pooled = _one_template(scores.transpose(dims.task, *facets).values)
+            fallback = np.isnan(c).any(-1)
+            universe = np.where(fallback, pooled[:, 0], universe)
+            per_item = np.where(fallback, pooled[:, 2], per_item)
+            items = _kv.units_needed(universe, per_item, rho, max_samples)
+        else:
+            items = np.full(len(c), np.nan)
+        overall_c, n_tasks = _overall(c, model_mean, now["relative_error"])
+        o_rho = _kv.replication_rho(target_tau, probability,
+                                    np.array(int(np.isfinite(model_mean).any(1).sum())))
+        ns_mean = np.nanmean(ns_now) if k == 3 and np.isfinite(ns_now).any() else np.nan
+        nt_mean = np.nanmean(nt_now) if np.isfinite(nt_now).any() else np.nan
+        o_now = _study(overall_c, nt_mean, ns_mean if k == 3 else None, diffs)
+        o_grid = _study(overall_c, nt[:, None] if k == 3 else nt, ns if k == 3 else None, diffs)
+        o_best = _kv.cheapest(overall_c, o_rho, template_cost, sample_cost, max_templates,
+                              max_samples)
+        o_fixed = _kv.units_needed(*_fixed_samples_variances(overall_c, ns_mean, k), o_rho,
+                                   max_templates)
+        o_items = (_kv.units_needed(*_fixed_templates(overall_c, nt_mean), o_rho, max_samples)
+                   if k == 3 else np.nan)
+    reasons = _reasons(scores, facets, dims, c, pooled, n_models, nt_now, ns_now, k)
 
     T = [dims.task]
     variables = {
@@ -372,6 +497,9 @@ def plan_from(
     for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), best, strict=True):
         variables[name] = (T, value)
     variables["n_templates_needed_fixed_samples"] = (T, fixed)
+    variables["n_samples_needed_fixed_templates"] = (T, items)
+    variables["target_g_coefficient"] = (T, rho)
+    variables["reason"] = (T, reasons)
     variables["overall_universe"] = ((), overall_c[0])
     for name, value in o_now.items():
         variables[f"overall_{name}_now"] = ([DIFFERENCE] if name == "p_ordered" else [], value)
@@ -383,6 +511,7 @@ def plan_from(
     for name, value in zip(("n_templates_needed", "n_samples_needed", "cost"), o_best, strict=True):
         variables[f"overall_{name}"] = ((), value)
     variables["overall_n_templates_needed_fixed_samples"] = ((), o_fixed)
+    variables["overall_n_samples_needed_fixed_templates"] = ((), o_items)
     coords = {dims.task: scores[dims.task].values, N_TEMPLATES: nt.astype(int), DIFFERENCE: diffs}
     if k == 3:
         coords[N_SAMPLES] = ns.astype(int)
@@ -392,7 +521,10 @@ def plan_from(
     data.attrs = {
         "statistic": "plan",
         "target_tau": target_tau,
-        "target_g_coefficient": rho,
+        "probability": "None" if probability is None else probability,
+        "question": "the smallest design at which the leaderboard and a replication of it "
+        + (f"reach an expected Kendall tau-b of {target_tau:g}" if probability is None
+           else f"have Kendall's tau-b ≥ {target_tau:g} with probability {probability:g}"),
         "template_cost": template_cost,
         "sample_cost": sample_cost,
         "max_templates": max_templates,
@@ -404,6 +536,9 @@ def plan_from(
         else "not a facet: per-template scores only, over a fixed set of samples",
         "tau": "expected Kendall tau with a replication (new templates and samples): "
         "(2/pi) arcsin(g_coefficient), models normal with variance universe",
+        "fixed": "n_templates_needed_fixed_samples: fresh templates, the task's own samples "
+        "held fixed (the question of templates_needed); n_samples_needed_fixed_templates: "
+        "fresh samples, the task's own templates held fixed (that of samples_needed)",
         "overall": "the mean score over the tasks with finite components, every task with "
         "the same design; universe variance by the method of moments",
     }
@@ -416,15 +551,28 @@ def default_options(**given) -> dict:
     return {name: parameters[name].default for name in OPTIONS} | given
 
 
-def _fixed_samples(c, n_samples, rho, max_templates, k):
-    """The templates needed to reach ``rho`` with each task's own number of samples."""
-    c = np.clip(c, 0, None)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        budget = c[..., 0] * (1 - rho) / rho
-        if k == 3:
-            budget = budget - c[..., 4] / n_samples
-            per_template = c[..., 3] + c[..., 6] / n_samples
+def _reasons(scores, facets, dims, c, pooled, n_models, nt_now, ns_now, k):
+    """Per task, why nothing (or only the items) could be planned; "" where all is estimated."""
+    out = []
+    for t in range(len(c)):
+        if n_models[t] == 0:
+            out.append("no scores")
+        elif n_models[t] < 2:
+            out.append("fewer than two models: no ranking to reproduce")
+        elif k == 3 and ns_now[t] < 2:
+            out.append("fewer than two samples: the item variance cannot be estimated")
+        elif nt_now[t] < 2:
+            out.append(
+                "one template: its share of the variance (template and model × template) "
+                "cannot be estimated, so the templates cannot be planned"
+                + ("; the items needed hold the template fixed, and a second template "
+                   "would show how far a change of template moves the ranking"
+                   if k == 3 and pooled is not None and np.isfinite(pooled[t, 0]) else "")
+            )
+        elif not np.isfinite(c[t]).all():
+            out.append("missing cells confound the effects: no components")
+        elif not c[t, 0] > 0:
+            out.append("the models' scores do not differ (no model variance)")
         else:
-            per_template = c[..., 2]
-        needed = np.maximum(np.ceil(per_template / budget - 1e-9), 1)
-    return np.where((budget > 0) & (needed <= max_templates), needed, np.nan)
+            out.append("")
+    return np.array(out, dtype=object)

@@ -37,10 +37,10 @@ TIE_GROUP_RULES = {
 TIE_GROUP_RULES["marginal"] = TIE_GROUP_RULES["simultaneous"]
 
 
-def _kernel(replicates, estimate, dof, *, confidence_level, higher_is_better, marginal):
+def _kernel(replicates, estimate, dof, *, confidence_level, higher_is_better, marginal, omit):
     return _krs.rank_sets(replicates, estimate, dof, confidence_level=confidence_level,
                           higher_is_better=higher_is_better, marginal=marginal,
-                          gaussian=True, statistic="leaderboard")
+                          gaussian=True, statistic="leaderboard", omit=omit)
 
 
 def degrees_of_freedom(reps, template, sample):
@@ -63,11 +63,13 @@ def _tie_kernel(rank, low, high):
 
 
 def rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher, dims,
-                       bootstrap_interval=None):
+                       bootstrap_interval=None, omit=False):
     """``rank_low``, ``rank_high``, ``tie_group`` (and ``in_top_k``) of replicates ``reps``.
 
     ``bootstrap_interval`` is the percentile interval Dataset of the ranks
-    (``low``, ``high``), needed when ``rank_sets="bootstrap"``.
+    (``low``, ``high``), needed when ``rank_sets="bootstrap"``. With
+    ``omit``, a task's replicates in which some present model's score is
+    undefined are left out of its rank sets (listwise).
     """
     model = dims.model
     estimate = reps["rank_estimate"]
@@ -83,7 +85,7 @@ def rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher, dim
             {name: (name, [model]) for name in ("low", "high", "simultaneous_low",
                                                 "tie_group")},
             kwargs={"confidence_level": confidence_level, "higher_is_better": higher,
-                    "marginal": rank_sets == "marginal"})
+                    "marginal": rank_sets == "marginal", "omit": omit})
     if rank_sets == "bootstrap":
         low, high = bootstrap_interval["low"], bootstrap_interval["high"]
         groups = _xr.apply_labelled(

@@ -380,7 +380,7 @@ def score_intervals(
     """
     dims = Dims(model, task, template, sample)
     if method == "bootstrap":
-        from .bootstrap import intervals
+        from .resampling import intervals
 
         scores, facets = facets_of(x, "score_intervals", dims)
         over = "both" if len(facets) == 3 else "templates"
@@ -472,8 +472,11 @@ def variance_summary(
         ``variance_estimate``, ``variance_low``, ``variance_high`` (of
         :func:`variance_components`); over ``task``: ``g_coefficient`` and
         ``replication_tau`` (expected Kendall tau with a replication) at the
-        task's own design, ``templates_for_tau``, the templates needed
-        (with the task's own samples) for ``target_tau``, and
+        task's own design, ``templates_for_tau``, the planner's fresh
+        templates (the task's own samples held fixed) for two reruns to
+        reach tau-b ≥ ``target_tau`` with probability 0.95, the question of
+        :func:`rankstats.templates_needed` (``overall_templates_for_tau``:
+        for the mean score over the tasks), and
         ``variance_cells_missing``, the missing cells left out. The names do not
         clash with those of :func:`rankstats.report`'s Dataset, so the two
         merge.
@@ -513,6 +516,7 @@ def variance_summary(
                 COMPONENT, errors="ignore"
             ),
             "variance_cells_missing": vc["n_missing"],
+            "overall_templates_for_tau": planned["overall_n_templates_needed_fixed_samples"],
         }
     )
     data.attrs = {**vc.attrs, "statistic": "variance_summary", "target_tau": target_tau}

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from .. import _text
 from ..errors import InputTypeError
+from . import _arguments as a
 
 __all__ = ["assert_cube_equal"]
 
@@ -51,6 +53,9 @@ def assert_cube_equal(
         located by their labels.
     InputTypeError
         An argument is not an xarray object.
+    OptionError
+        A tolerance is negative or not a number, ``attrs`` is not a bool,
+        ``shown`` is not a whole number.
 
     Examples
     --------
@@ -76,7 +81,14 @@ def assert_cube_equal(
                 f"assert_cube_equal: {name} is a {type(value).__name__}, "
                 "not an xarray Dataset or DataArray"
             )
-    problems = _differences(actual, expected, rtol, atol, attrs, tuple(ignore_attrs), shown)
+    function = "assert_cube_equal"
+    rtol, atol = a.tolerance(function, "rtol", rtol), a.tolerance(function, "atol", atol)
+    attrs = a.flag(function, "attrs", attrs)
+    shown = a.count(function, "shown", shown)
+    if isinstance(ignore_attrs, str):
+        ignore_attrs = (ignore_attrs,)
+    ignore = tuple(_text.text_list(function, "ignore_attrs", list(ignore_attrs)))
+    problems = _differences(actual, expected, rtol, atol, attrs, ignore, shown)
     if problems:
         raise AssertionError("the cubes differ:\n  - " + "\n  - ".join(problems))
 

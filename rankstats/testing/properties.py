@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from ..errors import InputTypeError
+from ..errors import InputTypeError, OptionError
+from . import _arguments as a
 from . import strategies as s
 
 __all__ = [
@@ -95,6 +96,19 @@ def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
+def _common(function: str, statistic, inputs, field, max_examples, settings, **tolerances):
+    """Check the arguments every property check takes, before any search; return them parsed."""
+    if not callable(statistic):
+        raise InputTypeError(f"{function}: statistic={statistic!r} is not callable")
+    return (
+        a.strategy(function, "inputs", inputs),
+        a.field(function, field),
+        a.max_examples(function, max_examples),
+        a.search_settings(function, settings),
+        {name: a.tolerance(function, name, value) for name, value in tolerances.items()},
+    )
+
+
 def _run(search, max_examples, parent):
     """Run a ``@given`` search under ``parent`` (the current profile by default), no deadline."""
     options = {
@@ -102,7 +116,7 @@ def _run(search, max_examples, parent):
         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
     }
     if max_examples is not None:
-        options["max_examples"] = int(max_examples)
+        options["max_examples"] = max_examples
     base = parent if parent is not None else hypothesis_settings.default
     hypothesis_settings(base, **options)(search)()
 
@@ -149,13 +163,26 @@ def check_permutation_invariance(
     >>> check_permutation_invariance(rankstats.kendall_w, axis="judges")
     >>> check_permutation_invariance(rankstats.rank, equivariant=True)
     """
-    position = _AXES.get(axis, axis)
-    if not isinstance(position, int):
-        raise InputTypeError(f"axis={axis!r} is not 'objects', 'judges' or an int")
+    function = "check_permutation_invariance"
+    inputs, field, max_examples, settings, tolerance = _common(
+        function, statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol)
+    rtol, atol = tolerance["rtol"], tolerance["atol"]
+    equivariant = a.flag(function, "equivariant", equivariant)
+    if isinstance(axis, np.integer):
+        axis = int(axis)
+    position = _AXES.get(axis, axis) if isinstance(axis, str) else axis
+    if not isinstance(position, int) or isinstance(position, bool):
+        raise InputTypeError(f"{function}: axis={axis!r} is not 'objects', 'judges' or an int")
+    if inputs is None and not -2 <= position < 2:
+        raise OptionError(f"{function}: axis={axis!r} is not an axis of the judges x objects "
+                          "matrices it draws (0, 1, -1 or -2)")
     inputs = s.score_matrices() if inputs is None else inputs
 
     @given(x=inputs, data=st.data())
     def search(x, data):
+        if not -x.ndim <= position < x.ndim:
+            raise OptionError(f"{function}: axis={axis!r} is not an axis of the drawn input "
+                              f"of shape {x.shape}")
         size = x.shape[position]
         order = np.asarray(data.draw(st.permutations(range(size)), label="permutation"))
         moved = np.take(x, order, axis=position)
@@ -208,6 +235,11 @@ def check_monotone_invariance(
     >>> from rankstats.testing import check_monotone_invariance
     >>> check_monotone_invariance(rankstats.kendall_w)
     """
+    function = "check_monotone_invariance"
+    inputs, field, max_examples, settings, tolerance = _common(
+        function, statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol)
+    rtol, atol = tolerance["rtol"], tolerance["atol"]
+    per_judge = a.flag(function, "per_judge", per_judge)
     if inputs is None:
         inputs = s.score_matrices(elements=st.integers(-20, 20).map(float))
 
@@ -262,11 +294,18 @@ def check_symmetry(
     >>> from rankstats.testing import check_symmetry
     >>> check_symmetry(rankstats.kendall_tau)
     """
+    inputs, field, max_examples, settings, tolerance = _common(
+        "check_symmetry", statistic, inputs, field, max_examples, settings, rtol=rtol,
+        atol=atol)
+    rtol, atol = tolerance["rtol"], tolerance["atol"]
     if inputs is None:
         inputs = s.score_matrices(judges=2, objects=(2, 10), constant_rows="none").map(tuple)
 
     @given(pair=inputs)
     def search(pair):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise InputTypeError(f"check_symmetry: inputs must draw pairs (x, y); it drew a "
+                                 f"{type(pair).__name__}")
         x, y = pair
         xy = _evaluate(statistic, field, x, y)
         yx = _evaluate(statistic, field, y, x)
@@ -307,13 +346,34 @@ def check_bounds(
     max_examples, settings
         As for :func:`check_permutation_invariance`.
 
+    Raises
+    ------
+    AssertionError
+        A value outside the bounds, with the smallest input found.
+    OptionError
+        ``low`` or ``high`` is not a number, is NaN, or ``low > high`` (the
+        bounds are checked before the statistic is called).
+
     Examples
     --------
     >>> import rankstats
     >>> from rankstats.testing import check_bounds
     >>> check_bounds(rankstats.kendall_w, 0, 1)
     >>> check_bounds(rankstats.kendall_w, 0, 1, field="pvalue")
+    >>> check_bounds(rankstats.kendall_w, 1, 0)
+    Traceback (most recent call last):
+    ...
+    rankstats.errors.OptionError: check_bounds: low=1 is above high=0; give the bounds in order
     """
+    function = "check_bounds"
+    inputs, field, max_examples, settings, _ = _common(
+        function, statistic, inputs, field, max_examples, settings)
+    low_, high_ = a.bound(function, "low", low), a.bound(function, "high", high)
+    if low_ > high_:
+        raise OptionError(f"{function}: low={low!r} is above high={high!r}; give the bounds "
+                          "in order")
+    low, high = low_, high_
+    allow_nan = a.flag(function, "allow_nan", allow_nan)
     inputs = s.score_matrices() if inputs is None else inputs
 
     @given(x=inputs)
@@ -323,7 +383,8 @@ def check_bounds(
         inside = (got >= low) & (got <= high)
         if not (inside | (nan & allow_nan)).all():
             raise AssertionError(
-                f"{_name(statistic)} left [{low}, {high}]:\n  x = {_show(x)}\n  gives {_show(got)}"
+                f"{_name(statistic)} left [{low:g}, {high:g}]:\n  x = {_show(x)}\n"
+                f"  gives {_show(got)}"
             )
 
     _run(search, max_examples, settings)
@@ -357,6 +418,10 @@ def check_vectorised(
     >>> from rankstats.testing import check_vectorised
     >>> check_vectorised(rankstats.kendall_w)
     """
+    inputs, field, max_examples, settings, tolerance = _common(
+        "check_vectorised", statistic, inputs, field, max_examples, settings, rtol=rtol,
+        atol=atol)
+    rtol, atol = tolerance["rtol"], tolerance["atol"]
     inputs = s.score_matrices(slices=(1, 4)) if inputs is None else inputs
 
     @given(x=inputs)
@@ -415,6 +480,11 @@ def check_dask(
     >>> from rankstats.testing import check_dask
     >>> check_dask(rankstats.kendall_w, max_examples=5)
     """
+    inputs, field, max_examples, settings, tolerance = _common(
+        "check_dask", statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol)
+    rtol, atol = tolerance["rtol"], tolerance["atol"]
+    if chunks is not None and not isinstance(chunks, dict):
+        raise InputTypeError(f"check_dask: chunks={chunks!r} is not a dict of dimension sizes")
     if importlib.util.find_spec("dask") is None:
         raise ImportError('check_dask needs dask: pip install "rankstats[dask]"')
     if inputs is None:

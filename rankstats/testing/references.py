@@ -11,7 +11,8 @@ from importlib import resources
 import numpy as np
 import xarray as xr
 
-from ..errors import OptionError, UnknownNameError
+from ..errors import InputTypeError, UnknownNameError
+from . import _arguments as a
 from .properties import values_of
 
 __all__ = ["check_against_references", "reference_statistics", "reference_vectors"]
@@ -79,6 +80,8 @@ def reference_vectors(statistic: str | None = None) -> list[dict]:
     ('kendall_w/untied-5x7', 'pingouin', (5, 7))
     """
     data = _load()
+    if statistic is not None and not isinstance(statistic, str):
+        raise InputTypeError(f"reference_vectors: statistic={statistic!r} is not a name (str)")
     if statistic is not None and statistic not in data["statistics"]:
         raise UnknownNameError(
             f"no reference vectors for statistic={statistic!r}; there are "
@@ -156,7 +159,8 @@ def check_against_references(
     UnknownNameError
         No vectors for ``statistic``.
     OptionError
-        ``options`` is neither ``"defaults"`` nor ``"all"``.
+        ``options`` is neither ``"defaults"`` nor ``"all"``, or a tolerance
+        is negative or not a number.
 
     Examples
     --------
@@ -165,10 +169,13 @@ def check_against_references(
     >>> check_against_references(rankstats.kendall_w, "kendall_w", options="all")
     9
     """
-    if options not in ("defaults", "all"):
-        raise OptionError(
-            f"check_against_references: options={options!r} is not 'defaults' or 'all'"
-        )
+    who = "check_against_references"
+    if not callable(function):
+        raise InputTypeError(f"{who}: function={function!r} is not callable")
+    options = a.choice(who, "options", options, ("defaults", "all"))
+    field = a.field(who, field)
+    rtol = a.optional_tolerance(who, "rtol", rtol)
+    atol = a.optional_tolerance(who, "atol", atol)
     vectors = reference_vectors(statistic)
     if options == "defaults":
         vectors = [v for v in vectors if not v["options"]]

@@ -30,6 +30,7 @@ from hypothesis.extra import numpy as hnp
 from ..cube import provenance
 from ..errors import OptionError
 from ..validation import SCORE_KINDS
+from . import _arguments as a
 
 __all__ = [
     "INCREASING",
@@ -100,25 +101,30 @@ def monotone_transforms() -> st.SearchStrategy:
     return st.sampled_from(list(INCREASING.values()))
 
 
-def _sizes(value, name) -> st.SearchStrategy:
-    """An int or a (low, high) range as a strategy of ints."""
-    if isinstance(value, st.SearchStrategy):
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        low = high = int(value)
-    elif isinstance(value, tuple) and len(value) == 2:
-        low, high = (int(v) for v in value)
-    else:
-        raise OptionError(f"{name}={value!r} is not an int, a (low, high) pair or a strategy")
-    if not 0 <= low <= high:
-        raise OptionError(f"{name}={value!r}: need 0 <= low <= high")
-    return st.integers(low, high)
+def _sizes(function, value, name) -> tuple[st.SearchStrategy, int | None]:
+    """An int, a (low, high) range or a strategy: a strategy of ints and the largest size."""
+    bounds = a.sizes(function, name, value)
+    return a.size_strategy(function, name, value), a.largest(bounds)
 
 
-def _choice(value, allowed, name):
-    if value not in allowed:
-        raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
-    return value
+def _most(*sizes) -> int | None:
+    """The most values of arrays of these largest sizes (None where a strategy gives one)."""
+    return None if any(size is None for size in sizes) else int(np.prod(sizes, dtype=object))
+
+
+def _check_size(function: str, what: str, values: int | None, distinct: bool) -> None:
+    """Refuse inputs larger than hypothesis can draw (values known up front, or drawn)."""
+    if values is None:
+        return
+    if distinct and values > a.MAX_DISTINCT:
+        raise OptionError(
+            f"{function}: {what} can hold {values:,} values, each drawn distinct from the "
+            f"rest of its row (ties='none'); at most {a.MAX_DISTINCT:,} can be drawn so: ask "
+            "for fewer, or allow ties")
+    if values > a.MAX_VALUES:
+        raise OptionError(
+            f"{function}: {what} can hold {values:,} values; at most {a.MAX_VALUES:,} can be "
+            "drawn: ask for fewer")
 
 
 def _levels(kind: str, ties, n: int) -> int:
@@ -146,22 +152,41 @@ def _as_values(levels: np.ndarray, kind: str, n_levels: int) -> np.ndarray:
     return levels + 1.0  # ranks
 
 
-def _check_matrix_options(kind, ties, nan, constant_rows, elements):
+def _check_matrix_options(function, kind, ties, nan, constant_rows, elements):
+    """The options of a matrix strategy, parsed: ``(kind, ties, nan, constant_rows)``."""
     if kind is not None:
-        _choice(kind, KINDS, "kind")
+        kind = a.choice(function, "kind", kind, KINDS)
     if ties is None:
         pass
-    elif not isinstance(ties, numbers.Integral) or isinstance(ties, bool):
-        _choice(ties, TIE_DENSITIES, "ties")
-    elif ties < 1:
-        raise OptionError(f"ties={ties!r}: a number of levels is at least 1")
-    _choice(nan, NAN_PATTERNS, "nan")
-    _choice(constant_rows, _CONSTANT_ROWS, "constant_rows")
+    elif isinstance(ties, str):
+        ties = a.choice(function, "ties", ties, TIE_DENSITIES)
+    elif isinstance(ties, (numbers.Integral, np.integer)) and not isinstance(
+            ties, (bool, np.bool_)):
+        if ties < 1:
+            raise OptionError(f"{function}: ties={ties!r}: a number of levels is at least 1")
+        ties = int(ties)
+    else:
+        raise OptionError(f"{function}: ties={ties!r} is not allowed; ties must be one of "
+                          f"{', '.join(map(repr, TIE_DENSITIES))}, a number of levels or None")
+    nan = a.choice(function, "nan", nan, NAN_PATTERNS)
+    constant_rows = a.choice(function, "constant_rows", constant_rows, _CONSTANT_ROWS)
+    a.strategy(function, "elements", elements)
+    if ties == 1 and constant_rows != "allow" and elements is None:
+        raise OptionError(
+            f"{function}: ties=1 gives every row a single value, and constant_rows="
+            f"{constant_rows!r} asks for rows that vary; use ties=2 or more, or "
+            "constant_rows='allow'")
     if kind == "binary" and ties == "none" and elements is None:
         raise OptionError(
-            "kind='binary' with ties='none': binary scores tie whenever a row "
+            f"{function}: kind='binary' with ties='none': binary scores tie whenever a row "
             "has more than two values; use ties='some' or 'many'"
         )
+    return kind, ties, nan, constant_rows
+
+
+def _distinct(kind, ties, elements) -> bool:
+    """Whether rows are drawn one distinct value at a time (the costly draws)."""
+    return ties == "none" and (elements is not None or kind != "binary")
 
 
 @st.composite
@@ -233,8 +258,10 @@ def missing_masks(shape, pattern: str = "scattered") -> st.SearchStrategy:
     ...     assert (mask == mask[:, :1]).all()
     >>> test_whole_rows()
     """
-    _choice(pattern, NAN_PATTERNS, "pattern")
-    shape = tuple(int(s) for s in shape)
+    pattern = a.choice("missing_masks", "pattern", pattern, NAN_PATTERNS)
+    shape = a.shape("missing_masks", "shape", shape)
+    if len(shape) == 1:  # one row of objects
+        return missing_masks((1, *shape), pattern).map(lambda mask: mask[0])
     if pattern == "none":
         return st.just(np.zeros(shape, dtype=bool))
     if pattern == "scattered":
@@ -320,10 +347,22 @@ def score_arrays(
     array([[1., 1., 1.],
            [1., 1., 1.]])
     """
-    _check_matrix_options(kind, ties, nan, constant_rows, elements)
+    kind, ties, nan, constant_rows = _check_matrix_options(
+        "score_arrays", kind, ties, nan, constant_rows, elements)
+    distinct = _distinct(kind, ties, elements)
+
+    def checked(value, name="shape (drawn)"):
+        value = a.shape("score_arrays", name, value)
+        _check_size("score_arrays", f"{name}={value!r}", int(np.prod(value, dtype=object)),
+                    distinct)
+        return value
+
     if shape is None:
-        shape = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=8)
-    shapes = shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape))
+        shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=8)
+    elif isinstance(shape, st.SearchStrategy):
+        shapes = shape.map(checked)
+    else:
+        shapes = st.just(checked(shape, "shape"))
     return shapes.flatmap(
         lambda s: _arrays(tuple(s), kind, ties, nan, constant_rows, elements)
     ).filter(lambda x: _row_check(x, constant_rows))
@@ -391,15 +430,28 @@ def score_matrices(
     >>> find(score_matrices(), lambda x: (x == x[:, :1]).all(axis=1).any())
     array([[0., 0.]])
     """
-    _check_matrix_options(kind, ties, nan, constant_rows, elements)
-    m, n = _sizes(judges, "judges"), _sizes(objects, "objects")
-    k = None if slices is None else _sizes(slices, "slices")
+    return _score_matrices("score_matrices", judges, objects, kind, ties, nan, constant_rows,
+                           elements, slices)
+
+
+def _score_matrices(function, judges, objects, kind, ties, nan, constant_rows, elements,
+                    slices):
+    kind, ties, nan, constant_rows = _check_matrix_options(
+        function, kind, ties, nan, constant_rows, elements)
+    (m, most_m), (n, most_n) = _sizes(function, judges, "judges"), \
+        _sizes(function, objects, "objects")
+    k, most_k = (None, 1) if slices is None else _sizes(function, slices, "slices")
+    distinct = _distinct(kind, ties, elements)
+    _check_size(function, "the matrices (judges x objects x slices)",
+                _most(most_m, most_n, most_k), distinct)
 
     @st.composite
     def matrices(draw):
         rows = draw(m, label="judges")
         columns = draw(n, label="objects")
         count = None if k is None else draw(k, label="slices")
+        _check_size(function, f"a drawn matrix of {rows} x {columns} x {count or 1}",
+                    rows * columns * (count or 1), distinct)
         shape = (rows, columns) if count is None else (count, rows, columns)
         x = draw(_arrays(shape, kind, ties, nan, constant_rows, elements))
         blocks = x[None] if count is None else x
@@ -433,12 +485,16 @@ def score_vectors(
     --------
     >>> from hypothesis import find
     >>> from rankstats.testing.strategies import score_vectors
-    >>> find(score_vectors(5, kind="binary"), lambda x: x.sum() >= 2)
-    array([0., 0., 0., 1., 1.])
+    >>> find(score_vectors(5, kind="binary"), lambda x: x.sum() == 1)
+    array([1., 0., 0., 0., 0.])
     """
-    rows = "allow" if constant else "none"
-    return score_matrices(
-        judges=1, objects=size, kind=kind, ties=ties, nan=nan, constant_rows=rows, elements=elements
+    rows = "allow" if a.flag("score_vectors", "constant", constant) else "none"
+    if rows == "none" and ties == 1 and elements is None:
+        raise OptionError("score_vectors: ties=1 gives a single value, and constant=False asks "
+                          "for vectors that vary; use ties=2 or more, or constant=True")
+    a.sizes("score_vectors", "size", size)  # named as the caller named it
+    return _score_matrices(
+        "score_vectors", 1, size, kind, ties, nan, rows, elements, None
     ).map(lambda x: x[0])
 
 
@@ -454,7 +510,8 @@ def pvalues(size=(1, 25), *, nan: bool = True) -> st.SearchStrategy:
     ...     assert ((p >= 0) & (p <= 1)).all()
     >>> test_probabilities()
     """
-    sizes = _sizes(size, "size")
+    sizes, _ = _sizes("pvalues", size, "size")
+    nan = a.flag("pvalues", "nan", nan)
     values = st.one_of(
         st.sampled_from([0.0, 0.01, 0.05, 0.5, 1.0]), st.floats(0.0, 1.0, allow_nan=False)
     )
@@ -484,9 +541,14 @@ def _cube_scores(levels: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _samples_option(samples):
-    if samples is None or isinstance(samples, bool):
-        return samples, _sizes((1, 4), "samples")
-    return True, _sizes(samples, "samples")
+    """``(with samples: bool or None for drawn, strategy of counts, largest count)``."""
+    if samples is None:
+        return None, st.integers(1, 4), 4
+    if isinstance(samples, (bool, np.bool_, str)):
+        with_samples = a.flag("cubes", "samples", samples)
+        return with_samples, st.integers(1, 4), 4 if with_samples else 1
+    counts, most = _sizes("cubes", samples, "samples")
+    return True, counts, most
 
 
 @st.composite
@@ -508,7 +570,7 @@ def _cube(
     n_tasks = draw(tasks, label="tasks")
     n_models = draw(models, label="models")
     n_templates = draw(templates, label="templates")
-    with_samples, sample_sizes = samples
+    with_samples, sample_sizes, _ = samples
     if with_samples is None:
         with_samples = draw(st.booleans(), label="sample dimension")
     n_samples = draw(sample_sizes, label="samples") if with_samples else 0
@@ -516,7 +578,7 @@ def _cube(
     better = (
         not draw(st.booleans(), label="lower is better")
         if higher_is_better is None
-        else bool(higher_is_better)
+        else higher_is_better
     )
 
     def real_counts(size, label):
@@ -540,6 +602,8 @@ def _cube(
         shape.append(n_samples)
         real = real[..., None] & sample_real[None, :, None, :]
     extra = draw(st.integers(1, 2), label="runs") if extra_dims else 0
+    _check_size("cubes", f"a drawn cube of {n_models} models, {n_tasks} tasks, {n_templates} "
+                f"templates and {n_samples} samples", int(np.prod(shape)) * max(extra, 1), False)
     if extra:
         dims.append("run")
         shape.append(extra)
@@ -659,19 +723,32 @@ def cubes(
     >>> find(cubes(), lambda cube: cube.score.isnull().all()).score.shape
     (1, 1, 1)
     """
+    function = "cubes"
     if kind is not None:
-        _choice(kind, SCORE_KINDS, "kind")
+        kind = a.choice(function, "kind", kind, SCORE_KINDS)
+    flags = {name: a.flag(function, name, value) for name, value in (
+        ("ragged", ragged), ("absent", absent), ("nan", nan),
+        ("template_attributes", template_attributes), ("extra_dims", extra_dims),
+        ("shuffled_dims", shuffled_dims))}
+    higher_is_better = a.optional_flag(function, "higher_is_better", higher_is_better)
+    (n_tasks, most_tasks), (n_models, most_models), (n_templates, most_templates) = (
+        _sizes(function, value, name)
+        for name, value in (("tasks", tasks), ("models", models), ("templates", templates)))
+    samples = _samples_option(samples)
+    _check_size(function, "the cubes (models x tasks x templates x samples x runs)",
+                _most(most_models, most_tasks, most_templates, samples[2],
+                      2 if flags["extra_dims"] else 1), False)
     return _cube(
-        _sizes(tasks, "tasks"),
-        _sizes(models, "models"),
-        _sizes(templates, "templates"),
-        _samples_option(samples),
+        n_tasks,
+        n_models,
+        n_templates,
+        samples,
         kind,
-        ragged,
-        absent,
-        nan,
-        template_attributes,
-        extra_dims,
-        shuffled_dims,
+        flags["ragged"],
+        flags["absent"],
+        flags["nan"],
+        flags["template_attributes"],
+        flags["extra_dims"],
+        flags["shuffled_dims"],
         higher_is_better,
     )

@@ -21,10 +21,10 @@ Examples
 True
 >>> files.get("mizrahi2024").__name__
 'load'
->>> files.get("no-such-release")
+>>> files.get("no-such-release")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-rankstats_collectors.files.UnknownImporterError: no importer named 'no-such-release' (available: ...)
+rankstats_collectors.files.UnknownImporterError: no importer named 'no-such-release' ...
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def stat_value(stat: dict, file, row, column, non_finite: str = "error"):
     """
     count = stat.get("count")
     if count is not None and number(count, file, row=row, column=f"{column}.count",
-                                    what="count") == 0:
+                                    what="count", nan_is_missing=False) == 0:
         return None
     if "mean" in stat:
         value = number(stat["mean"], file, row=row, column=f"{column}.mean",

@@ -56,9 +56,17 @@ def _header(data, name: str, row=None) -> Log | None:
         raise file_error(name, "not an inspect_ai log: no 'eval' object", row=row, column="eval")
     spec = data["eval"]
     for field in ("task", "model"):
-        if not isinstance(spec.get(field), str):
+        value = spec.get(field)
+        if value is None:
             raise file_error(name, f"the log's eval spec has no {field!r}", row=row,
                              column=f"eval.{field}")
+        if not isinstance(value, str):
+            # inspect_ai writes both as text ("openai/gpt-4o"): a number here was not
+            # written by it, and is refused rather than read as a name
+            raise file_error(name, f"the {field} is {value!r}, a {type(value).__name__}, not "
+                                   f"text: inspect_ai names the {field} with text such as "
+                                   f"{'openai/gpt-4o' if field == 'model' else 'mmlu'!r}",
+                             row=row, column=f"eval.{field}")
     results = data.get("results") or {}
     return Log(Path(name), spec, results, str(data.get("status", "")))
 

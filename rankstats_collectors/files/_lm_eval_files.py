@@ -17,36 +17,22 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ._lm_eval_read import line_error
+from ._lm_eval_results import LAYOUT_03, LAYOUT_04, LAYOUT_049, LAYOUT_JSON, Results
+from ._lm_eval_table import is_table_file, read_table
 from ._paths import as_paths, found_in, lexists, readable_file
+
+__all__ = ["DATE", "LAYOUT_03", "LAYOUT_04", "LAYOUT_049", "LAYOUT_JSON", "RESULTS", "SAMPLES",
+           "Results", "SamplesFile", "expand", "folder_model", "read_results", "results_model",
+           "sibling_results"]
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES = re.compile(rf"samples_(?P<task>.+?)(?:_(?P<date>{DATE})(?P<rest>[^/\\]*))?\.jsonl?")
 RESULTS = re.compile(rf"(?:(?:(?P<prefix>.+)__)?results|(?P<stem>.+))_(?P<date>{DATE})"
                      rf"(?P<rest>[^/\\]*)\.json")
-LAYOUT_03 = "an lm-evaluation-harness 0.3 results file"
-LAYOUT_04 = "an lm-evaluation-harness 0.4 results file (results_<date>.json)"
-LAYOUT_049 = "an lm-evaluation-harness 0.4.9+ results file (<output_path>_<date>.json)"
-LAYOUT_JSON = "an lm-evaluation-harness 0.4 results file"
-
-
-@dataclass
-class Results:
-    """One results file: the run's model, date, reported aggregates and task settings."""
-
-    path: Path
-    file: str
-    date: str | None
-    model: str | None
-    results: dict = field(repr=False)
-    groups: set = field(repr=False)
-    higher_is_better: dict = field(repr=False)
-    configs: dict = field(repr=False)
-    layout: str = LAYOUT_JSON
-    columns: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -86,8 +72,6 @@ def expand(paths, *, task: str | None) -> tuple[list[SamplesFile], list[Results]
 
 
 def _classify(path: Path, file: str, task: str | None, samples: list, results: list) -> None:
-    from ._lm_eval_table import is_table_file, read_table
-
     if is_table_file(path):
         results.append(read_table(path, file))
         return

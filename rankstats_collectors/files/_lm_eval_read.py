@@ -47,7 +47,7 @@ def records(path: Path, file: str) -> Iterator[tuple[int, dict]]:
 
 
 def line_error(file, problem: str, *, line=None, field=None) -> ImporterError:
-    """An :class:`~rankstats_collectors.files.ImporterError` naming ``file``, its line and the field.
+    """An :class:`~rankstats_collectors.files.ImporterError` naming ``file``, line and field.
 
     Examples
     --------

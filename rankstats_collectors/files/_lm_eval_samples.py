@@ -19,7 +19,7 @@ import numpy as np
 from rankstats.validation import label_problem
 
 from ._lm_eval_read import count_records, line_error, records
-from ._scored_rows import NOT_FINITE
+from ._scored_rows import NAN_SCORE, NOT_FINITE
 
 # Fields of a log record that are never metrics (older logs do not list their metrics).
 NOT_METRICS = frozenset({
@@ -89,9 +89,9 @@ def read_log(source, *, metric: str | None, filter_: str | None,
         if isinstance(doc_id, bool) or not isinstance(doc_id, int):
             problem = "missing" if doc_id is None else f"{doc_id!r} is not a whole number"
             raise line_error(file, problem, line=number, field="doc_id")
-        value = _score(record, chosen, file, number)
+        value = _score(record, chosen, file, number, doc_id)
         if math.isnan(value):
-            skipped[f"the {chosen!r} score is NaN"] += 1
+            skipped[NAN_SCORE] += 1
             continue
         if math.isinf(value):
             if non_finite != "missing":
@@ -147,9 +147,12 @@ def _choose_metric(record: dict, metric: str | None, file: str, line: int) -> st
                            "metric=NAME", line=line, field="metrics")
 
 
-def _score(record: dict, metric: str, file: str, line: int) -> float:
+def _score(record: dict, metric: str, file: str, line: int, doc_id: int) -> float:
     if metric not in record:
-        raise line_error(file, "missing", line=line, field=metric)
+        logged = ", ".join(repr(key) for key in record if key not in NOT_METRICS) or "none"
+        raise line_error(file, f"the sample doc_id {doc_id} does not log the metric {metric!r} "
+                               f"(its scores: {logged}), though the log's first record does",
+                         line=line, field=metric)
     value = record[metric]
     if isinstance(value, bool):
         return float(value)

@@ -24,8 +24,8 @@ import math
 import re
 from pathlib import Path
 
-from ._lm_eval_files import Results
 from ._lm_eval_read import line_error
+from ._lm_eval_results import Results
 from ._paths import readable_file
 
 LAYOUT_TABLE = ("an lm-evaluation-harness console table "

@@ -62,17 +62,28 @@ class Release:
                                         f"{ACCURACIES!r})")
 
     def name(self, path: Path) -> str:
-        """``path`` as shown in messages and tables: relative to the release, with slashes."""
+        """``path`` as shown in tables: relative to the release, with slashes."""
         return path.relative_to(self.root).as_posix()
+
+    def shown(self, path) -> str:
+        """``path`` (a path, or a name inside the release) as shown in messages.
+
+        With the release folder as the user gave it, so that the file a
+        message names can be opened from where the command ran.
+        """
+        path = Path(path)
+        inside = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+        return (self.root / inside).as_posix()
 
     def task_files(self, folder: str, suffix: str) -> dict[tuple[str, str], Path]:
         """``{(benchmark, task): path}`` for ``folder/<benchmark>/<task><suffix>``, in order."""
         base = self.root / folder
         if not base.is_dir():
-            raise file_error(folder, "the folder does not exist in the release")
+            raise file_error(self.shown(folder), "the folder does not exist in the release")
         found = {(path.parent.name, path.stem): path for path in base.glob(f"*/*{suffix}")}
         if not found:
-            raise file_error(folder, f"no <benchmark>/<task>{suffix} files in the folder")
+            raise file_error(self.shown(folder),
+                             f"no <benchmark>/<task>{suffix} files in the folder")
         order = {name: i for i, name in enumerate(BENCHMARK_ORDER)}
         return dict(sorted(found.items(),
                            key=lambda item: (order.get(item[0][0], len(order)), item[0])))
@@ -97,7 +108,7 @@ def _located(table: pd.DataFrame, rows, index_column: str, column: str) -> pd.Da
 
 def read_accuracies(release: Release, path: Path) -> pd.DataFrame:
     """A per-template accuracy CSV: ``(template × model)`` accuracies, models in column order."""
-    file = release.name(path)
+    file = release.shown(path)
     frame = read_csv(path, file)
     require_columns(frame.columns, ["paraphrase idx"], file)
     rows = _records(len(frame))
@@ -111,7 +122,8 @@ def read_accuracies(release: Release, path: Path) -> pd.DataFrame:
         problem = (f"a model column is named '<model>{SUFFIX}'" if wrong
                    else f"no '<model>{SUFFIX}' columns")
         raise file_error(file, problem, row="header", column=wrong[0] if wrong else None)
-    values = numbers(frame[columns], file, rows=rows, what="an accuracy", low=0, high=1)
+    values = numbers(frame[columns], file, rows=rows, what="an accuracy", allow_nan=True,
+                     low=0, high=1)
     models = pd.Index([c.removesuffix(SUFFIX) for c in columns], name="model")
     table = pd.DataFrame(values, index=pd.Index(index, name="template"), columns=models)
     return _located(table, rows, "paraphrase idx", "{}" + SUFFIX)
@@ -124,7 +136,7 @@ def read_paraphrases(release: Release, path: Path) -> pd.DataFrame:
     ``valid`` (``"0?"`` counts as 0), ``valid_flag`` (the cell as written),
     ``format``, ``length`` and ``samples``.
     """
-    file = release.name(path)
+    file = release.shown(path)
     frame = read_csv(path, file)
     require_columns(frame.columns, PARAPHRASE_COLUMNS, file)
     rows = _records(len(frame))
@@ -176,7 +188,7 @@ def read_aggregated(release: Release, path: Path):
     and ``ranks`` are ``(template × model)`` frames. Rows are named by their
     key in ``"paraphrases"``; columns by field (``accs.<model>``).
     """
-    file = release.name(path)
+    file = release.shown(path)
     readable_file(path, file)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

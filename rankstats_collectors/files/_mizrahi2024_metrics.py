@@ -51,7 +51,8 @@ def _tasks(frame: pd.DataFrame, file: str, rows, columns) -> pd.DataFrame:
 
 def read_open_source(release: Release, name: str):
     """``(tasks, values)``: the task table and a ``(task × model)`` frame (NaN = not run)."""
-    frame = read_csv(release.root / name, name)
+    path, name = release.root / name, release.shown(name)
+    frame = read_csv(path, name)
     columns = {str(c).strip(): c for c in frame.columns}
     require_columns(columns, ["benchmark", "task"], name)
     models = [c for c in frame.columns if str(c).strip() not in ("benchmark", "task")]
@@ -66,7 +67,8 @@ def read_open_source(release: Release, name: str):
 
 def read_openai(release: Release, name: str) -> pd.DataFrame:
     """A ``(task × (model, prompts))`` frame from a CSV with a two-row header."""
-    frame = read_csv(release.root / name, name, header=None)
+    path, name = release.root / name, release.shown(name)
+    frame = read_csv(path, name, header=None)
     if len(frame) < 3 or frame.shape[1] < 3:
         raise file_error(name, "expected two header rows, then rows of benchmark, task, values")
     first, second = frame.iloc[0].str.strip(), frame.iloc[1].str.strip()
@@ -115,8 +117,10 @@ def metric_results(release: Release) -> xr.Dataset:
     first_key = next(iter(read))
     tasks, reference = read[first_key]
     for key, (_, values) in read.items():
-        _same_labels(reference.index, values.index, "task", names[key], names[first_key])
-        _same_labels(reference.columns, values.columns, "model", names[key], names[first_key])
+        _same_labels(reference.index, values.index, "task", release.shown(names[key]),
+                     release.shown(names[first_key]))
+        _same_labels(reference.columns, values.columns, "model", release.shown(names[key]),
+                     release.shown(names[first_key]))
     stacked = np.stack([np.stack([read[(m, f)][1].loc[reference.index, reference.columns]
                                   .to_numpy().T for f in FILTERINGS], axis=-1)
                         for m in METRIC_NAMES], axis=-2)
@@ -124,8 +128,9 @@ def metric_results(release: Release) -> xr.Dataset:
     for metric, frame in openai.items():
         outside = frame.index.difference(reference.index)
         if len(outside):
-            raise file_error(openai_file(metric), f"task {outside[0]!r} is in no open-source "
-                                                  "metric file", column="task")
+            raise file_error(release.shown(openai_file(metric)),
+                             f"task {outside[0]!r} is in no open-source metric file",
+                             column="task")
     models = openai["maxp"].columns.get_level_values(0).unique()
     estimate = np.full((len(models), len(reference.index), len(METRIC_NAMES), len(PROMPTS)),
                        np.nan)

@@ -64,7 +64,7 @@ def require_same_tasks(release: Release, scores: dict, score_folder: str, meta: 
         missing = [key for key in have if key not in lack]
         if missing:
             benchmark, task = missing[0]
-            raise file_error(release.name(have[missing[0]][0]),
+            raise file_error(release.shown(have[missing[0]][0]),
                              f"{lack_folder}/{benchmark}/ has no file for task {task!r}")
 
 
@@ -74,8 +74,8 @@ def require_same_templates(release: Release, path, table, meta_path, meta) -> No
                                                  ((meta, meta_path), (table, path))):
         extra = one.index.difference(other.index)
         if len(extra):
-            raise file_error(release.name(one_path),
-                             f"template {extra[0]} is not in {release.name(other_path)!r} "
+            raise file_error(release.shown(one_path),
+                             f"template {extra[0]} is not in {release.shown(other_path)!r} "
                              f"(which numbers {len(other)} templates)",
                              row=one.attrs["row"][extra[0]], column=one.attrs["index_column"])
 
@@ -104,5 +104,5 @@ def require_same_models(release: Release, read: dict) -> None:
 def _model_error(release, tables, model, problem):
     path, table = tables[0], tables[1]
     row = "header" if path.suffix == ".csv" else next(iter(table.attrs["row"].values()))
-    return file_error(release.name(path), problem, row=row,
+    return file_error(release.shown(path), problem, row=row,
                       column=table.attrs["column"].format(model))

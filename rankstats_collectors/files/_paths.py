@@ -89,7 +89,7 @@ def readable_file(path, shown: str | None = None) -> Path:
     >>> readable_file(folder / "samples_x.jsonl")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    rankstats_collectors.files.ImporterError: '.../samples_x.jsonl': a symbolic link to a missing file (...)
+    rankstats_collectors.files.ImporterError: '.../samples_x.jsonl': a symbolic link to a ...
     """
     path = Path(path)
     problem = _problem(path)

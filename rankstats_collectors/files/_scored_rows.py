@@ -20,13 +20,16 @@ from . import ImporterError, file_error
 from ._paths import as_paths, few, files_in
 from ._summary import ImportSummary
 
-__all__ = ["KEYS", "NON_FINITE", "SCORE_OPTIONS", "as_paths", "check_range", "drop_repeats",
-           "files_in", "kind_of", "label", "number", "to_cube"]
+__all__ = ["KEYS", "NAN_SCORE", "NON_FINITE", "SCORE_OPTIONS", "as_paths", "check_range",
+           "drop_missing", "drop_repeats", "files_in", "kind_of", "label", "number", "to_cube"]
 
 KEYS = ["model", "task", "template", "sample"]
 NON_FINITE = ("error", "missing")
 _REPEATED = "a sample logged twice with the same score"
 NOT_FINITE = "a score that is not a finite number, read as missing (non_finite='missing')"
+#: The one rule of every importer for a NaN score: it is missing, skipped and counted under
+#: this reason (the producers write NaN where a metric could not be computed).
+NAN_SCORE = "a NaN score (missing)"
 
 #: The options every importer of scores takes: the kind of score, and what infinite scores mean.
 SCORE_OPTIONS = {
@@ -36,12 +39,15 @@ SCORE_OPTIONS = {
 
 
 def number(value, file: str, *, row=None, column=None, what: str = "score",
-           non_finite: str = "error") -> float | None:
+           non_finite: str = "error", nan_is_missing: bool = True) -> float | None:
     """``value`` as a finite float, or an error naming ``file``, ``row`` and ``column``.
 
     Booleans count as 1 and 0; strings that spell a number are read as numbers.
-    With ``non_finite="missing"`` an infinite or NaN value gives None (the
-    caller skips it and says so) instead of an error.
+    A NaN (however spelled) comes back as NaN: a missing score, which
+    :func:`to_cube` skips and counts under :data:`NAN_SCORE`. An infinite
+    value is an error, or with ``non_finite="missing"`` None (the caller
+    skips it and says so). Where NaN cannot mean a missing score (a count),
+    ``nan_is_missing=False`` makes it an error too.
     """
     if isinstance(value, bool):
         return float(value)
@@ -57,6 +63,8 @@ def number(value, file: str, *, row=None, column=None, what: str = "score",
         raise file_error(file, f"the {what} is missing", row=row, column=column)
     else:
         raise file_error(file, f"the {what} {value!r} is not a number", row=row, column=column)
+    if math.isnan(result) and nan_is_missing:
+        return math.nan
     if not math.isfinite(result):
         if non_finite == "missing":
             return None
@@ -147,6 +155,17 @@ def drop_repeats(frame: pd.DataFrame, summary: ImportSummary, keys=KEYS) -> pd.D
     return frame.loc[kept].reset_index(drop=True)
 
 
+def drop_missing(frame: pd.DataFrame, summary: ImportSummary) -> pd.DataFrame:
+    """``frame`` without its rows whose ``score`` is NaN, each counted under :data:`NAN_SCORE`."""
+    if frame.empty or "score" not in frame:
+        return frame
+    missing = pd.to_numeric(frame["score"], errors="coerce").isna().to_numpy()
+    if not missing.any():
+        return frame
+    summary.skip(NAN_SCORE, int(missing.sum()))
+    return frame.loc[~missing].reset_index(drop=True)
+
+
 def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric: str,
             score_kind: str | None = None, higher_is_better: bool = True,
             attrs: dict | None = None, aggregated: bool = False,
@@ -155,8 +174,10 @@ def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric:
 
     ``score_kind`` is the user's; else ``declared`` ``(kind, why)`` is the
     source's own word; else the kind is inferred (never ``binary`` for
-    ``aggregated`` scores) and the summary says so.
+    ``aggregated`` scores) and the summary says so. A NaN score is missing:
+    skipped and counted (:func:`drop_missing`).
     """
+    frame = drop_missing(frame, summary)
     if frame.empty:
         raise ImporterError("no scores were read: "
                             + (_skipped(summary) or "the files hold no scored samples")
@@ -168,7 +189,7 @@ def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric:
                    why=declared[1] if declared else "")
     check_range(scores, kind, lambda at, problem: file_error(
         frame["file"].iloc[at], problem, row=_row(frame["row"].iloc[at]), column="score"))
-    summary.read(len(frame))
+    summary.keep(len(frame))
     records = frame.drop(columns=["file", "row"])
     for column in records.columns:
         if isinstance(records[column].dtype, pd.CategoricalDtype):

@@ -55,17 +55,21 @@ def _first(mask: np.ndarray) -> tuple[int, ...]:
 
 
 def numbers(block: pd.DataFrame, file: str, *, rows, what: str = "a number",
-            allow_empty: bool = False, low=None, high=None) -> np.ndarray:
+            allow_empty: bool = False, allow_nan: bool = False, low=None,
+            high=None) -> np.ndarray:
     """The cells of ``block`` (strings) as floats; the first bad cell raises.
 
     ``rows`` labels the block's rows in messages (record numbers or keys).
+    With ``allow_nan`` a cell spelling NaN (``nan``, ``NaN``) is read as NaN,
+    a missing score the caller skips and counts.
     """
     text = block.to_numpy(dtype=object).astype(str)
     stripped = np.char.strip(text)
     flat = pd.to_numeric(pd.Series(stripped.ravel()), errors="coerce")
     values = flat.to_numpy(dtype=float).reshape(text.shape)
     empty = stripped == ""
-    bad = np.isnan(values) & ~(empty & allow_empty)
+    spelled_nan = np.char.lower(stripped) == "nan"
+    bad = np.isnan(values) & ~(empty & allow_empty) & ~(spelled_nan & allow_nan)
     if bad.any():
         row, column = _first(bad)
         shown = "empty" if empty[row, column] else f"{str(text[row, column])!r} is not {what}"

@@ -26,13 +26,13 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-import rankstats_collectors
 import rankstats
+import rankstats_collectors
 from rankstats import _text
 from rankstats.errors import OptionError
 
 from . import file_error
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, files_in, to_cube
+from ._scored_rows import NAN_SCORE, NOT_FINITE, SCORE_OPTIONS, files_in, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["DIMENSIONS", "OPTIONS", "REFERENCE", "load"]
@@ -94,8 +94,9 @@ def load(paths, *, dimensions=None, select: dict | None = None, model: str | Non
         the file and row. Inferred from the values when omitted, and the
         summary says so.
     non_finite : {"error", "missing"}, default "error"
-        What an infinite or NaN score is: an error naming the file, row and
-        field, or a missing score (counted in the summary).
+        What an infinite score is: an error naming the file, row and field,
+        or a missing score (counted in the summary). A NaN score is always
+        missing: skipped and counted. A score given as text is an error.
 
     Returns
     -------
@@ -205,6 +206,9 @@ def _batches(pq, path, batch_size):
             while any(pa.types.is_struct(t) for t in table.schema.types):
                 table = table.flatten()
             frame = table.select(wanted).to_pandas()
+            # a null score (no score recorded) is told apart from a NaN one here: pandas
+            # would turn both into NaN
+            frame["_null"] = table[_FIELDS["score"]].is_null().to_numpy(zero_copy_only=False)
             frame["row"] = np.arange(start, start + len(frame))
             start += len(frame)
             yield frame
@@ -259,24 +263,35 @@ def _select(frame: pd.DataFrame, select, summary) -> pd.DataFrame:
 
 def _scores(frame: pd.DataFrame, file: str, summary, non_finite: str) -> pd.DataFrame:
     raw = frame[_FIELDS["score"]]
-    missing = raw.isna().to_numpy()
-    if missing.any():
-        summary.skip("the record has no score", int(missing.sum()))
-        frame, raw = frame.loc[~missing], raw.loc[~missing]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
-    numbers = np.array([isinstance(v, (int, float, np.integer, np.floating))
-                        and not isinstance(v, (bool, np.bool_)) for v in raw.tolist()],
-                       dtype=bool) if len(raw) else np.zeros(0, bool)
-    if bad.any() and non_finite == "missing" and (numbers | ~bad).all():
-        summary.skip(NOT_FINITE, int(bad.sum()))
-        frame, raw, values = frame.loc[~bad], raw.loc[~bad], values[~bad]
-    elif bad.any():
-        at = int(np.flatnonzero(bad)[0])
-        hint = " (pass non_finite=missing to read such scores as missing)" if numbers[at] else ""
+    absent = frame["_null"].to_numpy(dtype=bool)
+    if absent.any():
+        summary.skip("the record has no score", int(absent.sum()))
+        frame, raw = frame.loc[~absent], raw.loc[~absent]
+    # DOVE writes evaluation.score as a number; text (even "0.5") means the file was
+    # written by something else, and is refused rather than guessed at
+    # (booleans count as 1 and 0, as in every importer)
+    numbers = np.array([isinstance(v, (int, float, np.integer, np.floating, np.bool_))
+                        for v in raw.tolist()], dtype=bool) if len(raw) else np.zeros(0, bool)
+    if not numbers.all():
+        at = int(np.flatnonzero(~numbers)[0])
         value = raw.iloc[at]
         value = value.item() if isinstance(value, np.generic) else value
-        raise file_error(file, f"the score {value!r} is not a finite number{hint}",
+        raise file_error(file, f"the score {value!r} is a {type(value).__name__}, not a number "
+                               "(DOVE records hold evaluation.score as a number)",
+                         row=int(frame["row"].iloc[at]), column=_FIELDS["score"])
+    values = raw.to_numpy(dtype=float)
+    nan = np.isnan(values)
+    if nan.any():
+        summary.skip(NAN_SCORE, int(nan.sum()))
+        frame, raw, values = frame.loc[~nan], raw.loc[~nan], values[~nan]
+    infinite = np.isinf(values)
+    if infinite.any() and non_finite == "missing":
+        summary.skip(NOT_FINITE, int(infinite.sum()))
+        frame, raw, values = frame.loc[~infinite], raw.loc[~infinite], values[~infinite]
+    elif infinite.any():
+        at = int(np.flatnonzero(infinite)[0])
+        raise file_error(file, f"the score {float(values[at])!r} is not a finite number (pass "
+                               "non_finite=missing to read such scores as missing)",
                          row=int(frame["row"].iloc[at]), column=_FIELDS["score"])
     for key in ("model", "task", "split", "index"):
         absent = frame[_FIELDS[key]].isna().to_numpy()

@@ -37,7 +37,7 @@ from ._helm_runs import (
     task_and_variant,
 )
 from ._paths import few, lexists, readable_file
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, as_paths, label, number, to_cube
+from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, as_paths, drop_missing, label, number, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REFERENCE", "SOURCES", "load"]
@@ -98,8 +98,9 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         the file and entry. Inferred from the values when omitted (never
         ``binary`` for means over trials), and the summary says so.
     non_finite : {"error", "missing"}, default "error"
-        What a stat that is not a finite number is: an error naming the
-        file, entry and field, or a missing score (counted in the summary).
+        What an infinite stat is: an error naming the file, entry and
+        field, or a missing score (counted in the summary). NaN is always
+        missing: skipped and counted.
 
     Returns
     -------
@@ -174,7 +175,8 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         raise ImporterError(f"no stat {metric!r} on split {split!r} in the {len(files)} run "
                             f"folder(s); the scores they have: {', '.join(scores) or 'none'} "
                             f"(pass metric=NAME; files: {few(files)})")
-    frame = _templates(_resolve_runs(frame, runs, summary), trials)
+    frame = _templates(drop_missing(_resolve_runs(frame, runs, summary), summary), trials,
+                       summary)
     return to_cube(frame, summary, metric=metric, score_kind=score_kind,
                    aggregated=trials == "mean" and "template_trial" not in frame,
                    source=f"HELM run folders ({len(folders)})",
@@ -278,14 +280,16 @@ def _stat_from_display(entry, metric, split, path, row, seen, non_finite):
     return (value, None) if value is not None else (None, NOT_FINITE)
 
 
-def _templates(frame: pd.DataFrame, trials: str) -> pd.DataFrame:
+def _templates(frame: pd.DataFrame, trials: str, summary) -> pd.DataFrame:
     if frame.empty:
         return frame
     several = frame.groupby("task")["trial"].transform("nunique").to_numpy() > 1
     if trials == "mean" and several.any():
         keys = ["model", "task", "template_variant", "perturbation", "sample"]
+        rows = len(frame)
         frame = frame.groupby(keys, sort=False).agg(
             score=("score", "mean"), file=("file", "first"), row=("row", "first")).reset_index()
+        summary.fold(rows, len(frame), "averaged over train trials (trials=mean)")
         several = np.zeros(len(frame), dtype=bool)
     template = frame["perturbation"].where(frame["template_variant"] == "",
                                            frame["template_variant"] + "|" + frame["perturbation"])

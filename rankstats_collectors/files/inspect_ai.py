@@ -25,6 +25,7 @@ from ._scored_rows import (
     NOT_FINITE,
     SCORE_OPTIONS,
     as_paths,
+    drop_missing,
     drop_repeats,
     label,
     number,
@@ -97,8 +98,9 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
         looked at, and the summary says so. A score outside the kind's range
         is an error naming the file and sample.
     non_finite : {"error", "missing"}, default "error"
-        What a value that is not a finite number is: an error naming the
-        file, sample and field, or a missing score (counted in the summary).
+        What an infinite value is: an error naming the file, sample and
+        field, or a missing score (counted in the summary). NaN is always
+        missing: skipped and counted.
 
     Returns
     -------
@@ -157,7 +159,7 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
     if len(chosen) > 1:
         raise file_error(", ".join(summary.files), f"the logs were scored by different scorers "
                          f"({', '.join(sorted(chosen))}); pass scorer=NAME")
-    frame = _resolve_runs(frame, runs, summary)
+    frame = drop_missing(_resolve_runs(frame, runs, summary), summary)
     frame = _samples(frame, epochs, summary)
     metric = next(iter(chosen), "score") + (f".{value_key}" if value_key else "")
     return to_cube(frame, summary, metric=metric, score_kind=score_kind,
@@ -341,6 +343,7 @@ def _samples(frame: pd.DataFrame, epochs: str, summary: ImportSummary) -> pd.Dat
         grouped = frame.groupby(keys[:4], sort=False)
         reduced = grouped.agg(score=("score", "mean"), sample_epochs=("sample_epoch", "nunique"),
                               file=("file", "first"), row=("row", "first")).reset_index()
+        summary.fold(len(frame), len(reduced), "averaged over epochs (epochs=mean)")
         return reduced.rename(columns={"sample_base": "sample"})
     several = frame.groupby("task")["sample_epoch"].transform("max").to_numpy() > 1
     sample = frame["sample_base"].where(

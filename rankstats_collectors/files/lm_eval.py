@@ -28,7 +28,7 @@ from ._lm_eval_read import count_records, line_error, records
 from ._lm_eval_samples import metrics_of, read_log
 from ._lm_eval_table import LAYOUT_TABLE
 from ._paths import few
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
+from ._scored_rows import NAN_SCORE, NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REPEATS", "TEMPLATE_FROM", "TEMPLATE_PATTERN", "describe", "load"]
@@ -165,7 +165,8 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
     >>> float(cube.score.mean())
     0.92
     >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
-    lm_eval: read 50 rows from 1 file (.../samples_asdiv_2024-08-21T03-44-09.494230.jsonl)
+    lm_eval: read 50 rows from 1 file (.../samples_asdiv_2024-08-21T03-44-09.494230.jsonl):
+      kept 50, skipped 0
       1 model, 1 task, 1 template (max per task), 50 samples (max per task)
       skipped nothing
       note: score_kind 'binary' was inferred from the values (all 50 scores are 0 or 1); pass
@@ -316,7 +317,7 @@ def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, m
         parts.append(pd.DataFrame({"model": name, "lm_task": lm_task, "sample": log.doc_id,
                                    "score": log.score, "lm_eval_filter": log.filter,
                                    "run": number, "_file": log.file, "_line": log.line}))
-        summary.read(log.rows)
+        summary.keep(log.rows)
         if log.hashes is not None:
             hashes[(name, lm_task, number)] = (log.doc_id, log.hashes, log.file)
     frame = pd.concat(parts, ignore_index=True)
@@ -411,7 +412,7 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
                 raise line_error(run.file, f"{value!r} is not a number (read as {run.layout})",
                                  field=f"results.{lm_task}.{key}")
             if math.isnan(value):
-                summary.skip("a score that is NaN (missing)")
+                summary.skip(NAN_SCORE)
                 continue
             if not math.isfinite(value):
                 if non_finite != "missing":
@@ -431,7 +432,7 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
     if not kept:
         raise line_error(", ".join(summary.files), f"no scores to import: {_why(summary)}")
     frame = pd.DataFrame([{**run.scores, "run": number} for _, run, number in kept])
-    summary.read(len(frame))
+    summary.keep(len(frame))
     used = set(frame.pop("metric"))
     if len(used) > 1:
         raise line_error(", ".join(summary.files), "the results report different metrics "

@@ -53,6 +53,8 @@ from ._mizrahi2024_release import (
     require_same_templates,
 )
 from ._mizrahi2024_write import LICENSE_TEXT, write_datasets
+from ._scored_rows import NAN_SCORE
+from ._summary import ImportSummary
 
 __all__ = ["LICENSE_TEXT", "METHOD_ALIASES", "RANK_TIES", "build_datasets", "cross_check",
            "load", "load_metric_results", "main"]
@@ -89,9 +91,9 @@ def load(paths, *, accuracies: str = "csv", audit: bool = True) -> xr.Dataset:
         or the aggregated JSONs. The two differ (see :func:`cross_check`).
     audit : bool, default True
         Also compare every redundant copy of the release (:func:`cross_check`,
-        a few seconds): ``import_summary`` then counts each kind of
-        contradiction with its first examples, and ``release_audit`` holds
-        every one of them as CSV text.
+        a few seconds): ``import_summary`` then counts the accuracies read,
+        kept and skipped, and each kind of contradiction with its first
+        examples, and ``release_audit`` holds every one of them as CSV text.
 
     Returns
     -------
@@ -121,7 +123,9 @@ def load(paths, *, accuracies: str = "csv", audit: bool = True) -> xr.Dataset:
     ``automatic paraphrases``. Models keep the names of the CSV columns
     (without ``_acc``), in the order the files first list them, LMentry
     first. A model never run on a task (5 of the 16 on BBH) has only missing
-    scores there: structure, not missing data, to rankstats.
+    scores there: structure, not missing data, to rankstats. A NaN accuracy
+    (``nan`` in a CSV) is a missing score, skipped and counted in
+    ``import_summary``, as by every importer.
 
     Examples
     --------
@@ -153,6 +157,9 @@ def load(paths, *, accuracies: str = "csv", audit: bool = True) -> xr.Dataset:
         templates[["task", "template", *_TEMPLATE_COLUMNS.values()]],
         on=["task", "template"], how="left", validate="many_to_one",
     ).drop(columns="file")
+    # a NaN accuracy is a missing score, skipped and counted as by every importer
+    cells = len(records)
+    records = records[records["score"].notna()].reset_index(drop=True)
     folder = COPIES[accuracies][0]
     cube = rankstats.from_records(
         records, score_kind="proportion", metric="accuracy",
@@ -163,9 +170,16 @@ def load(paths, *, accuracies: str = "csv", audit: bool = True) -> xr.Dataset:
                       template_valid_rule=_VALID_RULE)
     if audit:
         found = _cross_check(release)
+        # every cell of the accuracy files is a number or NaN (an empty or other cell
+        # stops the import): each one read is kept or skipped as missing
+        counts = ImportSummary("mizrahi2024", [release.shown(path) for path, *_ in
+                                               scores.values()], unit="cell")
+        counts.keep(len(records))
+        counts.skip(NAN_SCORE, cells - len(records))
         cube.attrs["import_summary"] = (
-            summarize_audit(found) + "\nThe full list is in the cube's attribute "
-            "'release_audit' (CSV text; also `rankstats reproduce mizrahi2024 --audit PATH.csv`).")
+            counts.text(cube) + "\n" + summarize_audit(found) + "\nThe full list is in the "
+            "cube's attribute 'release_audit' (CSV text; also `rankstats reproduce mizrahi2024 "
+            "--audit PATH.csv`).")
         cube.attrs["release_audit"] = found.to_csv(index=False)
     return cube
 
@@ -327,7 +341,11 @@ def build_datasets(source, outdir) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rankstats_collectors.files.mizrahi2024 {build-datasets SRC OUTDIR | cross-check SRC}``."""
+    """The command ``python -m rankstats_collectors.files.mizrahi2024``.
+
+    ``build-datasets SRC OUTDIR`` writes the embedded datasets; ``cross-check
+    SRC`` compares the release with them.
+    """
     parser = argparse.ArgumentParser(prog="python -m rankstats_collectors.files.mizrahi2024",
                                      description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)

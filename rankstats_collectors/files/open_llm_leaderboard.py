@@ -22,7 +22,7 @@ from rankstats import _text
 from . import file_error
 from ._lm_eval_files import DATE
 from ._paths import files_in
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, label, to_cube
+from ._scored_rows import NAN_SCORE, NOT_FINITE, SCORE_OPTIONS, label, to_cube
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "load"]
@@ -200,16 +200,35 @@ def _read(pq, path: Path, metric, filter_, batch_size, non_finite, summary):
                              row=int(frame["row"].iloc[at]), column=metric)
         summary.skip(NOT_FINITE, int(infinite.sum()))
     missing = np.isnan(scores) | infinite
-    summary.skip("a score that is NaN (missing)", int((np.isnan(scores)).sum()))
-    doc = pd.to_numeric(frame["doc_id"], errors="coerce")
-    if doc.isna().any():
-        at = int(np.flatnonzero(doc.isna().to_numpy())[0])
-        raise file_error(path, f"the doc_id {frame['doc_id'].iloc[at]!r} is not a whole "
-                               "number", row=int(frame["row"].iloc[at]), column="doc_id")
-    out = pd.DataFrame({"sample": doc.astype("int64").astype(str).to_numpy()[~missing],
+    summary.skip(NAN_SCORE, int((np.isnan(scores)).sum()))
+    samples = _doc_ids(frame, path)
+    out = pd.DataFrame({"sample": samples[~missing],
                         "score": scores[~missing], "row": frame["row"].to_numpy()[~missing],
                         "file": str(path)})
     return out, metric
+
+
+def _doc_ids(frame: pd.DataFrame, path: Path) -> np.ndarray:
+    """The ``doc_id`` of each row as text; one that is not a whole number is an error.
+
+    lm-evaluation-harness numbers the documents of a task 0, 1, 2, ...; a
+    ``doc_id`` such as 0.7 is refused rather than cut to 0, which would
+    merge it with document 0.
+    """
+    raw = frame["doc_id"]
+    doc = pd.to_numeric(raw, errors="coerce")
+    values = doc.to_numpy(dtype=float)
+    bools = np.array([isinstance(v, (bool, np.bool_)) for v in raw.tolist()], dtype=bool) \
+        if len(raw) else np.zeros(0, bool)
+    bad = ~np.isfinite(values) | (values != np.round(values)) | bools
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        value = raw.iloc[at]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise file_error(path, f"the doc_id {value!r} is not a whole number (lm-evaluation-"
+                               "harness numbers the documents 0, 1, 2, ...)",
+                         row=int(frame["row"].iloc[at]), column="doc_id")
+    return values.astype(np.int64).astype(str)
 
 
 def _only_metric(parquet, path: Path, names) -> str:

@@ -77,8 +77,9 @@ def load(paths, *, metric: str | None = None, aggregated: bool = False,
     score_kind : {"binary", "proportion", "continuous"}, optional
         The kind of the scores; inferred from the values when omitted.
     non_finite : {"error", "missing"}, default "error"
-        What a score that is not a finite number is: an error naming the
-        file, entry and field, or a missing score (counted in the summary).
+        What an infinite score is: an error naming the file, entry and
+        field, or a missing score (counted in the summary). NaN is always
+        missing: skipped and counted.
 
     Returns
     -------
@@ -209,6 +210,11 @@ def _details(path: Path, data: dict, non_finite, summary, dataset: str) -> pd.Da
             summary.skip(NOT_FINITE)
             continue
         sample = entry.get("example_abbr", row - 1)
+        if "example_abbr" not in entry:
+            # no id: the position stands for the example, which holds only while every
+            # prompt variant lists the examples in one order
+            summary.note(f"{path}: examples without 'example_abbr' are identified by their "
+                         "position in 'details'")
         if isinstance(sample, str) and sample.startswith(f"{dataset}_"):
             # <dataset abbr>_<index>: the index, shared by the prompt variants of one dataset
             sample = sample[len(dataset) + 1:]

@@ -22,7 +22,7 @@ from rankstats import _text
 
 from . import file_error
 from ._paths import as_paths, readable_file
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
+from ._scored_rows import NAN_SCORE, NOT_FINITE, SCORE_OPTIONS, check_range, kind_of, label
 from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REFERENCE", "load"]
@@ -62,8 +62,10 @@ def load(paths, *, model: str | None = None, task: str | None = None,
         the same prompts and examples.
     templates : str, optional
         PromptEval's templates file of the task (a CSV with an index and the
-        column ``prompt template``); its rows give ``template_text``, and it
-        must have one row per prompt.
+        column ``prompt template``); each prompt's ``template_text`` is the
+        text of the row whose index is the prompt's id (a file without an
+        index column numbers its rows from 0). The ids must be the same in
+        the array and the file, in any order.
     score_kind : {"binary", "proportion", "continuous"}, optional
         The kind of the scores; inferred from the values when omitted.
     non_finite : {"error", "missing"}, default "error"
@@ -81,8 +83,9 @@ def load(paths, *, model: str | None = None, task: str | None = None,
     ------
     rankstats_collectors.files.ImporterError
         A file is not a NumPy array of two or three dimensions, its names do
-        not fit its shape, a score is infinite, or the templates file does
-        not have one row per prompt; the message names the file.
+        not fit its shape, a score is infinite, or the prompt ids of the
+        array and of the templates file differ (the message names both files
+        and the ids found in one only).
 
     Examples
     --------
@@ -103,9 +106,8 @@ def load(paths, *, model: str | None = None, task: str | None = None,
         scores, models, prompts, examples = _read(path, model)
         name = task or (Path(templates).stem if templates and scores.ndim == 2 else path.stem)
         name = label(name, path, column="task")
-        if texts is not None and len(texts) != len(prompts):
-            raise file_error(path, f"{len(prompts)} prompts, but the templates file "
-                                   f"{templates!r} has {len(texts)} rows")
+        if texts is not None:
+            _same_prompts(texts, prompts, templates, path)
         infinite = np.isinf(scores)
         if infinite.any():
             if non_finite != "missing":
@@ -116,7 +118,7 @@ def load(paths, *, model: str | None = None, task: str | None = None,
             summary.skip(NOT_FINITE, int(infinite.sum()))
             scores = np.where(infinite, np.nan, scores)
         missing = np.isnan(scores)
-        summary.skip("a score that is NaN (missing)", int(missing.sum()))
+        summary.skip(NAN_SCORE, int(missing.sum()))
         m, p, e = np.nonzero(~missing)
         parts.append(pd.DataFrame({"model": models[m], "task": name, "template": prompts[p],
                                    "sample": examples[e], "score": scores[m, p, e],
@@ -132,9 +134,9 @@ def load(paths, *, model: str | None = None, task: str | None = None,
     values = frame["score"].to_numpy(dtype=float)
     kind = kind_of(values, summary, score_kind)
     check_range(values, kind, lambda at, problem: file_error(frame["_file"].iloc[at], problem))
-    summary.read(len(frame))
+    summary.keep(len(frame))
     if texts is not None:
-        frame["template_text"] = frame["template"].map(dict(zip(prompts, texts, strict=True)))
+        frame["template_text"] = frame["template"].map(texts)
     cube = rankstats.from_records(frame.drop(columns="_file"), score_kind=kind,
                                   metric="correct", source=f"PromptEval arrays ({len(files)})")
     cube.attrs["reference"] = REFERENCE
@@ -195,15 +197,56 @@ def _read(path: Path, model: str | None):
     return scores, *out
 
 
-def _templates(path: Path) -> list[str]:
-    """The ``prompt template`` column of a PromptEval templates file, in row order."""
+def _templates(path: Path) -> dict[str, str]:
+    """``{prompt id: text}`` of a PromptEval templates file.
+
+    The id is the row's index (the file's first column, when it is not
+    ``prompt template``), else the row's number counted from 0, as
+    ``pandas.DataFrame.to_csv`` writes the index.
+    """
     readable_file(path)
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as error:
         raise file_error(path, f"not a readable CSV file ({error})") from None
-    if not rows or "prompt template" not in rows[0]:
+    if not header or "prompt template" not in header:
         raise file_error(path, "not a PromptEval templates file: no column 'prompt template'",
                          row="header")
-    return [row["prompt template"] for row in rows]
+    column = header.index("prompt template")
+    indexed = column != 0
+    texts: dict[str, str] = {}
+    for number, row in enumerate(rows, start=1):
+        if len(row) != len(header):
+            raise file_error(path, f"the row has {len(row)} fields, the header {len(header)}",
+                             row=number)
+        key = label(row[0], path, row=number, column=header[0] or "index") if indexed \
+            else str(number - 1)
+        if key in texts:
+            raise file_error(path, f"the prompt id {key!r} is given twice", row=number,
+                             column=header[0] or "index")
+        texts[key] = row[column]
+    return texts
+
+
+def _same_prompts(texts: dict, prompts, templates, path: Path) -> None:
+    """Refuse prompt ids found in the array or in the templates file only."""
+    ids = [str(p) for p in prompts]
+    absent = [p for p in ids if p not in texts]
+    unused = [p for p in texts if p not in set(ids)]
+    if absent or unused:
+        parts = []
+        if absent:
+            parts.append(f"{_few(absent)} in the array but not in the templates file")
+        if unused:
+            parts.append(f"{_few(unused)} in the templates file but not in the array")
+        raise file_error(path, f"the prompt ids differ from those of the templates file "
+                               f"{str(templates)!r} ({'; '.join(parts)}); templates are "
+                               "joined to the array by id", column="prompts")
+
+
+def _few(ids, limit: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return f"ids {shown}" + (f" and {len(ids) - limit} more" if len(ids) > limit else "")

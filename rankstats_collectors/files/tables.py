@@ -10,6 +10,7 @@ end. See ``docs/importers/tables.md``.
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -18,8 +19,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-import rankstats_collectors
 import rankstats
+import rankstats_collectors
 from rankstats import _text
 from rankstats.cube import label_text
 from rankstats.validation import label_problem
@@ -27,7 +28,7 @@ from rankstats.validation import label_problem
 from . import ImporterError, file_error
 from ._lm_eval_read import records
 from ._paths import as_paths, readable_file
-from ._scored_rows import NOT_FINITE, SCORE_OPTIONS, check_range, kind_of
+from ._scored_rows import NAN_SCORE, NOT_FINITE, SCORE_OPTIONS, check_range, kind_of
 from ._summary import ImportSummary
 
 __all__ = ["FORMATS", "OPTIONS", "load"]
@@ -36,7 +37,7 @@ FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".pq": "parquet"}
 KEYS = ("model", "task", "template", "sample")
 _BLOCK = 65536
-_NAN = "a NaN score (missing)"
+_SAMPLE = "sample"
 
 
 def _model_columns_option(function, name, value):
@@ -83,9 +84,10 @@ def load(paths, *, layout: str = "long", model: str = "model", task: str = "task
     model, task, template, sample, score : str
         The columns holding each key and the score (``model`` and ``score``
         only in the long layout). ``sample=None`` reads already aggregated
-        per-template scores (a cube without a ``sample`` dimension); a
-        ``sample`` column that the files lack is an error, not a silent
-        aggregation.
+        per-template scores (a cube without a ``sample`` dimension). A wide
+        table without a column ``sample`` (the default name) holds such
+        scores, and is read so (the summary says it); otherwise a ``sample``
+        column that the files lack is an error, not a silent aggregation.
     model_columns : str or list of str, optional
         Wide layout: the model columns, as a list, or as a regular expression
         matched against every column name; a group named ``model`` (or the
@@ -136,13 +138,16 @@ def load(paths, *, layout: str = "long", model: str = "model", task: str = "task
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "acc.csv").write_text(
     ...     "task,template,gpt2,opt-125m\nsnarks,1,0.5,0.6\nsnarks,2,0.4,\n")
-    >>> cube = tables.load(folder / "acc.csv", layout="wide", sample=None)
+    >>> cube = tables.load(folder / "acc.csv", layout="wide")
     >>> cube.score.sel(task="snarks").values.tolist()
     [[0.5, 0.4], [0.6, nan]]
     >>> print(cube.attrs["import_summary"])  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
-    table: read 3 rows from 1 file (.../acc.csv)
+    table: read 4 cells from 1 file (.../acc.csv): kept 3, skipped 1
       2 models, 1 task, 2 templates (max per task)
-      skipped 1 rows: 1 × an empty score
+      skipped 1 cell: 1 × an empty score
+      note: the wide table has no 'sample' column: its scores were read as per-template
+      scores (a cube without samples); name the column with sample=NAME if it has another
+      name
       note: score_kind 'proportion' was inferred from the values (all 3 scores lie in [0, 1],
       some strictly between); pass score_kind=binary or continuous to set it
     """
@@ -153,9 +158,19 @@ def load(paths, *, layout: str = "long", model: str = "model", task: str = "task
     mapping = {"model": model, "task": task, "template": template, "sample": sample}
     keys = [k for k in KEYS if mapping[k] is not None and k not in constants
             and not (layout == "wide" and k == "model")]
-    summary = ImportSummary("table", [str(f) for f in files])
+    # a wide table holds one score per cell of its model columns: those are what is counted
+    summary = ImportSummary("table", [str(f) for f in files],
+                            unit="cell" if layout == "wide" else "row")
     parts = []
     readers = [_Reader(Path(given), str(given), format, block_rows) for given in files]
+    if layout == "wide" and sample == _SAMPLE and "sample" in keys and not any(
+            _SAMPLE in reader.columns() for reader in readers):
+        # a wide table is how papers print per-template scores: without a sample
+        # column (and none named), that is what it holds
+        keys.remove("sample")
+        summary.note("the wide table has no 'sample' column: its scores were read as "
+                     "per-template scores (a cube without samples); name the column with "
+                     "sample=NAME if it has another name")
     for reader in readers:
         plan = _plan(reader, layout, mapping, keys, score, model_columns, list(attrs))
         parts.extend(_read(reader, plan, summary, non_finite))
@@ -216,7 +231,37 @@ class _Reader:
         else:
             yield from self._csv_blocks(columns)
 
+    def _check_fields(self) -> None:
+        """Refuse a record with more or fewer fields than the header.
+
+        pandas would drop a field beyond the header's columns (or, when every
+        row has one, shift the columns by reading the first as an index), and
+        read a missing field as empty: each is an error naming the line.
+        """
+        try:
+            with open(self.path, encoding="utf-8", newline="") as handle:
+                reader = csv.reader(handle, delimiter=self._sep())
+                header = next(reader, None)
+                if header is None:
+                    return
+                record = 0
+                for fields in reader:
+                    if not fields:
+                        continue  # a blank line, which pandas skips too
+                    record += 1
+                    if len(fields) != len(header):
+                        more = "more" if len(fields) > len(header) else "fewer"
+                        raise file_error(
+                            self.file, f"line {reader.line_num} has {len(fields)} fields, "
+                                       f"{more} than the {len(header)} columns of the header; "
+                                       "every row needs one field per column",
+                            row=record)
+        except (csv.Error, UnicodeDecodeError) as error:
+            raise file_error(self.file, f"not a readable {self.format.upper()} file "
+                                        f"({error})") from None
+
     def _csv_blocks(self, columns):
+        self._check_fields()
         start = 1
         try:
             with pd.read_csv(self.path, dtype=str, keep_default_na=False, sep=self._sep(),
@@ -272,8 +317,11 @@ def _plan(reader: _Reader, layout, mapping, keys, score, model_columns, attrs) -
         needed.append(score)
     missing = [c for c in needed if c not in header]
     if missing:
+        hint = ("; for per-template scores without samples pass sample=null "
+                "(-O sample=null)" if "sample" in keys and missing[0] == mapping["sample"]
+                else "")
         raise file_error(reader.file, "missing column (the header has: "
-                                      f"{', '.join(map(repr, header)) or 'nothing'})",
+                                      f"{', '.join(map(repr, header)) or 'nothing'}){hint}",
                          row="header", column=missing[0])
     plan = {"keys": {k: mapping[k] for k in keys}, "attrs": attrs, "score": score,
             "models": None}
@@ -337,7 +385,7 @@ def _read(reader: _Reader, plan: dict, summary, non_finite: str) -> list[pd.Data
                                               "as missing)",
                                  row=int(rows[at]), column=column)
             summary.skip("an empty score", int(empty.sum()))
-            summary.skip(_NAN, int(nan.sum()))
+            summary.skip(NAN_SCORE, int(nan.sum()))
             summary.skip(NOT_FINITE, int(infinite.sum()))
             keep = ~(empty | nan | infinite)
             if not keep.any():
@@ -451,5 +499,5 @@ def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
         dropped = frame.duplicated(keys, keep="first")
         summary.skip("a score given twice (same key, same score)", int(dropped.sum()))
         frame = frame.loc[~dropped.to_numpy()].reset_index(drop=True)
-    summary.read(len(frame))
+    summary.keep(len(frame))
     return frame

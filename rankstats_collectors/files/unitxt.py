@@ -28,6 +28,7 @@ _NAME = "unitxt"
 RUNS = ("error", "latest")
 _RESULTS = re.compile(r"(?P<run>.*?)_?evaluation_results\.json")
 _SAMPLES = re.compile(r"(?P<run>.*?)_?samples\.json")
+_FIELD = re.compile(r"\{(\w+)")
 _GLOBAL = {"score", "score_name", "num_of_instances", "score_ci_low", "score_ci_high"}
 
 OPTIONS = {
@@ -63,8 +64,9 @@ def load(paths, *, metric: str | None = None, aggregated: bool = False, runs: st
     score_kind : {"binary", "proportion", "continuous"}, optional
         The kind of the scores; inferred from the values when omitted.
     non_finite : {"error", "missing"}, default "error"
-        What a score that is not a finite number is: an error naming the
-        file, entry and field, or a missing score (counted in the summary).
+        What an infinite score is: an error naming the file, entry and
+        field, or a missing score (counted in the summary). NaN is always
+        missing: skipped and counted.
 
     Returns
     -------
@@ -193,16 +195,58 @@ def _subset_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.Da
     return pd.DataFrame(rows, columns=["task", "template", "score", "file", "row"])
 
 
+def _fields(instance) -> dict:
+    """The task fields an instance's template reads (``{question}``), with their values.
+
+    The template's formats name them (``metadata.template.input_format``);
+    they are the instance's data before any template rendered it, the same
+    under every template of a card.
+    """
+    if not isinstance(instance, dict):
+        return {}
+    spec = (instance.get("metadata") or {}).get("template")
+    if not isinstance(spec, dict):
+        return {}
+    names = set()
+    for key in ("input_format", "output_format"):
+        if isinstance(spec.get(key), str):
+            names.update(_FIELD.findall(spec[key]))
+    return {name: instance[name] for name in sorted(names) if name in instance}
+
+
+def _same_instances(path: Path, task: str, subset: str, instances: list, seen: dict) -> None:
+    """Refuse subsets of one card whose instances at one position are different instances.
+
+    unitxt logs no instance id, so the sample is the position: that holds
+    only while every template of a card lists the same instances in the
+    same order, which the task fields the templates read can confirm.
+    """
+    fields = [_fields(instance) for instance in instances]
+    if task not in seen:
+        seen[task] = (subset, fields)
+        return
+    first, reference = seen[task]
+    for row, (mine, theirs) in enumerate(zip(fields, reference, strict=False), start=1):
+        for name in sorted(set(mine) & set(theirs)):
+            if mine[name] != theirs[name]:
+                raise file_error(path, f"instance {row} is not instance {row} of subset "
+                                       f"{first!r} ({name} {mine[name]!r}, there "
+                                       f"{theirs[name]!r}): unitxt logs no instance id, so the "
+                                       "templates of one card must list the same instances in "
+                                       "the same order", row=row, column=f"samples.{subset}")
+
+
 def _instance_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.DataFrame:
     samples = data.get("samples")
     if not isinstance(samples, dict):
         raise file_error(path, "no 'samples' object (is it a results file? pass "
                                "aggregated=true)", column="samples")
-    parts = []
+    parts, seen = [], {}
     for subset, instances in samples.items():
         if not isinstance(instances, list):
             raise file_error(path, "not a list", column=f"samples.{subset}")
         task, template = _task_template(label(subset, path, column=f"samples.{subset}"))
+        _same_instances(path, task, subset, instances, seen)
         key = metric or "score"
         scores, positions = [], []
         for row, instance in enumerate(instances, start=1):

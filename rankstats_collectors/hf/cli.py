@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rankstats.cli import UsageError, check_inputs, check_outputs, integer
+from rankstats.cli import UsageError, check_inputs, integer
 
 from ..cli import add_collector_arguments, default_cache, scorer
 from ..tasks import (
@@ -116,8 +116,6 @@ def run(arguments) -> int:
 
     from .run import collect
 
-    check_outputs(arguments, inputs=[arguments.samples, arguments.templates],
-                  output=arguments.output)
     check_inputs({"--samples": arguments.samples, "--templates": arguments.templates})
     templates, samples = _tasks_and_templates(arguments)
     output = Path(arguments.output)

@@ -3,11 +3,12 @@
 The official ``openai`` client is imported only when requests are sent, so
 planning a run (a dry run) needs neither the package nor a key.
 
-Modules: :mod:`~rankstats_collectors.openai.collect` (templates × samples → cube),
+Modules: :mod:`~rankstats_collectors.openai.collection` (templates × samples → cube),
 :mod:`~rankstats_collectors.openai.client` (concurrent, rate-limited, retrying,
 cached requests), :mod:`~rankstats_collectors.openai.limits` (rate limits, backoff),
-:mod:`~rankstats_collectors.openai.costs` (tokens and dollars), :mod:`~rankstats_collectors.openai.chat`
-(a chat function for paraphrase generation and budgeted estimates),
+:mod:`~rankstats_collectors.openai.costs` (tokens and dollars),
+:mod:`~rankstats_collectors.openai.chat` (a chat function for paraphrase generation
+and budgeted estimates),
 :mod:`~rankstats_collectors.openai.cli` (``rankstats collect openai``).
 
 Examples
@@ -25,7 +26,7 @@ gpt-x: 3 requests to send (0 already cached), about 21 tokens in, at most 6 toke
 """
 
 from .client import Request, Requester, RequestError
-from .collect import Collection, Settings, collect
+from .collection import Collection, Settings, collect
 from .costs import Ledger, Plan
 from .limits import Backoff, RateLimiter
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from .client import Request, Requester, run_requests
-from .collect import Settings, build_jobs, score_job
+from .collection import Settings, build_jobs, score_job
 
 __all__ = ["ChatClient", "cell_scorer"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rankstats.cli import UsageError, check_inputs, check_outputs, integer, resolve_seed
+from rankstats.cli import UsageError, check_inputs, integer, resolve_seed
 from rankstats.cli.estimate import PAPER_STAGES, parse_stages
 
 from .. import require
@@ -101,14 +101,12 @@ def run(arguments) -> int:
 
     from ..cache import ResponseCache
     from ..tasks import load_samples, load_templates
-    from .collect import Settings, collect
+    from .collection import Settings, collect
 
     if not arguments.dry_run and not arguments.output and not arguments.estimate:
         raise UsageError("give -o/--output CUBE (or --dry-run, or --estimate)")
     if not arguments.cache and not arguments.output:
         raise UsageError("give --cache (or -o) so the run can tell what is cached")
-    check_outputs(arguments, inputs=[arguments.samples, arguments.templates],
-                  output=arguments.output, cache=arguments.cache)
     check_inputs({"--samples": arguments.samples, "--templates": arguments.templates})
     settings = Settings(endpoint=arguments.endpoint, temperature=arguments.temperature,
                         max_tokens=arguments.max_new_tokens, system=arguments.system,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import rankstats
 from rankstats._kernels.subsample import subsample_curves
 from rankstats.errors import RankstatsWarning
-from rankstats.stability.needed import smallest_k, templates_needed
+from rankstats.stability.needed import smallest_k, subset_agreement
 from rankstats.statistics.clustered import clustered_difference, clustered_se
 from rankstats.testing import strategies as rs
 
@@ -95,7 +95,7 @@ def test_invariant_to_increasing_affine_maps(x, a, b):
 def test_smallest_k_is_monotone_in_the_target(x, targets, probabilities):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankstatsWarning)
-        curves = templates_needed(x, n_resamples=15, seed=1)
+        curves = subset_agreement(x, n_resamples=15, seed=1)
     low, high = sorted(targets)
     p_low, p_high = sorted(probabilities)
     inf = lambda v: np.where(np.isnan(v), np.inf, v)  # noqa: E731

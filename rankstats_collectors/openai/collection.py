@@ -209,7 +209,7 @@ def public_url(url: str | None) -> str:
 
     Examples
     --------
-    >>> from rankstats_collectors.openai.collect import public_url
+    >>> from rankstats_collectors.openai.collection import public_url
     >>> public_url("https://user:secret@example.org:8000/v1?key=abc")
     'https://example.org:8000/v1'
     >>> public_url(None)
@@ -333,7 +333,8 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
         rows.append(row)
     cube = records_to_cube(
         rows, metric=scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "score"),
-        source=f"rankstats_collectors.openai: {', '.join(models)} via {public_url(requester.base_url)}",
+        source=(f"rankstats_collectors.openai: {', '.join(models)} via "
+                f"{public_url(requester.base_url)}"),
         attrs=_settings_attrs(settings, requester))
     return Collection(cube, ledger, planned, requester.retries)
 

@@ -559,7 +559,12 @@ def _enough_replicates(n: int) -> None:
 
 
 def _interval(reps, name, method, confidence_level, interpolation="linear"):
-    """The interval Dataset of statistic ``name`` of a replicates Dataset."""
+    """The interval Dataset of statistic ``name`` of a replicates Dataset.
+
+    Replicates made with ``nan_policy="omit"`` leave out, per model and task,
+    the replicates in which the statistic is undefined (a model none of whose
+    scored templates was drawn): see :func:`left_out_replicates`.
+    """
     acceleration = None
     if method == "bca":
         if f"{name}_acceleration" not in reps:
@@ -568,7 +573,7 @@ def _interval(reps, name, method, confidence_level, interpolation="linear"):
                 "replicates with jackknife=True")
         acceleration = reps[f"{name}_acceleration"]
     kwargs = {"method": method, "confidence_level": confidence_level,
-              "interpolation": interpolation}
+              "interpolation": interpolation, "omit": reps.attrs.get("nan_policy") == "omit"}
     return _labelled_interval(reps[name], reps[f"{name}_estimate"], acceleration, REPLICATE,
                               kwargs, f"{method} interval of {name}")
 
@@ -816,6 +821,15 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     every true top-``top_k`` model with probability ``confidence_level``
     (the projection set of Mogstad et al. 2024).
 
+    **Missing scores** (``nan_policy="omit"``): a model present on a task
+    but missing some template's score is scored over its other templates;
+    a replicate that draws none of them leaves its score undefined. That
+    replicate is left out of the model's score interval, and out of its
+    task's rank sets (listwise: the sets compare every pair in the same
+    replicates; see :func:`rankstats._kernels.ranksets.rank_sets`). The
+    attribute ``replicates_left_out`` says how many, per task ("" for none);
+    :func:`left_out_replicates` gives them per model and task.
+
     **Arena rank** (``arena_rank``, the rule of the Chatbot Arena
     leaderboard): 1 + the number of models whose score interval lies
     entirely above this model's, i.e. whose lower bound is strictly greater
@@ -872,8 +886,9 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     rank = (_interval(reps, "rank", "percentile", confidence_level, "outward")
             if rank_sets == "bootstrap" else None)
     higher = _xr.boolean_attribute(reps, "higher_is_better", True)
+    omit = reps.attrs.get("nan_policy") == "omit"
     sets = _rs.rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher,
-                                  dims, rank)
+                                  dims, rank, omit=omit)
     arena = _xr.apply_labelled(
         "leaderboard", _arena_kernel, [score["low"], score["high"]], [[dims.model]] * 2,
         {"arena_rank": ("arena_rank", [dims.model])}, kwargs={"higher_is_better": higher})
@@ -887,6 +902,8 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     if top_k is not None:
         variables["in_top_k"] = sets["in_top_k"]
         extra = {"top_k": top_k, "in_top_k": "simultaneous lower rank bound <= top_k"}
+    if omit:
+        extra["replicates_left_out"] = _left_out_text(left_out_replicates(reps, by, dims))
     data = xr.Dataset(variables)
     order = [d for d in reps[f"{by}_estimate"].dims]
     data = data.transpose(*order)
@@ -895,6 +912,54 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
         rank_method=_rs.RANK_SET_RULES[rank_sets], tie_groups=_rs.TIE_GROUP_RULES[rank_sets],
         arena_rank="1 + models whose score interval lies strictly above", **extra)
     return data
+
+
+def left_out_replicates(reps, by="avgp", dims=None):
+    """How many replicates ``nan_policy="omit"`` leaves out, per task and per model.
+
+    Parameters
+    ----------
+    reps : xarray.Dataset
+        What :func:`replicates` returns; it must hold ``by``.
+    by : str, default "avgp"
+        The score ranked.
+    dims : Dims, optional
+        Dimension names (default ``model``, ``task``).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``model_left_out(model, task, ...)``: the replicates in which the
+        model's score is undefined although its estimate is not (over
+        templates, no template it has a score on was drawn): they are left
+        out of its interval; ``task_left_out(task, ...)``: the replicates in
+        which some present model's score is undefined, left out of the
+        task's rank sets (listwise, as the sets compare every pair in the
+        same replicates); ``n_resamples``: the replicates drawn.
+
+    Notes
+    -----
+    Only ``nan_policy="omit"`` leaves replicates out; under ``"propagate"``
+    the same replicates make the intervals and rank sets NaN.
+    """
+    dims = dims or Dims("model", "task", "template", "sample")
+    undefined = reps[by].isnull() & reps[f"{by}_estimate"].notnull()
+    per_model = undefined.sum(REPLICATE)
+    per_task = undefined.any(dims.model).sum(REPLICATE)
+    return xr.Dataset({"model_left_out": per_model, "task_left_out": per_task},
+                      attrs={"n_resamples": int(reps.sizes[REPLICATE])})
+
+
+def _left_out_text(left_out) -> str:
+    """One line saying which tasks' rank sets left replicates out ("" when none)."""
+    counts = left_out["task_left_out"]
+    if not bool((counts > 0).any()):
+        return ""
+    n = left_out.attrs["n_resamples"]
+    flat = counts.to_series()
+    flat = flat[flat > 0]
+    return "; ".join(f"{', '.join(map(str, key)) if isinstance(key, tuple) else key}: "
+                     f"{int(value)} of {n}" for key, value in flat.items())
 
 
 def _arena_kernel(low, high, *, higher_is_better):
