@@ -2,8 +2,11 @@
 API reference, generated from the docstrings, documents every public name.
 
 The examples on the pages are doctests, collected from ``docs/`` by pytest's
-``--doctest-glob=*.md``. The site is built once (``mkdocs build --strict``) for
-the tests that read it; they skip when mkdocs is not installed.
+``--doctest-glob=*.md``, and checked by the root ``conftest.py``'s checker: a printed
+number passes only when the computed one rounds to it. The site is built once
+(``mkdocs build --strict``) for the tests that read it; they skip when mkdocs is not
+installed. The ``rankstats`` command lines of the pages are those that
+``docs/commands.toml`` lists for CI's user environment (``.ci/documented_commands.py``).
 """
 
 from __future__ import annotations
