@@ -65,7 +65,7 @@ class RoundedNumberChecker(_pytest.doctest._init_checker_class()):
         # text, then compare as doctest does: the text around the numbers must match.
         pieces, end = [], 0
         for printed, computed in zip(wants, gots, strict=True):
-            pieces.append(got[end:computed.start()])
+            pieces.append(got[end : computed.start()])
             close = rounds_to(printed.group(), computed.group())
             pieces.append(printed.group() if close else computed.group())
             end = computed.end()

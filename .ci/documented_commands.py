@@ -93,16 +93,19 @@ def load(path: Path = LIST) -> dict:
     for entry in listed["command"]:
         unknown = set(entry) - {"shown", "run", "given", "status", "skip"}
         if unknown or "shown" not in entry:
-            raise ValueError(f"{path.name}: entry {entry} has unknown keys {sorted(unknown)} "
-                             "or no 'shown'")
+            raise ValueError(
+                f"{path.name}: entry {entry} has unknown keys {sorted(unknown)} or no 'shown'"
+            )
         key = words(entry["shown"])
         if key in seen:
             raise ValueError(f"{path.name}: {entry['shown']!r} is listed twice")
         seen.add(key)
         for name in entry.get("given", []):
             if name not in listed["inputs"]:
-                raise ValueError(f"{path.name}: {entry['shown']!r} is given {name!r}, "
-                                 "which [inputs] does not make")
+                raise ValueError(
+                    f"{path.name}: {entry['shown']!r} is given {name!r}, "
+                    "which [inputs] does not make"
+                )
     return listed
 
 
@@ -129,8 +132,14 @@ def run(command: list[str], folder: Path, status: int = 0) -> tuple[bool, str]:
     """Run one command in ``folder``; whether it ended as promised, and what it said."""
     started = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=folder, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+        done = subprocess.run(
+            command,
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
         return False, f"did not finish in {TIMEOUT} s"
     output = done.stdout + done.stderr
@@ -165,10 +174,16 @@ def main(arguments: list[str] | None = None) -> int:
     """Run the listed commands; 1 when any failed."""
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--keep", type=Path, help="run in this folder and keep it")
-    options.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 1),
-                         help="commands run at once (default: the cores, at most 4)")
-    options.add_argument("-k", dest="only", default="",
-                         help="run only the commands whose shown text contains this")
+    options.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=min(4, os.cpu_count() or 1),
+        help="commands run at once (default: the cores, at most 4)",
+    )
+    options.add_argument(
+        "-k", dest="only", default="", help="run only the commands whose shown text contains this"
+    )
     options = options.parse_args(arguments)
     listed = load()
     scratch = options.keep or Path(tempfile.mkdtemp(prefix="rankstats-commands-"))
@@ -186,8 +201,11 @@ def main(arguments: list[str] | None = None) -> int:
                 print(f"{'input' if ok else 'FAILED input'}: {name} ({report})", flush=True)
                 if not ok:
                     failed.append(f"input {name}: {line}")
-        chosen = [(number, entry) for number, entry in enumerate(listed["command"])
-                  if options.only in entry["shown"]]
+        chosen = [
+            (number, entry)
+            for number, entry in enumerate(listed["command"])
+            if options.only in entry["shown"]
+        ]
         for _, entry in chosen:
             if "skip" in entry:
                 skipped += 1
@@ -202,12 +220,19 @@ def main(arguments: list[str] | None = None) -> int:
 
         # each command is one process; the pool keeps the cores busy
         with ThreadPoolExecutor(options.jobs) as pool:
-            running = [(entry, pool.submit(one, number, entry))
-                       for number, entry in chosen if "skip" not in entry]
+            running = [
+                (entry, pool.submit(one, number, entry))
+                for number, entry in chosen
+                if "skip" not in entry
+            ]
             if not options.only:
-                running += [({"shown": shlex.join(command), "help": True},
-                             pool.submit(run, argv(shlex.join(command)), scratch))
-                            for command in helps()]
+                running += [
+                    (
+                        {"shown": shlex.join(command), "help": True},
+                        pool.submit(run, argv(shlex.join(command)), scratch),
+                    )
+                    for command in helps()
+                ]
             for entry, future in running:
                 ok, report = future.result()
                 ran += 1
@@ -215,19 +240,25 @@ def main(arguments: list[str] | None = None) -> int:
                     failed.append(entry["shown"])
                 if entry.get("help") and ok:
                     continue
-                shown = entry["shown"] if "run" not in entry else \
-                    f"{entry['shown']}\n    as: {entry['run']}"
+                shown = (
+                    entry["shown"]
+                    if "run" not in entry
+                    else f"{entry['shown']}\n    as: {entry['run']}"
+                )
                 print(f"{'ok' if ok else 'FAILED'}: {shown} ({report})", flush=True)
         if not options.only:
-            helped = all(entry["shown"] not in failed for entry, _ in running
-                         if entry.get("help"))
-            print(f"--help of every command and subcommand: {'ok' if helped else 'FAILED'}",
-                  flush=True)
+            helped = all(entry["shown"] not in failed for entry, _ in running if entry.get("help"))
+            print(
+                f"--help of every command and subcommand: {'ok' if helped else 'FAILED'}",
+                flush=True,
+            )
     finally:
         if options.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
-    print(f"documented commands: {ran} ran, {len(failed)} failed, {skipped} not run here "
-          "(listed above with the reason)")
+    print(
+        f"documented commands: {ran} ran, {len(failed)} failed, {skipped} not run here "
+        "(listed above with the reason)"
+    )
     for shown in failed:
         print(f"  failed: {shown}")
     return 1 if failed else 0

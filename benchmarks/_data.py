@@ -65,8 +65,11 @@ def task_blocks(cube) -> list[TaskBlock]:
     scores = cube["score"].transpose("task", "template", "model")
     values = scores.values
     models = np.asarray(cube["model"].values)
-    benchmarks = (np.asarray(cube["benchmark"].values) if "benchmark" in cube.coords
-                  else np.full(values.shape[0], ""))
+    benchmarks = (
+        np.asarray(cube["benchmark"].values)
+        if "benchmark" in cube.coords
+        else np.full(values.shape[0], "")
+    )
     blocks = []
     for t, task in enumerate(np.asarray(cube["task"].values)):
         matrix = values[t]
@@ -75,11 +78,13 @@ def task_blocks(cube) -> list[TaskBlock]:
         block = matrix[real][:, present]
         if np.isnan(block).any():
             raise ValueError(f"task {task!r}: missing scores among real templates and models")
-        blocks.append(TaskBlock(
-            task=str(task),
-            benchmark=str(benchmarks[t]),
-            template_positions=np.flatnonzero(real),
-            models=models[present],
-            scores=np.ascontiguousarray(block),
-        ))
+        blocks.append(
+            TaskBlock(
+                task=str(task),
+                benchmark=str(benchmarks[t]),
+                template_positions=np.flatnonzero(real),
+                models=models[present],
+                scores=np.ascontiguousarray(block),
+            )
+        )
     return blocks

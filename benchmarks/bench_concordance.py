@@ -81,8 +81,11 @@ def compare(name, oracle_name, ours, oracle, labels):
     }
     if error.size:
         k = int(both[np.argmax(error)])
-        record["worst"] = {"where": labels(k), "rankstats": float(ours[k]),
-                           "oracle": float(oracle[k])}
+        record["worst"] = {
+            "where": labels(k),
+            "rankstats": float(ours[k]),
+            "oracle": float(oracle[k]),
+        }
     record["pass"] = bool(mismatch.size == 0 and record["max_rel_error"] <= TOLERANCE)
     return record
 
@@ -171,36 +174,43 @@ def bench_tau(cube, blocks, args, report):
 
     def label(k):
         t, a, b = int(where_t[k]), int(where_a[k]), int(where_b[k])
-        return (f"task {blocks[t].task}, templates {template_ids[t, a]} / "
-                f"{template_ids[t, b]}")
+        return f"task {blocks[t].task}, templates {template_ids[t, a]} / {template_ids[t, b]}"
 
     oracle_tau = np.fromiter((r.statistic for r in oracle), float, len(oracle))
     oracle_p = np.fromiter((r.pvalue for r in oracle), float, len(oracle))
     report["correctness"] += [
-        compare("tau-b", "scipy.stats.kendalltau", tau[where_t, where_a, where_b],
-                oracle_tau, label),
-        compare("tau-b p-value", "scipy.stats.kendalltau", pvalue[where_t, where_a, where_b],
-                oracle_p, label),
+        compare(
+            "tau-b", "scipy.stats.kendalltau", tau[where_t, where_a, where_b], oracle_tau, label
+        ),
+        compare(
+            "tau-b p-value",
+            "scipy.stats.kendalltau",
+            pvalue[where_t, where_a, where_b],
+            oracle_p,
+            label,
+        ),
     ]
     report["memory"]["kendall_tau_matrix"] = peak_memory(run)
     ratio = reference_seconds / ours_seconds
-    report["benchmarks"].append({
-        "id": "tau",
-        "description": "Kendall tau-b, all template pairs, 25 tasks",
-        "rankstats_call": "rankstats.kendall_tau_matrix(cube)",
-        "reference_call": "scipy.stats.kendalltau(x, y) per template pair",
-        "rankstats_seconds": ours_seconds,
-        "rankstats_times": ours_times,
-        "reference_seconds": reference_seconds,
-        "reference_measured_seconds": measured,
-        "reference_calls_timed": timed_pairs,
-        "reference_calls_total": total_pairs,
-        "reference_seconds_per_call": measured / timed_pairs,
-        "extrapolated": extrapolated,
-        "ratio": ratio,
-        "target_ratio": TAU_TARGET,
-        "pass": bool(ratio >= TAU_TARGET),
-    })
+    report["benchmarks"].append(
+        {
+            "id": "tau",
+            "description": "Kendall tau-b, all template pairs, 25 tasks",
+            "rankstats_call": "rankstats.kendall_tau_matrix(cube)",
+            "reference_call": "scipy.stats.kendalltau(x, y) per template pair",
+            "rankstats_seconds": ours_seconds,
+            "rankstats_times": ours_times,
+            "reference_seconds": reference_seconds,
+            "reference_measured_seconds": measured,
+            "reference_calls_timed": timed_pairs,
+            "reference_calls_total": total_pairs,
+            "reference_seconds_per_call": measured / timed_pairs,
+            "extrapolated": extrapolated,
+            "ratio": ratio,
+            "target_ratio": TAU_TARGET,
+            "pass": bool(ratio >= TAU_TARGET),
+        }
+    )
 
 
 # --------------------------------------------------------------------------- W and Friedman
@@ -213,11 +223,15 @@ def long_frames(blocks: list[TaskBlock]):
     frames = []
     for block in blocks:
         m, n = block.scores.shape
-        frames.append(pd.DataFrame({
-            "template": np.repeat(block.template_positions, n),
-            "model": np.tile(block.models.astype(str), m),
-            "score": block.scores.ravel(),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "template": np.repeat(block.template_positions, n),
+                    "model": np.tile(block.models.astype(str), m),
+                    "score": block.scores.ravel(),
+                }
+            )
+        )
     return frames
 
 
@@ -257,15 +271,16 @@ def bench_w(cube, blocks, args, report):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pingouin_loop(frames[:1])  # warm-up
-        log(f"W + Friedman: rankstats, best of {args.repeats} timings of "
-            f"{args.number} calls ...")
+        log(f"W + Friedman: rankstats, best of {args.repeats} timings of {args.number} calls ...")
         ours_seconds, ours_times, (w, f) = best_of(run_both, args.repeats, args.number)
         w_seconds, _, _ = best_of(run_w, args.repeats, args.number)
         f_seconds, _, _ = best_of(run_f, args.repeats, args.number)
-        log(f"W + Friedman: pingouin loop ({2 * len(frames)} calls), "
-            f"best of {args.ref_repeats} ...")
+        log(
+            f"W + Friedman: pingouin loop ({2 * len(frames)} calls), best of {args.ref_repeats} ..."
+        )
         reference_seconds, reference_times, oracle = best_of(
-            lambda: pingouin_loop(frames), args.ref_repeats)
+            lambda: pingouin_loop(frames), args.ref_repeats
+        )
 
     for result in (w, f):
         if [str(t) for t in result["task"].values] != [block.task for block in blocks]:
@@ -280,38 +295,46 @@ def bench_w(cube, blocks, args, report):
 
     oracle_name = "pingouin.friedman"
     report["correctness"] += [
-        compare("W (judges = templates)", oracle_name, w["statistic"].values,
-                column(0, "W"), label),
+        compare(
+            "W (judges = templates)", oracle_name, w["statistic"].values, column(0, "W"), label
+        ),
         compare("W chi-square", oracle_name, w["chi2"].values, column(0, "Q"), label),
         compare("W p-value", oracle_name, w["pvalue"].values, column(0, "p"), label),
-        compare("Friedman Q (blocks = models)", oracle_name, f["statistic"].values,
-                column(1, "Q"), label),
+        compare(
+            "Friedman Q (blocks = models)",
+            oracle_name,
+            f["statistic"].values,
+            column(1, "Q"),
+            label,
+        ),
         compare("Friedman p-value", oracle_name, f["pvalue"].values, column(1, "p"), label),
         compare("Friedman's W", oracle_name, f["kendall_w"].values, column(1, "W"), label),
     ]
     report["memory"]["kendall_w"] = peak_memory(run_w)
     report["memory"]["friedman"] = peak_memory(run_f)
     ratio = reference_seconds / ours_seconds
-    report["benchmarks"].append({
-        "id": "w",
-        "description": "Kendall's W + Friedman, 25 tasks",
-        "rankstats_call": "rankstats.kendall_w(cube); rankstats.friedman(cube)",
-        "reference_call": "pingouin.friedman twice per task",
-        "rankstats_seconds": ours_seconds,
-        "rankstats_times": ours_times,
-        "rankstats_kendall_w_seconds": w_seconds,
-        "rankstats_friedman_seconds": f_seconds,
-        "reference_seconds": reference_seconds,
-        "reference_times": reference_times,
-        "reference_measured_seconds": reference_seconds,
-        "reference_calls_timed": 2 * len(frames),
-        "reference_calls_total": 2 * len(frames),
-        "reference_seconds_per_call": reference_seconds / (2 * len(frames)),
-        "extrapolated": False,
-        "ratio": ratio,
-        "target_ratio": W_TARGET,
-        "pass": bool(ratio >= W_TARGET),
-    })
+    report["benchmarks"].append(
+        {
+            "id": "w",
+            "description": "Kendall's W + Friedman, 25 tasks",
+            "rankstats_call": "rankstats.kendall_w(cube); rankstats.friedman(cube)",
+            "reference_call": "pingouin.friedman twice per task",
+            "rankstats_seconds": ours_seconds,
+            "rankstats_times": ours_times,
+            "rankstats_kendall_w_seconds": w_seconds,
+            "rankstats_friedman_seconds": f_seconds,
+            "reference_seconds": reference_seconds,
+            "reference_times": reference_times,
+            "reference_measured_seconds": reference_seconds,
+            "reference_calls_timed": 2 * len(frames),
+            "reference_calls_total": 2 * len(frames),
+            "reference_seconds_per_call": reference_seconds / (2 * len(frames)),
+            "extrapolated": False,
+            "ratio": ratio,
+            "target_ratio": W_TARGET,
+            "pass": bool(ratio >= W_TARGET),
+        }
+    )
 
 
 # --------------------------------------------------------------------------- report
@@ -346,41 +369,59 @@ def seconds(value: float) -> str:
 
 def print_report(report: dict) -> None:
     print()
-    print(f"{'benchmark':<42} {'rankstats s':>12} {'reference s':>12} {'ratio':>9} "
-          f"{'target':>9}  result")
+    print(
+        f"{'benchmark':<42} {'rankstats s':>12} {'reference s':>12} {'ratio':>9} "
+        f"{'target':>9}  result"
+    )
     for b in report["benchmarks"]:
         reference = seconds(b["reference_seconds"]) + ("*" if b["extrapolated"] else " ")
-        print(f"{b['description']:<42} {seconds(b['rankstats_seconds']):>12} "
-              f"{reference:>12} {b['ratio']:>8.0f}x {b['target_ratio']:>8.0f}x  "
-              f"{'pass' if b['pass'] else 'FAIL'}")
+        print(
+            f"{b['description']:<42} {seconds(b['rankstats_seconds']):>12} "
+            f"{reference:>12} {b['ratio']:>8.0f}x {b['target_ratio']:>8.0f}x  "
+            f"{'pass' if b['pass'] else 'FAIL'}"
+        )
     for b in report["benchmarks"]:
-        print(f"  {b['id']}: {b['reference_calls_timed']} reference calls timed, "
-              f"{1e3 * b['reference_seconds_per_call']:.3f} ms per call")
+        print(
+            f"  {b['id']}: {b['reference_calls_timed']} reference calls timed, "
+            f"{1e3 * b['reference_seconds_per_call']:.3f} ms per call"
+        )
         if b["extrapolated"]:
-            print(f"  * EXTRAPOLATED: {b['reference_call']} timed on "
-                  f"{b['reference_calls_timed']} of {b['reference_calls_total']} calls "
-                  f"({seconds(b['reference_measured_seconds'])} s measured), scaled up")
+            print(
+                f"  * EXTRAPOLATED: {b['reference_call']} timed on "
+                f"{b['reference_calls_timed']} of {b['reference_calls_total']} calls "
+                f"({seconds(b['reference_measured_seconds'])} s measured), scaled up"
+            )
     options = report["options"]
-    print(f"  rankstats: best of {options['repeats']} (W + Friedman: timings of "
-          f"{options['number']} calls, per call); reference loops: scipy once, pingouin best "
-          f"of {options['ref_repeats']}; garbage collector off while timing, as timeit")
+    print(
+        f"  rankstats: best of {options['repeats']} (W + Friedman: timings of "
+        f"{options['number']} calls, per call); reference loops: scipy once, pingouin best "
+        f"of {options['ref_repeats']}; garbage collector off while timing, as timeit"
+    )
 
     print()
-    print(f"{'statistic':<30} {'oracle':<24} {'compared':>9} {'NaN both':>9} "
-          f"{'NaN diff':>9} {'0 both':>7} {'worst rel err':>14}  result")
+    print(
+        f"{'statistic':<30} {'oracle':<24} {'compared':>9} {'NaN both':>9} "
+        f"{'NaN diff':>9} {'0 both':>7} {'worst rel err':>14}  result"
+    )
     for c in report["correctness"]:
-        print(f"{c['statistic']:<30} {c['oracle']:<24} {c['compared']:>9} "
-              f"{c['nan_both']:>9} {c['nan_mismatch']:>9} {c['zero_both']:>7} "
-              f"{c['max_rel_error']:>14.3e}  "
-              f"{'pass' if c['pass'] else 'FAIL'}")
+        print(
+            f"{c['statistic']:<30} {c['oracle']:<24} {c['compared']:>9} "
+            f"{c['nan_both']:>9} {c['nan_mismatch']:>9} {c['zero_both']:>7} "
+            f"{c['max_rel_error']:>14.3e}  "
+            f"{'pass' if c['pass'] else 'FAIL'}"
+        )
     worst = max(report["correctness"], key=lambda c: c["max_rel_error"], default=None)
     if worst is not None and worst["worst"] is not None:
-        print(f"  worst: {worst['statistic']} at {worst['worst']['where']}: rankstats "
-              f"{worst['worst']['rankstats']!r}, oracle {worst['worst']['oracle']!r}")
+        print(
+            f"  worst: {worst['statistic']} at {worst['worst']['where']}: rankstats "
+            f"{worst['worst']['rankstats']!r}, oracle {worst['worst']['oracle']!r}"
+        )
     for c in report["correctness"]:
         for example in c["nan_mismatch_examples"]:
-            print(f"  NaN mismatch in {c['statistic']} at {example['where']}: "
-                  f"rankstats {example['rankstats']!r}, oracle {example['oracle']!r}")
+            print(
+                f"  NaN mismatch in {c['statistic']} at {example['where']}: "
+                f"rankstats {example['rankstats']!r}, oracle {example['oracle']!r}"
+            )
 
     print()
     print("peak memory of one rankstats call (tracemalloc):")
@@ -394,24 +435,46 @@ def print_report(report: dict) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Time rankstats' Kendall tau / W / Friedman against scipy and pingouin "
-                    "loops on the Mizrahi et al. (2024) accuracies, and check every value.")
-    parser.add_argument("--only", choices=["all", "tau", "w"], default="all",
-                        help="run one benchmark only (default: all)")
-    parser.add_argument("--repeats", type=int, default=7,
-                        help="rankstats calls per benchmark; the best time counts (default 7)")
-    parser.add_argument("--number", type=int, default=20,
-                        help="W + Friedman: back-to-back rankstats calls per timing, as "
-                             "timeit's number; the pingouin loop is 50 calls already "
-                             "(default 20)")
-    parser.add_argument("--ref-repeats", type=int, default=3,
-                        help="runs of the pingouin loop; the best time counts (default 3). "
-                             "The scipy tau loop runs once.")
-    parser.add_argument("--pairs-fraction", type=float, default=1.0,
-                        help="time and check the scipy loop on this random fraction of the "
-                             "template pairs and extrapolate its time (default 1: all pairs)")
+        "loops on the Mizrahi et al. (2024) accuracies, and check every value."
+    )
+    parser.add_argument(
+        "--only",
+        choices=["all", "tau", "w"],
+        default="all",
+        help="run one benchmark only (default: all)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=7,
+        help="rankstats calls per benchmark; the best time counts (default 7)",
+    )
+    parser.add_argument(
+        "--number",
+        type=int,
+        default=20,
+        help="W + Friedman: back-to-back rankstats calls per timing, as "
+        "timeit's number; the pingouin loop is 50 calls already "
+        "(default 20)",
+    )
+    parser.add_argument(
+        "--ref-repeats",
+        type=int,
+        default=3,
+        help="runs of the pingouin loop; the best time counts (default 3). "
+        "The scipy tau loop runs once.",
+    )
+    parser.add_argument(
+        "--pairs-fraction",
+        type=float,
+        default=1.0,
+        help="time and check the scipy loop on this random fraction of the "
+        "template pairs and extrapolate its time (default 1: all pairs)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the pair sample")
-    parser.add_argument("--name", default="concordance",
-                        help="results go to benchmarks/results/NAME.json")
+    parser.add_argument(
+        "--name", default="concordance", help="results go to benchmarks/results/NAME.json"
+    )
     args = parser.parse_args(argv)
     if not 0.0 < args.pairs_fraction <= 1.0:
         parser.error("--pairs-fraction must be in (0, 1]")
@@ -458,11 +521,17 @@ def main(argv=None) -> int:
     if args.only in ("all", "w"):
         bench_w(cube, blocks, args, report)
 
-    failures = [f"{b['description']}: ratio {b['ratio']:.0f}x below target "
-                f"{b['target_ratio']:.0f}x" for b in report["benchmarks"] if not b["pass"]]
-    failures += [f"{c['statistic']}: worst relative error {c['max_rel_error']:.3e}, "
-                 f"{c['nan_mismatch']} NaN mismatches" for c in report["correctness"]
-                 if not c["pass"]]
+    failures = [
+        f"{b['description']}: ratio {b['ratio']:.0f}x below target {b['target_ratio']:.0f}x"
+        for b in report["benchmarks"]
+        if not b["pass"]
+    ]
+    failures += [
+        f"{c['statistic']}: worst relative error {c['max_rel_error']:.3e}, "
+        f"{c['nan_mismatch']} NaN mismatches"
+        for c in report["correctness"]
+        if not c["pass"]
+    ]
     report["failures"] = failures
     report["pass"] = not failures
 

@@ -49,8 +49,8 @@ def workload(max_templates: int):
     for task in hf_models.BBH_TASKS:
         samples[task] = mizrahi2024_samples(hf_models.RELEASE_SAMPLES, task)
         templates[task] = mizrahi2024_templates(
-            hf_models.RELEASE_TEMPLATES, task, fields=set(samples[task][0].fields),
-            malformed="skip")[:max_templates]
+            hf_models.RELEASE_TEMPLATES, task, fields=set(samples[task][0].fields), malformed="skip"
+        )[:max_templates]
     return templates, samples
 
 
@@ -58,8 +58,16 @@ def run_once(model, templates, samples, mode, batch_size, device):
     from rankstats_collectors.hf import collect
 
     started = time.perf_counter()
-    cube = collect([model], templates, samples, mode=mode, batch_size=batch_size,
-                   max_new_tokens=8, stop=["\n"], device=device)
+    cube = collect(
+        [model],
+        templates,
+        samples,
+        mode=mode,
+        batch_size=batch_size,
+        max_new_tokens=8,
+        stop=["\n"],
+        device=device,
+    )
     wall = time.perf_counter() - started
     return cube, wall
 
@@ -91,8 +99,10 @@ def main(argv=None) -> int:
     print(f"{prompts} prompts per run ({len(templates)} tasks)")
 
     rows, ok = [], True
-    header = (f"{'device':6} {'model':5} {'mode':10} {'batch':>5} {'prompts/s':>10} "
-              f"{'tokens/s':>10} {'wall s':>7} {'speed-up':>8}  same responses")
+    header = (
+        f"{'device':6} {'model':5} {'mode':10} {'batch':>5} {'prompts/s':>10} "
+        f"{'tokens/s':>10} {'wall s':>7} {'speed-up':>8}  same responses"
+    )
     print(header)
     print("-" * len(header))
     for device in devices:
@@ -108,25 +118,39 @@ def main(argv=None) -> int:
                 speedup = many.attrs["prompts_per_second"] / one.attrs["prompts_per_second"]
                 ok &= same and (device != "cpu" or speedup > 1)
                 for batch_size, (cube, wall) in timed.items():
-                    row = {"device": device, "model": name, "mode": mode,
-                           "batch_size": batch_size,
-                           "prompts_per_second": cube.attrs["prompts_per_second"],
-                           "tokens_per_second": cube.attrs["tokens_per_second"],
-                           "wall_seconds": wall, "same_responses": same,
-                           "speedup": speedup if batch_size > 1 else 1.0}
+                    row = {
+                        "device": device,
+                        "model": name,
+                        "mode": mode,
+                        "batch_size": batch_size,
+                        "prompts_per_second": cube.attrs["prompts_per_second"],
+                        "tokens_per_second": cube.attrs["tokens_per_second"],
+                        "wall_seconds": wall,
+                        "same_responses": same,
+                        "speedup": speedup if batch_size > 1 else 1.0,
+                    }
                     rows.append(row)
-                    print(f"{device:6} {name:5} {mode:10} {batch_size:5d} "
-                          f"{row['prompts_per_second']:10.1f} {row['tokens_per_second']:10.0f} "
-                          f"{wall:7.2f} {row['speedup']:8.2f}  {same}", flush=True)
+                    print(
+                        f"{device:6} {name:5} {mode:10} {batch_size:5d} "
+                        f"{row['prompts_per_second']:10.1f} {row['tokens_per_second']:10.0f} "
+                        f"{wall:7.2f} {row['speedup']:8.2f}  {same}",
+                        flush=True,
+                    )
 
     results = ROOT / "benchmarks" / "results"
     results.mkdir(exist_ok=True)
     payload = {
-        "benchmark": "hf_collector", "when": _dt.datetime.now(_dt.UTC).isoformat(),
-        "machine": platform.platform(), "python": platform.python_version(),
-        "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "benchmark": "hf_collector",
+        "when": _dt.datetime.now(_dt.UTC).isoformat(),
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "prompts_per_run": prompts, "rows": rows, "passed": ok}
+        "prompts_per_run": prompts,
+        "rows": rows,
+        "passed": ok,
+    }
     (results / f"{arguments.name}.json").write_text(json.dumps(payload, indent=2))
     print(f"{'PASSED' if ok else 'FAILED'}: wrote benchmarks/results/{arguments.name}.json")
     return 0 if ok else 1

@@ -29,8 +29,9 @@ def measure(modules: str, runs: int) -> tuple[float, list[str]]:
     times, loaded = [], []
     for _ in range(runs):
         code = PROBE.format(modules=modules, heavy=HEAVY)
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         result = json.loads(out.stdout)
         times.append(result["seconds"])
         loaded = result["loaded"]
@@ -40,8 +41,12 @@ def measure(modules: str, runs: int) -> tuple[float, list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="fresh interpreters per measure")
-    parser.add_argument("--target", type=float, default=0.5,
-                        help="seconds allowed beyond xarray's import (default 0.5)")
+    parser.add_argument(
+        "--target",
+        type=float,
+        default=0.5,
+        help="seconds allowed beyond xarray's import (default 0.5)",
+    )
     args = parser.parse_args()
     xarray_seconds, _ = measure("xarray", args.runs)
     both_seconds, loaded = measure("xarray, rankstats", args.runs)

@@ -43,8 +43,12 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENS = 200
-TEMPLATES = [(i, e, s) for i in range(5) for e in ("capitals", "lowercase", "numbers", "roman")
-             for s in ("\n", "; ", " | ", ", ", " OR ")]
+TEMPLATES = [
+    (i, e, s)
+    for i in range(5)
+    for e in ("capitals", "lowercase", "numbers", "roman")
+    for s in ("\n", "; ", " | ", ", ", " OR ")
+]
 VOCAB = np.array([f"tok{i}" for i in range(512)], dtype=object)
 
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over execve, so a child started by
@@ -74,44 +78,68 @@ def _batch(rng, start: int, rows: int) -> pa.Table:
     index = np.arange(start, start + rows)
     template = index % len(TEMPLATES)
     sample = index // len(TEMPLATES)
-    instruction = np.array([f"Instruction phrasing {TEMPLATES[t][0]}: {{question}}\n{{choices}}"
-                            for t in template], dtype=object)
+    instruction = np.array(
+        [f"Instruction phrasing {TEMPLATES[t][0]}: {{question}}\n{{choices}}" for t in template],
+        dtype=object,
+    )
     enumerator = np.array([TEMPLATES[t][1] for t in template], dtype=object)
     separator = np.array([TEMPLATES[t][2] for t in template], dtype=object)
     tokens = rows * TOKENS
     offsets = pa.array(np.arange(0, tokens + 1, TOKENS, dtype=np.int32))
-    logprobs = pa.ListArray.from_arrays(offsets, _struct(
-        logprob=pa.array(-rng.exponential(2.0, tokens)),
-        rank=pa.array(rng.integers(1, 20, tokens)),
-        decoded_token=pa.array(VOCAB[rng.integers(0, len(VOCAB), tokens)])))
+    logprobs = pa.ListArray.from_arrays(
+        offsets,
+        _struct(
+            logprob=pa.array(-rng.exponential(2.0, tokens)),
+            rank=pa.array(rng.integers(1, 20, tokens)),
+            decoded_token=pa.array(VOCAB[rng.integers(0, len(VOCAB), tokens)]),
+        ),
+    )
 
     def constant(value, kind=None):
         return pa.array([value] * rows, kind)
 
-    return pa.table({
-        "evaluation_id": pa.array([f"{i:032x}" for i in index]),
-        "model": _struct(model_info=_struct(name=constant("Bench-Model-7B"),
-                                            family=constant("Bench"))),
-        "prompt_config": _struct(prompt_class=constant("MultipleChoice"), format=_struct(
-            template=pa.array(instruction), separator=pa.array(separator),
-            enumerator=pa.array(enumerator),
-            choices_order=_struct(method=constant("none"),
-                                  description=constant("Preserves the original order")),
-            shots=constant(0, pa.int64()))),
-        "instance": _struct(
-            task_type=constant("classification"),
-            raw_input=pa.array([f"prompt of sample {s}" for s in sample]),
-            language=constant("en"),
-            sample_identifier=_struct(dataset_name=constant("mmlu.bench"),
-                                      hf_repo=constant("cais/mmlu"),
-                                      hf_index=pa.array(sample), hf_split=constant("test")),
-            perplexity=pa.array(rng.uniform(2, 20, rows)),
-            prompt_logprobs=logprobs),
-        "output": _struct(response=constant("A. an answer"),
-                          cumulative_logprob=pa.array(-rng.exponential(1.0, rows))),
-        "evaluation": _struct(ground_truth=constant("A. an answer"),
-                              score=pa.array((rng.random(rows) < 0.6).astype(float))),
-    })
+    return pa.table(
+        {
+            "evaluation_id": pa.array([f"{i:032x}" for i in index]),
+            "model": _struct(
+                model_info=_struct(name=constant("Bench-Model-7B"), family=constant("Bench"))
+            ),
+            "prompt_config": _struct(
+                prompt_class=constant("MultipleChoice"),
+                format=_struct(
+                    template=pa.array(instruction),
+                    separator=pa.array(separator),
+                    enumerator=pa.array(enumerator),
+                    choices_order=_struct(
+                        method=constant("none"),
+                        description=constant("Preserves the original order"),
+                    ),
+                    shots=constant(0, pa.int64()),
+                ),
+            ),
+            "instance": _struct(
+                task_type=constant("classification"),
+                raw_input=pa.array([f"prompt of sample {s}" for s in sample]),
+                language=constant("en"),
+                sample_identifier=_struct(
+                    dataset_name=constant("mmlu.bench"),
+                    hf_repo=constant("cais/mmlu"),
+                    hf_index=pa.array(sample),
+                    hf_split=constant("test"),
+                ),
+                perplexity=pa.array(rng.uniform(2, 20, rows)),
+                prompt_logprobs=logprobs,
+            ),
+            "output": _struct(
+                response=constant("A. an answer"),
+                cumulative_logprob=pa.array(-rng.exponential(1.0, rows)),
+            ),
+            "evaluation": _struct(
+                ground_truth=constant("A. an answer"),
+                score=pa.array((rng.random(rows) < 0.6).astype(float)),
+            ),
+        }
+    )
 
 
 def generate(path: Path, size_mb: float, batch_rows: int = 20_000) -> int:
@@ -133,10 +161,14 @@ def generate(path: Path, size_mb: float, batch_rows: int = 20_000) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=1000)
-    parser.add_argument("--output", default=str(ROOT / "benchmarks" / "results"
-                                                / "import_dove.json"))
-    parser.add_argument("--keep", metavar="PATH",
-                        help="write the generated file here and keep it (reused if present)")
+    parser.add_argument(
+        "--output", default=str(ROOT / "benchmarks" / "results" / "import_dove.json")
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="PATH",
+        help="write the generated file here and keep it (reused if present)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(args.keep or Path(folder) / "mmlu.bench.parquet")
@@ -147,16 +179,25 @@ def main(argv=None) -> int:
             records = generate(path, args.size_mb)
         generated = time.perf_counter() - start
         size = path.stat().st_size
-        run = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True,
-                             text=True, check=True, cwd=ROOT)
+        run = subprocess.run(
+            [sys.executable, "-c", CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
         child = json.loads(run.stdout.strip().splitlines()[-1])
     result = {
-        "file_bytes": size, "records": records, "generate_seconds": round(generated, 1),
+        "file_bytes": size,
+        "records": records,
+        "generate_seconds": round(generated, 1),
         "import_seconds": round(child["seconds"], 2),
         "rss_before_import_mib": round(child["rss_before_kib"] / 1024, 1),
         "peak_rss_mib": round(child["peak_rss_kib"] / 1024, 1),
-        "scores": child["scores"], "sizes": child["sizes"],
-        "python": platform.python_version(), "pyarrow": pa.__version__,
+        "scores": child["scores"],
+        "sizes": child["sizes"],
+        "python": platform.python_version(),
+        "pyarrow": pa.__version__,
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n")

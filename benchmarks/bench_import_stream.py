@@ -30,9 +30,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = (ROOT / "tests" / "data" / "fixtures" / "lm_eval" / "asdiv"
-        / "meta-llama__Meta-Llama-3-8B-Instruct"
-        / "samples_asdiv_2024-08-21T03-44-09.494230.jsonl")
+REAL = (
+    ROOT
+    / "tests"
+    / "data"
+    / "fixtures"
+    / "lm_eval"
+    / "asdiv"
+    / "meta-llama__Meta-Llama-3-8B-Instruct"
+    / "samples_asdiv_2024-08-21T03-44-09.494230.jsonl"
+)
 DATE = "2024-08-21T03-44-09.494230"
 
 CHILD = """
@@ -84,37 +91,56 @@ def run(size_bytes: int, folder: Path | None = None) -> dict:
         generated = time.perf_counter() - start
         size = path.stat().st_size
         cube_path = Path(temporary) / "cube.nc"
-        child = subprocess.run([sys.executable, "-c", CHILD, str(path), str(cube_path)],
-                               capture_output=True, text=True, check=False, cwd=ROOT)
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD, str(path), str(cube_path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
+        )
         if child.returncode != 0:
             raise RuntimeError(f"the import failed:\n{child.stderr}")
         measured = json.loads(child.stdout.strip().splitlines()[-1])
     if measured["samples"] != lines or abs(measured["mean"] - mean) > 1e-12:
-        raise RuntimeError(f"the cube does not hold the file: {measured} vs {lines} lines, "
-                           f"mean {mean}")
+        raise RuntimeError(
+            f"the cube does not hold the file: {measured} vs {lines} lines, mean {mean}"
+        )
     return {
-        "file_bytes": size, "file_mib": round(size / 2**20, 1), "lines": lines,
+        "file_bytes": size,
+        "file_mib": round(size / 2**20, 1),
+        "lines": lines,
         "generate_seconds": round(generated, 2),
         "import_seconds": round(measured["seconds"], 2),
         "rss_before_import_mib": round(measured["rss_before_kib"] / 1024, 1),
         "peak_rss_mib": round(measured["peak_rss_kib"] / 1024, 1),
         "peak_minus_before_mib": round(
-            (measured["peak_rss_kib"] - measured["rss_before_kib"]) / 1024, 1),
+            (measured["peak_rss_kib"] - measured["rss_before_kib"]) / 1024, 1
+        ),
         "save_seconds": round(measured["save_seconds"], 2),
         "peak_rss_with_save_mib": round(measured["peak_with_save_kib"] / 1024, 1),
         "mean_score": measured["mean"],
-        "python": platform.python_version(), "machine": platform.machine(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
     }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=float, default=1024,
-                        help="size of the generated samples file in MiB (default 1024)")
-    parser.add_argument("--tmp", type=Path, default=None,
-                        help="folder for the temporary file (default: the system's)")
-    parser.add_argument("--output", type=Path,
-                        default=ROOT / "benchmarks" / "results" / "import_stream.json")
+    parser.add_argument(
+        "--size-mb",
+        type=float,
+        default=1024,
+        help="size of the generated samples file in MiB (default 1024)",
+    )
+    parser.add_argument(
+        "--tmp",
+        type=Path,
+        default=None,
+        help="folder for the temporary file (default: the system's)",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=ROOT / "benchmarks" / "results" / "import_stream.json"
+    )
     args = parser.parse_args(argv)
     result = run(int(args.size_mb * 2**20), args.tmp)
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -77,41 +77,60 @@ print(json.dumps({"seconds": elapsed, "peak_bytes": peak, "n_resamples": int(sys
 
 
 def _run(script, *arguments):
-    out = subprocess.run([sys.executable, "-c", script, *map(str, arguments)], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script, *map(str, arguments)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--path", default="/tmp/rankstats-out-of-core.nc",
-                        help="the cube file (written if missing)")
-    parser.add_argument("--shape", type=int, nargs=4, default=(16, 25, 250, 10_000),
-                        metavar=("MODELS", "TASKS", "TEMPLATES", "SAMPLES"))
+    parser.add_argument(
+        "--path", default="/tmp/rankstats-out-of-core.nc", help="the cube file (written if missing)"
+    )
+    parser.add_argument(
+        "--shape",
+        type=int,
+        nargs=4,
+        default=(16, 25, 250, 10_000),
+        metavar=("MODELS", "TASKS", "TEMPLATES", "SAMPLES"),
+    )
     parser.add_argument("--target-gb", type=float, default=2.0, help="peak memory allowed")
-    parser.add_argument("--n-resamples", type=int, default=1000,
-                        help="bootstrap replicates (default 1000; 0 skips the bootstrap)")
+    parser.add_argument(
+        "--n-resamples",
+        type=int,
+        default=1000,
+        help="bootstrap replicates (default 1000; 0 skips the bootstrap)",
+    )
     args = parser.parse_args()
     path = Path(args.path)
     if not path.exists():
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", WRITE, *map(str, args.shape), str(path)],
-                       check=True)
-        print(f"wrote {path} ({path.stat().st_size / 1e6:.0f} MB) in "
-              f"{time.perf_counter() - start:.0f} s")
+        subprocess.run([sys.executable, "-c", WRITE, *map(str, args.shape), str(path)], check=True)
+        print(
+            f"wrote {path} ({path.stat().st_size / 1e6:.0f} MB) in "
+            f"{time.perf_counter() - start:.0f} s"
+        )
     result = _run(READ, path)
     peak_gb = result["peak_bytes"] / 1e9
-    print(f"{result['cells']:.3g} cells: template scores, W, Friedman and metrics for every "
-          f"task in {result['seconds']:.0f} s, peak memory {peak_gb:.2f} GB "
-          f"(target < {args.target_gb} GB)")
+    print(
+        f"{result['cells']:.3g} cells: template scores, W, Friedman and metrics for every "
+        f"task in {result['seconds']:.0f} s, peak memory {peak_gb:.2f} GB "
+        f"(target < {args.target_gb} GB)"
+    )
     peaks = [peak_gb]
     if args.n_resamples:
         boot = _run(BOOTSTRAP, path, args.n_resamples)
         peaks.append(boot["peak_bytes"] / 1e9)
-        print(f"{boot['cells']:.3g} cells: bootstrap over samples, n_resamples = "
-              f"{boot['n_resamples']} "
-              f"(AvgP, W and ranks of every replicate) in {boot['seconds']:.0f} s, peak "
-              f"memory {peaks[-1]:.2f} GB (target < {args.target_gb} GB)")
+        print(
+            f"{boot['cells']:.3g} cells: bootstrap over samples, n_resamples = "
+            f"{boot['n_resamples']} "
+            f"(AvgP, W and ranks of every replicate) in {boot['seconds']:.0f} s, peak "
+            f"memory {peaks[-1]:.2f} GB (target < {args.target_gb} GB)"
+        )
     ok = max(peaks) < args.target_gb
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

@@ -59,8 +59,13 @@ def _w_floor(x):
     chi2 = m * (n - 1) * w
     f = (m - 1) * w / (1 - w)
     kbs = n - 1 - 2.0 / m
-    return (w, special.chdtrc(n - 1, chi2), f, special.fdtrc(n - 1, (m - 1) * (n - 1), f),
-            special.fdtrc(kbs, (m - 1) * kbs, f))
+    return (
+        w,
+        special.chdtrc(n - 1, chi2),
+        f,
+        special.fdtrc(n - 1, (m - 1) * (n - 1), f),
+        special.fdtrc(kbs, (m - 1) * kbs, f),
+    )
 
 
 def _friedman_floor(x):
@@ -120,24 +125,41 @@ def cases():
         return lambda r: tuple(getattr(r, n) for n in names)
 
     return {
-        "kendall_w": (lambda: rankstats.kendall_w(x), lambda: _w_floor(x),
-                      fields("statistic", "pvalue", "f", "f_pvalue", "f_kbs_pvalue")),
-        "friedman": (lambda: rankstats.friedman(x), lambda: _friedman_floor(x),
-                     fields("statistic", "pvalue", "kendall_w", "f", "f_pvalue")),
-        "kendall_tau": (lambda: rankstats.kendall_tau(a, b), lambda: _tau_floor(a, b),
-                        fields("statistic", "pvalue")),
-        "mcnemar": (lambda: rankstats.mcnemar(p, q), lambda: _mcnemar_floor(p, q),
-                    fields("statistic", "pvalue")),
-        "cochran_q": (lambda: rankstats.cochran_q(binary), lambda: _cochran_floor(binary),
-                      fields("statistic", "pvalue")),
+        "kendall_w": (
+            lambda: rankstats.kendall_w(x),
+            lambda: _w_floor(x),
+            fields("statistic", "pvalue", "f", "f_pvalue", "f_kbs_pvalue"),
+        ),
+        "friedman": (
+            lambda: rankstats.friedman(x),
+            lambda: _friedman_floor(x),
+            fields("statistic", "pvalue", "kendall_w", "f", "f_pvalue"),
+        ),
+        "kendall_tau": (
+            lambda: rankstats.kendall_tau(a, b),
+            lambda: _tau_floor(a, b),
+            fields("statistic", "pvalue"),
+        ),
+        "mcnemar": (
+            lambda: rankstats.mcnemar(p, q),
+            lambda: _mcnemar_floor(p, q),
+            fields("statistic", "pvalue"),
+        ),
+        "cochran_q": (
+            lambda: rankstats.cochran_q(binary),
+            lambda: _cochran_floor(binary),
+            fields("statistic", "pvalue"),
+        ),
         "rank": (lambda: rankstats.rank(x), lambda: _ranks(x), lambda r: r),
         "avgp": (lambda: rankstats.avgp(x), lambda: x.mean(-1), lambda r: r),
         "maxp": (lambda: rankstats.maxp(x), lambda: x.max(-1), lambda r: r),
-        "saturation": (lambda: rankstats.saturation(x), lambda: _metrics_floor(x)[2],
-                       lambda r: r),
+        "saturation": (lambda: rankstats.saturation(x), lambda: _metrics_floor(x)[2], lambda r: r),
         "cps": (lambda: rankstats.cps(x), lambda: _metrics_floor(x)[3], lambda r: r),
-        "prompt_metrics": (lambda: rankstats.prompt_metrics(x), lambda: _metrics_floor(x),
-                           fields("avgp", "maxp", "saturation", "cps")),
+        "prompt_metrics": (
+            lambda: rankstats.prompt_metrics(x),
+            lambda: _metrics_floor(x),
+            fields("avgp", "maxp", "saturation", "cps"),
+        ),
     }
 
 
@@ -171,19 +193,23 @@ def main(argv=None) -> int:
     parser.add_argument("--number", type=int, default=200, help="calls per timing")
     parser.add_argument("--repeats", type=int, default=9, help="timings; the best counts")
     parser.add_argument("--limit", type=float, default=3.0, help="largest ratio allowed")
-    parser.add_argument("--clock", choices=list(CLOCKS), default="cpu",
-                        help="CPU time of this thread, or elapsed time")
+    parser.add_argument(
+        "--clock",
+        choices=list(CLOCKS),
+        default="cpu",
+        help="CPU time of this thread, or elapsed time",
+    )
     args = parser.parse_args(argv)
     failures = []
     print(f"{'statistic':<16}{'call µs':>10}{'floor µs':>10}{'ratio':>8}")
     for name, (call, floor, values) in cases().items():
         got = values(call())
         expected = floor()
-        if not np.allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float),
-                           rtol=1e-9, atol=1e-12):
+        if not np.allclose(
+            np.asarray(got, dtype=float), np.asarray(expected, dtype=float), rtol=1e-9, atol=1e-12
+        ):
             failures.append(f"{name}: the call's values differ from the floor's")
-        t_call, t_floor = interleaved(call, floor, args.number, args.repeats,
-                                      CLOCKS[args.clock])
+        t_call, t_floor = interleaved(call, floor, args.number, args.repeats, CLOCKS[args.clock])
         ratio = t_call / t_floor
         flag = "" if ratio <= args.limit else "  FAIL"
         print(f"{name:<16}{t_call * 1e6:>10.1f}{t_floor * 1e6:>10.1f}{ratio:>8.2f}{flag}")

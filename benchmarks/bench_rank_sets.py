@@ -63,12 +63,18 @@ def main(argv=None) -> int:
     before = rss_gb()
 
     def full():
-        return stability.rank_sets(estimate, covariance=covariance, top_k=args.top_k,
-                                   n_resamples=args.n_resamples, seed=1)
+        return stability.rank_sets(
+            estimate, covariance=covariance, top_k=args.top_k, n_resamples=args.n_resamples, seed=1
+        )
 
     def independent():
-        return stability.rank_sets(estimate, standard_errors=np.sqrt(np.diag(covariance)),
-                                   top_k=args.top_k, n_resamples=args.n_resamples, seed=1)
+        return stability.rank_sets(
+            estimate,
+            standard_errors=np.sqrt(np.diag(covariance)),
+            top_k=args.top_k,
+            n_resamples=args.n_resamples,
+            seed=1,
+        )
 
     rows, failures = [], []
     for name, fn in (("covariance", full), ("standard_errors", independent)):
@@ -79,34 +85,61 @@ def main(argv=None) -> int:
         traced = None if args.no_memory else peak_memory(fn) / 2**30
         low, high, rank = (found[v].values for v in ("rank_low", "rank_high", "rank"))
         m = args.objects
-        ok = bool(((1 <= low) & (low <= rank) & (rank <= high) & (high <= m)).all()
-                  and found["in_top_k"].values[rank <= args.top_k].all())
+        ok = bool(
+            ((1 <= low) & (low <= rank) & (rank <= high) & (high <= m)).all()
+            and found["in_top_k"].values[rank <= args.top_k].all()
+        )
         width = float((high - low).mean())
-        rows.append({"input": name, "seconds": seconds, "cpu_seconds": cpu, "times": times,
-                     "peak_rss_gb": peak_rss, "traced_peak_gb": traced,
-                     "mean_width": width, "in_top_k": int(found["in_top_k"].sum()),
-                     "valid": ok})
+        rows.append(
+            {
+                "input": name,
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "times": times,
+                "peak_rss_gb": peak_rss,
+                "traced_peak_gb": traced,
+                "mean_width": width,
+                "in_top_k": int(found["in_top_k"].sum()),
+                "valid": ok,
+            }
+        )
         if not ok:
             failures.append(f"{name}: sets break the definition")
         if name == "covariance" and seconds > 10:
             failures.append(f"covariance: {seconds:.1f} s > 10 s")
         if name == "covariance" and peak_rss > 2:
             failures.append(f"covariance: peak RSS {peak_rss:.2f} GB > 2 GB")
-    print(f"{args.objects} objects, {args.n_resamples} normal draws, top_k={args.top_k} "
-          f"(RSS before: {before:.2f} GB)")
-    print(f"{'input':16} {'seconds':>8} {'CPU s':>8} {'peak RSS GB':>12} {'traced GB':>10} "
-          f"{'mean width':>11} {'in top k':>9}")
+    print(
+        f"{args.objects} objects, {args.n_resamples} normal draws, top_k={args.top_k} "
+        f"(RSS before: {before:.2f} GB)"
+    )
+    print(
+        f"{'input':16} {'seconds':>8} {'CPU s':>8} {'peak RSS GB':>12} {'traced GB':>10} "
+        f"{'mean width':>11} {'in top k':>9}"
+    )
     for row in rows:
         traced = "-" if row["traced_peak_gb"] is None else f"{row['traced_peak_gb']:.2f}"
-        print(f"{row['input']:16} {row['seconds']:8.2f} {row['cpu_seconds']:8.2f} "
-              f"{row['peak_rss_gb']:12.2f} "
-              f"{traced:>10} {row['mean_width']:11.1f} {row['in_top_k']:9d}")
+        print(
+            f"{row['input']:16} {row['seconds']:8.2f} {row['cpu_seconds']:8.2f} "
+            f"{row['peak_rss_gb']:12.2f} "
+            f"{traced:>10} {row['mean_width']:11.1f} {row['in_top_k']:9d}"
+        )
     print("PASS" if not failures else "FAIL: " + "; ".join(failures))
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps({
-        "objects": args.objects, "n_resamples": args.n_resamples, "rows": rows,
-        "failures": failures, "python": platform.python_version(),
-        "numpy": np.__version__, "platform": platform.platform()}, indent=1))
+    (RESULTS / f"{args.name}.json").write_text(
+        json.dumps(
+            {
+                "objects": args.objects,
+                "n_resamples": args.n_resamples,
+                "rows": rows,
+                "failures": failures,
+                "python": platform.python_version(),
+                "numpy": np.__version__,
+                "platform": platform.platform(),
+            },
+            indent=1,
+        )
+    )
     return 0 if not failures else 1
 
 

@@ -25,8 +25,10 @@ def main() -> int:
         subprocess.run(command, check=True, capture_output=True)
         times.append(time.perf_counter() - start)
     median = statistics.median(times)
-    print(f"rankstats reproduce mizrahi2024: median {median:.1f} s of {args.runs} runs "
-          f"({', '.join(f'{t:.1f}' for t in times)}); target < {args.target:.0f} s")
+    print(
+        f"rankstats reproduce mizrahi2024: median {median:.1f} s of {args.runs} runs "
+        f"({', '.join(f'{t:.1f}' for t in times)}); target < {args.target:.0f} s"
+    )
     ok = median < args.target
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

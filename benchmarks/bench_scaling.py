@@ -77,15 +77,20 @@ def _functions():
         "template_scores": (rankstats.template_scores, (linear, linear, linear)),
         "kendall_w": (lambda c: rankstats.kendall_w(c), (n_log_n, n_log_n, linear)),
         "friedman": (lambda c: rankstats.friedman(c), (n_log_n, n_log_n, linear)),
-        "kendall_tau_matrix": (lambda c: rankstats.kendall_tau_matrix(c),
-                               (n_log_n, square, linear)),
+        "kendall_tau_matrix": (
+            lambda c: rankstats.kendall_tau_matrix(c),
+            (n_log_n, square, linear),
+        ),
         "templates_needed": (
             lambda c: templates_needed(rankstats.template_scores(c), n_resamples=100, seed=0),
-            (n_log_n, linear, linear)),
+            (n_log_n, linear, linear),
+        ),
         # its rank sets are M^2 B (see RANK_SETS); held to n log n, which the bootstrap
         # dominates at these sizes
-        "leaderboard": (lambda c: leaderboard(c, n_resamples=200, seed=0),
-                        (n_log_n, n_log_n, linear)),
+        "leaderboard": (
+            lambda c: leaderboard(c, n_resamples=200, seed=0),
+            (n_log_n, n_log_n, linear),
+        ),
     }
 
 
@@ -102,11 +107,15 @@ def cube(models, tasks, templates, samples, seed=0):
     ids = np.array([[f"template-{j}" for j in range(templates)]] * tasks)
     return xr.Dataset(
         {"score": (("model", "task", "template", "sample"), score)},
-        coords={"model": [f"model-{i}" for i in range(models)],
-                "task": [f"task-{i}" for i in range(tasks)],
-                "template_id": (("task", "template"), ids),
-                "template_is_original": (("task", "template"),
-                                         np.arange(templates)[None].repeat(tasks, 0) == 0)},
+        coords={
+            "model": [f"model-{i}" for i in range(models)],
+            "task": [f"task-{i}" for i in range(tasks)],
+            "template_id": (("task", "template"), ids),
+            "template_is_original": (
+                ("task", "template"),
+                np.arange(templates)[None].repeat(tasks, 0) == 0,
+            ),
+        },
         attrs={"score_kind": "binary", "higher_is_better": 1, "metric": "accuracy"},
     )
 
@@ -180,13 +189,18 @@ def crossover(repeats):
         x = rng.integers(0, 5, (5000, n)).astype(float)
         y = rng.integers(0, 5, (5000, n)).astype(float)
         row(f"tau_pair 5000 x {n}", k.tau_pair, x, y)
-    for m, n in ((100, 16), (100, 32), (100, 64), (100, 256), (400, 64), (400, 256),
-                 (1600, 16)):
+    for m, n in ((100, 16), (100, 32), (100, 64), (100, 256), (400, 64), (400, 256), (1600, 16)):
         row(f"tau_matrix {m} rows x {n}", k.tau_matrix, rng.random((1, m, n)))
     for m in (16, 32, 48, 64, 128):
-        row(f"subsample 4 x 30 x {m}, 100 draws", sub.subsample_curves,
-            rng.random((4, 30, m)), rng.random((4, 100, 30)), np.arange(1, 31),
-            np.array([0.5]), option="tau_kernel")
+        row(
+            f"subsample 4 x 30 x {m}, 100 draws",
+            sub.subsample_curves,
+            rng.random((4, 30, m)),
+            rng.random((4, 100, 30)),
+            np.arange(1, 31),
+            np.array([0.5]),
+            option="tau_kernel",
+        )
 
 
 def int8_memory(models=16, samples=10_000):
@@ -204,20 +218,30 @@ def int8_memory(models=16, samples=10_000):
     c8 = c.assign(score=c["score"].astype(np.int8))
     size = c8["score"].nbytes
     failures = []
-    print(f"\n== a binary cube of {models} models x 4 tasks x 100 templates x {samples} samples "
-          f"held as int8 ({size / 2**20:.0f} MiB)")
-    for name, fn in (("template_scores", rankstats.template_scores),
-                     ("kendall_w", rankstats.kendall_w), ("friedman", rankstats.friedman),
-                     ("kendall_tau_matrix", rankstats.kendall_tau_matrix),
-                     ("leaderboard", lambda x: leaderboard(x, n_resamples=200, seed=0))):
+    print(
+        f"\n== a binary cube of {models} models x 4 tasks x 100 templates x {samples} samples "
+        f"held as int8 ({size / 2**20:.0f} MiB)"
+    )
+    for name, fn in (
+        ("template_scores", rankstats.template_scores),
+        ("kendall_w", rankstats.kendall_w),
+        ("friedman", rankstats.friedman),
+        ("kendall_tau_matrix", rankstats.kendall_tau_matrix),
+        ("leaderboard", lambda x: leaderboard(x, n_resamples=200, seed=0)),
+    ):
         peak = peak_memory(lambda fn=fn: fn(c8))
         a, b = fn(c8), fn(c)
         names = list(a.data_vars) if hasattr(a, "data_vars") else [None]
-        equal = all(np.array_equal((a if v is None else a[v]).values,
-                                   (b if v is None else b[v]).values, equal_nan=True)
-                    for v in names)
-        print(f"{name:<20} peak {peak / 2**20:8.1f} MiB = {peak / size:.2f}x the int8 cube; "
-              f"equal to the float64 cube's: {'yes' if equal else 'NO'}")
+        equal = all(
+            np.array_equal(
+                (a if v is None else a[v]).values, (b if v is None else b[v]).values, equal_nan=True
+            )
+            for v in names
+        )
+        print(
+            f"{name:<20} peak {peak / 2**20:8.1f} MiB = {peak / size:.2f}x the int8 cube; "
+            f"equal to the float64 cube's: {'yes' if equal else 'NO'}"
+        )
         if peak >= size or not equal:
             failures.append(f"{name} on the int8 cube: peak {peak / size:.2f}x, equal {equal}")
     return failures
@@ -231,8 +255,11 @@ def check_equal(sizes):
 
     failures = []
     for models in sizes:
-        scores = rankstats.template_scores(cube(models, 2, 30, 50)).transpose(
-            "task", "template", "model").values
+        scores = (
+            rankstats.template_scores(cube(models, 2, 30, 50))
+            .transpose("task", "template", "model")
+            .values
+        )
         for name in ("tau", "pvalue", "n_objects"):
             a = k.tau_matrix(scores, kernel="signs")[name]
             b = k.tau_matrix(scores, kernel="merge")[name]
@@ -256,8 +283,12 @@ def main(argv=None) -> int:
     parser.add_argument("--report", action="store_true", help="also time rankstats.report")
     parser.add_argument("--crossover", action="store_true", help="time the two tau kernels")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--clock", choices=list(CLOCKS), default="wall",
-                        help="the report's timings: elapsed time, or this process's CPU time")
+    parser.add_argument(
+        "--clock",
+        choices=list(CLOCKS),
+        default="wall",
+        help="the report's timings: elapsed time, or this process's CPU time",
+    )
     parser.add_argument("--slack", type=float, default=0.3)
     parser.add_argument("--no-memory", action="store_true", help="skip the traced peaks")
     args = parser.parse_args(argv)
@@ -273,10 +304,13 @@ def main(argv=None) -> int:
     rows = []
     for axis_index, axis in enumerate(args.axes):
         sizes = grid[axis]
-        print(f"\n== growing {axis} ({', '.join(map(str, sizes))}); others at "
-              f"{', '.join(f'{k}={v}' for k, v in BASE.items() if k != axis)}")
-        print(f"{'function':<20}" + "".join(f"{s:>14}" for s in sizes)
-              + f"{'fitted':>8}{'algo':>7}")
+        print(
+            f"\n== growing {axis} ({', '.join(map(str, sizes))}); others at "
+            f"{', '.join(f'{k}={v}' for k, v in BASE.items() if k != axis)}"
+        )
+        print(
+            f"{'function':<20}" + "".join(f"{s:>14}" for s in sizes) + f"{'fitted':>8}{'algo':>7}"
+        )
         times = {name: [] for name in functions}
         peaks = {name: [] for name in functions}
         report_times, report_parts = [], []
@@ -288,8 +322,7 @@ def main(argv=None) -> int:
                 if best < 0.5:  # short calls: more timings, since the best counts
                     best = min(best, best_of(lambda fn=fn, c=c: fn(c), 4)[0])
                 times[name].append(best)
-                peaks[name].append(0 if args.no_memory else peak_memory(
-                    lambda fn=fn, c=c: fn(c)))
+                peaks[name].append(0 if args.no_memory else peak_memory(lambda fn=fn, c=c: fn(c)))
             if args.report:
                 total, parts = report_sections(c, CLOCKS[args.clock], args.repeats)
                 report_times.append(total)
@@ -300,45 +333,65 @@ def main(argv=None) -> int:
             fitted = slope(sizes, times[name])
             algo = slope(sizes, [model[costs[axis]](s) for s in sizes])
             ok = fitted <= algo + args.slack
-            cells = "".join(f"{t:>8.3f}s{p / 2**20:>5.0f}M" for t, p in
-                            zip(times[name], peaks[name], strict=True))
+            cells = "".join(
+                f"{t:>8.3f}s{p / 2**20:>5.0f}M"
+                for t, p in zip(times[name], peaks[name], strict=True)
+            )
             print(f"{name:<20}{cells}{fitted:>8.2f}{algo:>7.2f}{'' if ok else '  FAIL'}")
             rows.append((axis, name, fitted, algo, ok))
             if not ok:
-                failures.append(f"{name} along {axis}: exponent {fitted:.2f} > {algo:.2f} + "
-                                f"{args.slack}")
+                failures.append(
+                    f"{name} along {axis}: exponent {fitted:.2f} > {algo:.2f} + {args.slack}"
+                )
         if args.report:
             fitted = slope(sizes, report_times)
             model = (n_log_n, square, linear)[costs[axis]]
             algo = slope(sizes, [model(s) for s in sizes])
-            print(f"{'report (' + args.clock + ')':<20}"
-                  + "".join(f"{t:>13.2f}s" for t in report_times)
-                  + f"{fitted:>8.2f}{algo:>7.2f}")
+            print(
+                f"{'report (' + args.clock + ')':<20}"
+                + "".join(f"{t:>13.2f}s" for t in report_times)
+                + f"{fitted:>8.2f}{algo:>7.2f}"
+            )
             if fitted > algo + args.slack:
-                failures.append(f"report along {axis}: exponent {fitted:.2f} > {algo:.2f} + "
-                                f"{args.slack}")
-            names = sorted({n for parts in report_parts for n in parts},
-                           key=lambda n: -report_parts[-1].get(n, 0.0))
+                failures.append(
+                    f"report along {axis}: exponent {fitted:.2f} > {algo:.2f} + {args.slack}"
+                )
+            names = sorted(
+                {n for parts in report_parts for n in parts},
+                key=lambda n: -report_parts[-1].get(n, 0.0),
+            )
             for section in names:
-                print(f"  {section:<18}" + "".join(f"{parts.get(section, 0.0):>13.2f}s"
-                                                   for parts in report_parts))
-            print(f"report: largest over smallest size {report_times[-1] / report_times[0]:.1f}x "
-                  f"for {sizes[-1] / sizes[0]:.0f}x the {axis}")
+                print(
+                    f"  {section:<18}"
+                    + "".join(f"{parts.get(section, 0.0):>13.2f}s" for parts in report_parts)
+                )
+            print(
+                f"report: largest over smallest size {report_times[-1] / report_times[0]:.1f}x "
+                f"for {sizes[-1] / sizes[0]:.0f}x the {axis}"
+            )
             if axis == "models" and sizes[-1] // 4 in sizes:
                 quarter = sizes.index(sizes[-1] // 4)
                 ratio = report_times[-1] / report_times[quarter]
-                print(f"report at {sizes[-1]} models over {sizes[-1] // 4}: {ratio:.1f}x "
-                      f"(target: at most 4x; n log n grows "
-                      f"{n_log_n(sizes[-1]) / n_log_n(sizes[-1] // 4):.1f}x)")
-                rest = [t - parts.get(RANK_SETS, 0.0)
-                        for t, parts in zip(report_times, report_parts, strict=True)]
-                print(f"  without the rank sets (their profiled time): "
-                      f"{rest[-1] / rest[quarter]:.1f}x; the rank sets "
-                      f"alone {report_parts[-1].get(RANK_SETS, 0.0):.2f} s against "
-                      f"{report_parts[quarter].get(RANK_SETS, 0.0):.2f} s")
+                print(
+                    f"report at {sizes[-1]} models over {sizes[-1] // 4}: {ratio:.1f}x "
+                    f"(target: at most 4x; n log n grows "
+                    f"{n_log_n(sizes[-1]) / n_log_n(sizes[-1] // 4):.1f}x)"
+                )
+                rest = [
+                    t - parts.get(RANK_SETS, 0.0)
+                    for t, parts in zip(report_times, report_parts, strict=True)
+                ]
+                print(
+                    f"  without the rank sets (their profiled time): "
+                    f"{rest[-1] / rest[quarter]:.1f}x; the rank sets "
+                    f"alone {report_parts[-1].get(RANK_SETS, 0.0):.2f} s against "
+                    f"{report_parts[quarter].get(RANK_SETS, 0.0):.2f} s"
+                )
                 if ratio > 4:
-                    failures.append(f"report at {sizes[-1]} models takes {ratio:.1f}x its time "
-                                    f"at {sizes[-1] // 4} (target 4x)")
+                    failures.append(
+                        f"report at {sizes[-1]} models takes {ratio:.1f}x its time "
+                        f"at {sizes[-1] // 4} (target 4x)"
+                    )
         del axis_index
     if args.crossover:
         crossover(max(args.repeats, 3))

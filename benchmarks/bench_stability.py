@@ -81,17 +81,20 @@ def paper_cube(seed: int = 0, models=16, tasks=25, templates=240, samples=100):
     logit = ability + task_shift + template_effect - difficulty
     p = 1.0 / (1.0 + np.exp(-logit))
     score = (rng.random(p.shape) < p).astype(float)
-    n_templates = np.where(np.arange(tasks) % 3 == 0, rng.integers(180, templates, tasks),
-                           templates)
+    n_templates = np.where(
+        np.arange(tasks) % 3 == 0, rng.integers(180, templates, tasks), templates
+    )
     n_samples = np.where(np.arange(tasks) % 3 == 1, rng.integers(80, samples, tasks), samples)
     score[:, np.arange(templates)[None, :] >= n_templates[:, None], :] = np.nan
     padded = np.arange(samples)[None, :] >= n_samples[:, None]
     score[:, np.broadcast_to(padded[:, None, :], (tasks, templates, samples))] = np.nan
-    score[models - 5:, :5] = np.nan  # five models never run on five tasks
+    score[models - 5 :, :5] = np.nan  # five models never run on five tasks
     cube = xr.Dataset(
         {"score": (("model", "task", "template", "sample"), score)},
-        coords={"model": [f"model-{i:02d}" for i in range(models)],
-                "task": [f"task-{i:02d}" for i in range(tasks)]},
+        coords={
+            "model": [f"model-{i:02d}" for i in range(models)],
+            "task": [f"task-{i:02d}" for i in range(tasks)],
+        },
         attrs={"score_kind": "binary", "higher_is_better": 1, "metric": "accuracy"},
     )
     return cube
@@ -113,8 +116,7 @@ def task_blocks(values):
     return blocks
 
 
-def reference_loop(blocks, shape, sample_weight, template_weight, replicate_ids,
-                   vectorised=False):
+def reference_loop(blocks, shape, sample_weight, template_weight, replicate_ids, vectorised=False):
     """Per-replicate, per-task statistics with scipy: the loop rankstats replaces.
 
     ``sample_weight`` (replicate, task, sample) and ``template_weight`` (replicate,
@@ -159,9 +161,14 @@ def compare(name, ours, oracle, tolerance):
     nan_mismatch = int((np.isnan(ours) != np.isnan(oracle)).sum())
     both = ~np.isnan(ours) & ~np.isnan(oracle)
     error = float(np.abs(ours[both] - oracle[both]).max()) if both.any() else 0.0
-    return {"statistic": name, "compared": int(both.sum()), "nan_mismatch": nan_mismatch,
-            "max_abs_error": error, "tolerance": tolerance,
-            "pass": bool(nan_mismatch == 0 and error <= tolerance)}
+    return {
+        "statistic": name,
+        "compared": int(both.sum()),
+        "nan_mismatch": nan_mismatch,
+        "max_abs_error": error,
+        "tolerance": tolerance,
+        "pass": bool(nan_mismatch == 0 and error <= tolerance),
+    }
 
 
 def main(argv=None) -> int:
@@ -169,9 +176,12 @@ def main(argv=None) -> int:
     parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap replicates")
     parser.add_argument("--over", choices=["samples", "both"], default="samples")
     parser.add_argument("--repeats", type=int, default=3, help="rankstats calls; best counts")
-    parser.add_argument("--loop-replicates", type=int, default=20,
-                        help="replicates the reference loop runs (time scaled to "
-                             "--n-resamples)")
+    parser.add_argument(
+        "--loop-replicates",
+        type=int,
+        default=20,
+        help="replicates the reference loop runs (time scaled to --n-resamples)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default="stability")
     args = parser.parse_args(argv)
@@ -185,34 +195,46 @@ def main(argv=None) -> int:
     cube = paper_cube(args.seed)
     values = cube["score"].values
     real_templates = int((~np.isnan(values).all(axis=(0, 3))).sum())
-    log(f"cube: {dict(cube.sizes)}, {real_templates} real templates, "
-        f"{int(np.isnan(values).all(axis=(2, 3)).sum())} absent (model, task) pairs")
+    log(
+        f"cube: {dict(cube.sizes)}, {real_templates} real templates, "
+        f"{int(np.isnan(values).all(axis=(2, 3)).sum())} absent (model, task) pairs"
+    )
 
     def run_replicates():
-        return stability.replicates(cube, n_resamples=args.n_resamples, over=args.over,
-                                    seed=args.seed,
-                                    statistics=STATISTICS)
+        return stability.replicates(
+            cube,
+            n_resamples=args.n_resamples,
+            over=args.over,
+            seed=args.seed,
+            statistics=STATISTICS,
+        )
 
     def run_intervals():
-        return stability.intervals(cube, n_resamples=args.n_resamples, over=args.over,
-                                   seed=args.seed,
-                                   statistics=STATISTICS)
+        return stability.intervals(
+            cube,
+            n_resamples=args.n_resamples,
+            over=args.over,
+            seed=args.seed,
+            statistics=STATISTICS,
+        )
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stability.intervals(cube.isel(task=[0]), n_resamples=20, over=args.over,
-                            seed=0)  # warm-up
+        stability.intervals(cube.isel(task=[0]), n_resamples=20, over=args.over, seed=0)  # warm-up
         log(f"rankstats replicates, best of {args.repeats} ...")
         rep_seconds, rep_times, reps = best_of(run_replicates, args.repeats)
         log(f"rankstats intervals, best of {args.repeats} ...")
         ci_seconds, ci_times, _ = best_of(run_intervals, args.repeats)
 
-        draws = stability.bootstrap_weights(cube, n_resamples=args.n_resamples, over=args.over,
-                                            seed=args.seed)
+        draws = stability.bootstrap_weights(
+            cube, n_resamples=args.n_resamples, over=args.over, seed=args.seed
+        )
         sample_weight = draws["sample_weight"].transpose("replicate", "task", "sample").values
-        template_weight = (draws["template_weight"].transpose("replicate", "task",
-                                                              "template").values
-                           if "template_weight" in draws else None)
+        template_weight = (
+            draws["template_weight"].transpose("replicate", "task", "template").values
+            if "template_weight" in draws
+            else None
+        )
         n = args.n_resamples
         loop_ids = np.linspace(0, n - 1, min(args.loop_replicates, n)).astype(int)
         blocks = task_blocks(values)
@@ -222,12 +244,14 @@ def main(argv=None) -> int:
             log(f"{name} loop over {len(loop_ids)} replicates x {len(blocks)} tasks ...")
             gc.collect()
             start = time.perf_counter()
-            result = reference_loop(blocks, shape, sample_weight, template_weight, loop_ids,
-                                    vectorised)
+            result = reference_loop(
+                blocks, shape, sample_weight, template_weight, loop_ids, vectorised
+            )
             loops[name] = (time.perf_counter() - start, result)
         # the intervals of the reference: numpy.percentile over all the replicates
-        replicate_scores = reps["score"].transpose("model", "task", "template",
-                                                   "replicate").values.astype(float)
+        replicate_scores = (
+            reps["score"].transpose("model", "task", "template", "replicate").values.astype(float)
+        )
         gc.collect()
         start = time.perf_counter()
         np.percentile(replicate_scores, [2.5, 97.5], axis=-1)
@@ -242,8 +266,10 @@ def main(argv=None) -> int:
     checks = []
     ours = reps.isel(replicate=loop_ids)
     found = {
-        "per-template score": (ours["score"].transpose("replicate", "model", "task", "template"),
-                               SCORE_TOLERANCE),
+        "per-template score": (
+            ours["score"].transpose("replicate", "model", "task", "template"),
+            SCORE_TOLERANCE,
+        ),
         "Kendall's W": (ours["kendall_w"].transpose("replicate", "task"), TOLERANCE),
         "rank (AvgP)": (ours["rank"].transpose("replicate", "model", "task"), TOLERANCE),
     }
@@ -254,45 +280,59 @@ def main(argv=None) -> int:
     failures = []
     print()
     print(f"n_resamples = {args.n_resamples}, over = {args.over!r}, cube {dict(cube.sizes)}")
-    print(f"{'benchmark':<12} {'reference':<11} {'rankstats s':>12} {'reference s':>13} "
-          f"{'ratio':>7}  target")
+    print(
+        f"{'benchmark':<12} {'reference':<11} {'rankstats s':>12} {'reference s':>13} "
+        f"{'ratio':>7}  target"
+    )
     ratios = {}
     for loop_name, (measured, _) in loops.items():
         per_replicate = measured / len(loop_ids)
-        for name, ours_s, extra in (("replicates", rep_seconds, 0.0),
-                                    ("intervals", ci_seconds, percentile_seconds)):
+        for name, ours_s, extra in (
+            ("replicates", rep_seconds, 0.0),
+            ("intervals", ci_seconds, percentile_seconds),
+        ):
             ref_s = per_replicate * args.n_resamples + extra
             ratio = ref_s / ours_s
             ratios[f"{name} vs {loop_name} loop"] = ratio
             if loop_name == "textbook":
                 ok = ratio >= SPEEDUP_TARGET and (name != "intervals" or ours_s < TIME_TARGET)
                 target = f">= {SPEEDUP_TARGET:.0f}x" + (
-                    f", < {TIME_TARGET:.0f} s" if name == "intervals" else "")
+                    f", < {TIME_TARGET:.0f} s" if name == "intervals" else ""
+                )
                 verdict = "PASS" if ok else "FAIL"
                 if not ok:
                     failures.append(f"{name}: {ours_s:.2f} s, {ratio:.0f}x the textbook loop")
             else:
                 target, verdict = "(information)", ""
-            print(f"{name:<12} {loop_name:<11} {ours_s:>12.2f} {ref_s:>12.1f}* {ratio:>6.0f}x"
-                  f"  {target}  {verdict}")
+            print(
+                f"{name:<12} {loop_name:<11} {ours_s:>12.2f} {ref_s:>12.1f}* {ratio:>6.0f}x"
+                f"  {target}  {verdict}"
+            )
     for loop_name, (measured, _) in loops.items():
-        print(f"* EXTRAPOLATED: the {loop_name} loop ran {len(loop_ids)} of {args.n_resamples} "
-              f"replicates in {measured:.2f} s ({measured / len(loop_ids):.4f} s per "
-              "replicate), scaled to n_resamples.")
-    print(f"  For intervals the references add numpy.percentile over all {args.n_resamples} "
-          "replicates "
-          f"({percentile_seconds:.2f} s, measured).")
+        print(
+            f"* EXTRAPOLATED: the {loop_name} loop ran {len(loop_ids)} of {args.n_resamples} "
+            f"replicates in {measured:.2f} s ({measured / len(loop_ids):.4f} s per "
+            "replicate), scaled to n_resamples."
+        )
+    print(
+        f"  For intervals the references add numpy.percentile over all {args.n_resamples} "
+        "replicates "
+        f"({percentile_seconds:.2f} s, measured)."
+    )
     print()
-    print(f"{'statistic':<34} {'compared':>10} {'NaN mismatch':>13} {'max |error|':>12}  "
-          "result")
+    print(f"{'statistic':<34} {'compared':>10} {'NaN mismatch':>13} {'max |error|':>12}  result")
     for check in checks:
-        print(f"{check['statistic']:<34} {check['compared']:>10} {check['nan_mismatch']:>13} "
-              f"{check['max_abs_error']:>12.2e}  {'PASS' if check['pass'] else 'FAIL'}")
+        print(
+            f"{check['statistic']:<34} {check['compared']:>10} {check['nan_mismatch']:>13} "
+            f"{check['max_abs_error']:>12.2e}  {'PASS' if check['pass'] else 'FAIL'}"
+        )
         if not check["pass"]:
             failures.append(f"{check['statistic']} differs from the loop")
     print()
-    print(f"peak traced memory: replicates {peak_rep / 2**20:.0f} MiB, "
-          f"intervals {peak_ci / 2**20:.0f} MiB")
+    print(
+        f"peak traced memory: replicates {peak_rep / 2**20:.0f} MiB, "
+        f"intervals {peak_ci / 2**20:.0f} MiB"
+    )
     print("PASS" if not failures else "FAIL: " + "; ".join(failures))
 
     report = {
@@ -301,18 +341,25 @@ def main(argv=None) -> int:
         "args": vars(args),
         "cube": {k: int(v) for k, v in cube.sizes.items()},
         "rankstats_seconds": {"replicates": rep_times, "intervals": ci_times},
-        "reference": {"replicates_timed": len(loop_ids),
-                      "measured_seconds": {k: v[0] for k, v in loops.items()},
-                      "extrapolated_seconds": {k: v[0] * args.n_resamples / len(loop_ids)
-                                               for k, v in loops.items()},
-                      "percentile_seconds": percentile_seconds},
+        "reference": {
+            "replicates_timed": len(loop_ids),
+            "measured_seconds": {k: v[0] for k, v in loops.items()},
+            "extrapolated_seconds": {
+                k: v[0] * args.n_resamples / len(loop_ids) for k, v in loops.items()
+            },
+            "percentile_seconds": percentile_seconds,
+        },
         "ratios": ratios,
         "peak_memory_bytes": {"replicates": peak_rep, "intervals": peak_ci},
         "checks": checks,
         "failures": failures,
-        "versions": {"python": platform.python_version(), "numpy": np.__version__,
-                     "scipy": scipy.__version__, "xarray": xr.__version__,
-                     "rankstats": rankstats.__version__},
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "xarray": xr.__version__,
+            "rankstats": rankstats.__version__,
+        },
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
     }

@@ -82,15 +82,21 @@ def _math_blocks(text: str) -> str:
         body = [match.group("first")] if match.group("first").strip() else []
         i += 1
         block: list[str] = []
-        while i < len(lines) and (not lines[i].strip() or
-                                  len(lines[i]) - len(lines[i].lstrip()) > len(indent)):
+        while i < len(lines) and (
+            not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > len(indent)
+        ):
             block.append(lines[i])
             i += 1
         while block and not block[-1].strip():
             block.pop()
         body += textwrap.dedent("\n".join(block)).split("\n") if block else []
-        out += ["", indent + "\\[", *(indent + line.strip() for line in body if line.strip()),
-                indent + "\\]", ""]
+        out += [
+            "",
+            indent + "\\[",
+            *(indent + line.strip() for line in body if line.strip()),
+            indent + "\\]",
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -122,8 +128,9 @@ def split_parameters(text: str) -> str:
         indent = match.group("indent")
         i += 1
         body = []
-        while i < len(lines) and (not lines[i].strip() or
-                                  len(lines[i]) - len(lines[i].lstrip()) > len(indent)):
+        while i < len(lines) and (
+            not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > len(indent)
+        ):
             body.append(lines[i])
             i += 1
         trailing = []
@@ -196,8 +203,9 @@ def see_also_list(text: str, resolve=None) -> str:
             out[-1] += " " + line.strip()
             continue
         match = _SEE_ALSO_ITEM.match(line.strip())
-        names = ", ".join(_linked(name.strip(), resolve)
-                          for name in match.group("names").split(","))
+        names = ", ".join(
+            _linked(name.strip(), resolve) for name in match.group("names").split(",")
+        )
         rest = match.group("rest")
         out.append(" " * indent + f"- {names}" + (f": {rest}" if rest else ""))
     return "\n".join(out)
@@ -253,8 +261,9 @@ def _resolver(obj, pkg, loader):
 def _filled_at_import(obj) -> bool:
     """Whether ``obj``'s docstring is completed when its module is imported."""
     decorators = getattr(obj, "decorators", ()) or ()
-    decorated = any(str(d.value).split("(")[0].rsplit(".", 1)[-1] == "statistic"
-                    for d in decorators)
+    decorated = any(
+        str(d.value).split("(")[0].rsplit(".", 1)[-1] == "statistic" for d in decorators
+    )
     return decorated or bool(_PLACEHOLDER.search(obj.docstring.value))
 
 
@@ -264,9 +273,11 @@ def _runtime(obj):
     try:
         value = importlib.import_module(module.path)
     except Exception as error:
-        raise RuntimeError(f"importing {module.path} for the docstrings of {obj.path} "
-                           f"failed: {type(error).__name__}: {error}") from error
-    for part in obj.path[len(module.path) + 1:].split("."):
+        raise RuntimeError(
+            f"importing {module.path} for the docstrings of {obj.path} "
+            f"failed: {type(error).__name__}: {error}"
+        ) from error
+    for part in obj.path[len(module.path) + 1 :].split("."):
         value = getattr(value, part)
     return value
 
@@ -277,17 +288,30 @@ def _runtime_docstring(obj) -> str | None:
 
 def _made_by_a_call(obj) -> bool:
     """A module attribute whose value is a call (it may make a function at import time)."""
-    return (obj.is_attribute and obj.parent is not None and obj.parent.is_module
-            and type(obj.value).__name__ == "ExprCall" and not obj.name.startswith("_"))
+    return (
+        obj.is_attribute
+        and obj.parent is not None
+        and obj.parent.is_module
+        and type(obj.value).__name__ == "ExprCall"
+        and not obj.name.startswith("_")
+    )
 
 
 def _docstring_like(module, value: str):
     """A Docstring parsed as the other docstrings of ``module`` are."""
     model = module.docstring or next(
-        (member.docstring for member in module.members.values()
-         if not getattr(member, "is_alias", False) and member.docstring), None)
-    return griffe.Docstring(value, parser=getattr(model, "parser", None),
-                            parser_options=getattr(model, "parser_options", None))
+        (
+            member.docstring
+            for member in module.members.values()
+            if not getattr(member, "is_alias", False) and member.docstring
+        ),
+        None,
+    )
+    return griffe.Docstring(
+        value,
+        parser=getattr(model, "parser", None),
+        parser_options=getattr(model, "parser_options", None),
+    )
 
 
 def _as_function(obj, function):
@@ -295,13 +319,20 @@ def _as_function(obj, function):
     parameters = []
     for parameter in inspect.signature(function).parameters.values():
         default = None if parameter.default is parameter.empty else repr(parameter.default)
-        parameters.append(griffe.Parameter(
-            parameter.name, kind=griffe.ParameterKind(parameter.kind.description),
-            default=default))
+        parameters.append(
+            griffe.Parameter(
+                parameter.name,
+                kind=griffe.ParameterKind(parameter.kind.description),
+                default=default,
+            )
+        )
     return griffe.Function(
-        obj.name, lineno=obj.lineno, endlineno=obj.endlineno,
+        obj.name,
+        lineno=obj.lineno,
+        endlineno=obj.endlineno,
         parameters=griffe.Parameters(*parameters),
-        docstring=_docstring_like(obj.parent, inspect.getdoc(function) or ""))
+        docstring=_docstring_like(obj.parent, inspect.getdoc(function) or ""),
+    )
 
 
 def _complete(obj, seen: set) -> None:

@@ -121,16 +121,22 @@ def unit_interval(function: str, name: str, value) -> float:
 
 def positive_int(function: str, name: str, value) -> int:
     """A check that the value is an integer of at least 1."""
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
-            and value >= 1:
+    if (
+        isinstance(value, (numbers.Integral, np.integer))
+        and not isinstance(value, bool)
+        and value >= 1
+    ):
         return int(value)
     _refuse(function, name, value, "an integer of at least 1")
 
 
 def non_negative_int(function: str, name: str, value) -> int:
     """A check that the value is an integer of at least 0."""
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
-            and value >= 0:
+    if (
+        isinstance(value, (numbers.Integral, np.integer))
+        and not isinstance(value, bool)
+        and value >= 0
+    ):
         return int(value)
     _refuse(function, name, value, "an integer of at least 0")
 
@@ -146,8 +152,11 @@ def seed(function: str, name: str, value):
     """A check that the value is None, an integer of at least 0 or a numpy Generator."""
     if value is None or isinstance(value, np.random.Generator):
         return value
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
-            and value >= 0:
+    if (
+        isinstance(value, (numbers.Integral, np.integer))
+        and not isinstance(value, bool)
+        and value >= 0
+    ):
         return int(value)
     _refuse(function, name, value, "None, a non-negative integer or a numpy.random.Generator")
 
@@ -169,8 +178,9 @@ def optional(check: Check) -> Check:
 
 
 def _real(value) -> bool:
-    return isinstance(value, (numbers.Real, np.floating, np.integer)) \
-        and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
 def check_options(function: str, checks: Mapping[str, Check], values: Mapping[str, object]) -> dict:

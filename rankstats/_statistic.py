@@ -95,9 +95,17 @@ SHARED_DOCS = {
 }
 
 #: Defaults of the shared parameters, for a docstring whose function lacks one.
-_SHARED_DEFAULTS = {"nan_policy": "propagate", "ties": "average", "tie_correction": True,
-                    "p_adjust": "holm", "alpha": 0.05, "confidence_level": 0.95,
-                    "n_resamples": 1000, "treatments": "model", "valid": None}
+_SHARED_DEFAULTS = {
+    "nan_policy": "propagate",
+    "ties": "average",
+    "tie_correction": True,
+    "p_adjust": "holm",
+    "alpha": 0.05,
+    "confidence_level": 0.95,
+    "n_resamples": 1000,
+    "treatments": "model",
+    "valid": None,
+}
 
 
 @dataclass(frozen=True)
@@ -246,8 +254,7 @@ class Inputs:
                 axes = [self.dims(*(core if core is not None else self.roles))] * len(arrays)
             else:
                 axes = [self.dims(*c) for c in cores]
-            return _apply_numpy(kernel, arrays, axes, outputs, result or self.result,
-                                kwargs or {})
+            return _apply_numpy(kernel, arrays, axes, outputs, result or self.result, kwargs or {})
         core = list(core if core is not None else self.roles)
         arrays = list(arrays if arrays is not None else self.arrays)
         cores = [list(c) for c in cores] if cores is not None else [core] * len(arrays)
@@ -256,21 +263,31 @@ class Inputs:
             new_dims = dict(new_dims or {})
             if pairs is not None:
                 new_dims[self._pair_dim(pairs)] = pairs
-                output_dims = {name: [self._pair_dim(pairs) if d == f"{pairs}_b" else d
-                                      for d in dims]
-                               for name, dims in (output_dims or {}).items()}
+                output_dims = {
+                    name: [self._pair_dim(pairs) if d == f"{pairs}_b" else d for d in dims]
+                    for name, dims in (output_dims or {}).items()
+                }
             dims = [self.dims(*c) for c in cores]
             output_dims = output_dims or {}
             labelled_outputs = {
-                name: (key, self.dims(*output_dims.get(name, [])))
-                for name, key in outputs.items()
+                name: (key, self.dims(*output_dims.get(name, []))) for name, key in outputs.items()
             }
-            recorded = {**{role: _recorded(value) for role, value in self.roles.items()},
-                        **self.options, **(attrs or {})}
+            recorded = {
+                **{role: _recorded(value) for role, value in self.roles.items()},
+                **self.options,
+                **(attrs or {}),
+            }
             return _xr.apply_labelled(
-                self.name, kernel, arrays, dims, labelled_outputs, kwargs=kwargs,
+                self.name,
+                kernel,
+                arrays,
+                dims,
+                labelled_outputs,
+                kwargs=kwargs,
                 new_dims={new: self.roles[role] for new, role in (new_dims or {}).items()},
-                attrs=recorded, dtypes=dtypes, sizes=sizes,
+                attrs=recorded,
+                dtypes=dtypes,
+                sizes=sizes,
             )
         axes = [self.dims(*c) for c in cores]
         return _apply_numpy(kernel, arrays, axes, outputs, result or self.result, kwargs)
@@ -340,8 +357,13 @@ def _recorded(value):
     return ",".join(map(str, value)) if isinstance(value, tuple) else value
 
 
-def bind_checked(name: str, signature: inspect.Signature, checks: Mapping[str, o.Check],
-                 args: tuple, kwargs: dict) -> tuple[inspect.BoundArguments, dict]:
+def bind_checked(
+    name: str,
+    signature: inspect.Signature,
+    checks: Mapping[str, o.Check],
+    args: tuple,
+    kwargs: dict,
+) -> tuple[inspect.BoundArguments, dict]:
     """Bind a call to ``signature`` and check the options named in ``checks``.
 
     Returns the bound arguments (defaults applied) and the checked values; a
@@ -374,8 +396,9 @@ class _Binder:
         kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         parameters = signature.parameters.values()
         self.names = tuple(p.name for p in parameters)
-        self.positional = tuple(p.name for p in parameters
-                                if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.positional = tuple(
+            p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
         self.defaults = {p.name: p.default for p in parameters}
         self.required = tuple(p.name for p in parameters if p.default is inspect.Parameter.empty)
         if not all(p.kind in kinds for p in parameters):
@@ -388,7 +411,7 @@ class _Binder:
         arguments = dict(self.defaults)
         arguments.update(zip(self.positional, args, strict=False))
         for key, value in kwargs.items():
-            if key not in arguments or key in self.positional[:len(args)]:
+            if key not in arguments or key in self.positional[: len(args)]:
                 return None
             arguments[key] = value
         empty = inspect.Parameter.empty
@@ -446,8 +469,7 @@ def statistic(
     options = dict(options or {})
     masks = dict(masks or {})
     positions = dict(positions or {})
-    specs = {role: spec if isinstance(spec, Role) else Role(*spec)
-             for role, spec in roles.items()}
+    specs = {role: spec if isinstance(spec, Role) else Role(*spec) for role, spec in roles.items()}
 
     def decorate(function):
         signature = inspect.signature(function)
@@ -455,8 +477,9 @@ def statistic(
         parameters = signature.parameters
         for parameter in (*specs, *options, *inputs, *masks, *positions):
             if parameter not in parameters:
-                raise InputTypeError(f"{name}: declared parameter {parameter!r} is not in the "
-                                     "signature")
+                raise InputTypeError(
+                    f"{name}: declared parameter {parameter!r} is not in the signature"
+                )
         if function.__doc__:
             function.__doc__ = _fill_docs(function.__doc__, parameters)
 
@@ -480,11 +503,13 @@ def statistic(
             if resolves_higher and checked["higher_is_better"] is None:
                 checked["higher_is_better"] = _xr.higher_is_better_of(given[0], None)
             values.update(checked)
-            used = {role: _plain_role(values[role]) for role in role_names
-                    if not (role in optional and values[role] is None)}
+            used = {
+                role: _plain_role(values[role])
+                for role in role_names
+                if not (role in optional and values[role] is None)
+            }
             arrays, labelled, resolved = route(given, used)
-            recorded = {k: v for k, v in checked.items()
-                        if type(v) in _PLAIN or not _is_random(v)}
+            recorded = {k: v for k, v in checked.items() if type(v) in _PLAIN or not _is_random(v)}
             resolved_masks = {}
             for parameter, mask in masks.items():
                 values[parameter] = o.plain(values[parameter])  # numpy.bool_(True), numpy.str_
@@ -492,31 +517,54 @@ def statistic(
                     # every position, as _mask gives it, without its checks for given masks
                     axis = resolved[mask.role]
                     resolved_masks[parameter] = np.ones(
-                        arrays[0].shape[axis] if arrays[0].ndim else 0, dtype=bool)
+                        arrays[0].shape[axis] if arrays[0].ndim else 0, dtype=bool
+                    )
                     recorded[parameter] = mask.describe_as
                     continue
-                resolved_masks[parameter] = _mask(name, parameter, mask, values[parameter],
-                                                  given[0], arrays[0], labelled, resolved)
+                resolved_masks[parameter] = _mask(
+                    name,
+                    parameter,
+                    mask,
+                    values[parameter],
+                    given[0],
+                    arrays[0],
+                    labelled,
+                    resolved,
+                )
                 recorded[parameter] = _describe_mask(values[parameter], mask)
             resolved_positions = {}
             for parameter, role in positions.items():
-                resolved_positions[parameter] = _position(name, parameter, values[parameter],
-                                                          arrays[0], labelled, role,
-                                                          resolved[role])
+                resolved_positions[parameter] = _position(
+                    name, parameter, values[parameter], arrays[0], labelled, role, resolved[role]
+                )
                 recorded[parameter] = str(values[parameter])
-            values[inputs[0]] = _make_result(Inputs, {
-                "name": name, "arrays": tuple(arrays), "labelled": labelled, "roles": resolved,
-                "options": recorded, "result": result, "original": tuple(given),
-                "masks": resolved_masks, "positions": resolved_positions,
-            })
+            values[inputs[0]] = _make_result(
+                Inputs,
+                {
+                    "name": name,
+                    "arrays": tuple(arrays),
+                    "labelled": labelled,
+                    "roles": resolved,
+                    "options": recorded,
+                    "result": result,
+                    "original": tuple(given),
+                    "masks": resolved_masks,
+                    "positions": resolved_positions,
+                },
+            )
             if bound is not None:
                 return function(*bound.args, **bound.kwargs)
             return function(**values)
 
         public.__signature__ = signature
-        public.__rankstats_statistic__ = {"roles": specs, "options": options,
-                                          "result": result, "inputs": tuple(inputs),
-                                          "masks": masks, "positions": positions}
+        public.__rankstats_statistic__ = {
+            "roles": specs,
+            "options": options,
+            "result": result,
+            "inputs": tuple(inputs),
+            "masks": masks,
+            "positions": positions,
+        }
         return public
 
     return decorate
@@ -545,8 +593,9 @@ def _is_axis(value) -> bool:
 
 def _is_scalar(value) -> bool:
     """A plain number (or 0-d array), which goes with labelled and NumPy inputs alike."""
-    return not _xr.is_labelled(value) and np.ndim(value) == 0 \
-        and not isinstance(value, (str, bytes))
+    return (
+        not _xr.is_labelled(value) and np.ndim(value) == 0 and not isinstance(value, (str, bytes))
+    )
 
 
 @dataclass(frozen=True)
@@ -567,7 +616,8 @@ class _Route:
         plain = [not flag and not _is_scalar(x) for flag, x in zip(labelled, given, strict=True)]
         if any(labelled) and any(plain):
             raise InputTypeError(
-                f"{self.name}: give every input labelled (xarray) or every one NumPy")
+                f"{self.name}: give every input labelled (xarray) or every one NumPy"
+            )
         for role, value in roles.items():
             self._check_type(role, value)
         if any(labelled):
@@ -585,12 +635,15 @@ class _Route:
                 what = "dimension name(s) (str)" if spec.many else "a dimension name (str)"
                 raise InputTypeError(
                     f"{self.name}: {role}={value!r} must be {what} or, for NumPy input, "
-                    f"{'axis numbers' if spec.many else 'an axis number'} (int)")
+                    f"{'axis numbers' if spec.many else 'an axis number'} (int)"
+                )
 
     def _labelled(self, given, roles):
-        fixed = {role: _as_tuple(value) if self.specs[role].many else value
-                 for role, value in roles.items()
-                 if not (self.specs[role].many and value is None)}
+        fixed = {
+            role: _as_tuple(value) if self.specs[role].many else value
+            for role, value in roles.items()
+            if not (self.specs[role].many and value is None)
+        }
         names = [d for value in fixed.values() for d in _as_flat(value)]
         if len(set(names)) != len(names):
             raise DimensionError(f"{self.name}: one dimension given for two roles: {fixed}")
@@ -601,9 +654,15 @@ class _Route:
                 continue
             if self.variable is None and hasattr(x, "data_vars"):
                 raise InputTypeError(f"{self.name}: give DataArrays, not a Dataset")
-            arrays.append(_xr.scores_of(x, self.name, keep=(*names, *self.keep),
-                                        variable=self.variable or "score",
-                                        per_template=self.per_template))
+            arrays.append(
+                _xr.scores_of(
+                    x,
+                    self.name,
+                    keep=(*names, *self.keep),
+                    variable=self.variable or "score",
+                    per_template=self.per_template,
+                )
+            )
             checked.append(arrays[-1])
         resolved = dict(fixed)
         for role in roles:
@@ -614,7 +673,8 @@ class _Route:
                 if spec.rest and not rest:
                     raise DimensionError(
                         f"{self.name}: no dimension is left for {role} (the input has only "
-                        f"{', '.join(map(repr, names))})")
+                        f"{', '.join(map(repr, names))})"
+                    )
         for array in checked:
             self._check_dims(array, resolved)
         return arrays, True, {role: resolved[role] for role in roles}
@@ -627,7 +687,8 @@ class _Route:
                     raise DimensionError(
                         f"{self.name}: the {role} dimension {dim!r} is not among the input's "
                         f"dimensions ({', '.join(map(str, array.dims))})"
-                        + (f": {hint}" if hint else ""))
+                        + (f": {hint}" if hint else "")
+                    )
 
     def _numpy_cached(self, given, roles):
         """:meth:`_numpy` after :meth:`_check_type`, remembered per role values and ndim.
@@ -637,8 +698,10 @@ class _Route:
         else, errors included, goes through the checks every time.
         """
         try:
-            key = (tuple((role, type(value), value) for role, value in roles.items()),
-                   given[0].ndim)
+            key = (
+                tuple((role, type(value), value) for role, value in roles.items()),
+                given[0].ndim,
+            )
             found = self._cache.get(key)
         except TypeError:  # an unhashable role value (a list of axes)
             key = found = None
@@ -666,12 +729,14 @@ class _Route:
                 if not all(_is_axis(a) for a in parts):
                     raise DimensionError(
                         f"{self.name}: NumPy input has no named dimensions; pass axis numbers "
-                        f"for {role} instead of {value!r}")
+                        f"for {role} instead of {value!r}"
+                    )
                 axes[role] = tuple(int(a) for a in parts)
         if rest:
             ndim = np.ndim(given[0])
-            taken = {a % ndim for value in axes.values() for a in _as_flat(value)} if ndim \
-                else set()
+            taken = (
+                {a % ndim for value in axes.values() for a in _as_flat(value)} if ndim else set()
+            )
             for role in rest:
                 axes[role] = tuple(a for a in range(ndim) if a not in taken)
         return {role: axes[role] for role in roles}
@@ -696,17 +761,20 @@ def _mask(name, parameter, mask: Mask, given, original, scores, labelled, roles)
         if not labelled:
             raise InputTypeError(
                 f"{name}: {parameter}={given!r} names a coordinate, which needs labelled "
-                f"(xarray) input; give NumPy input a boolean mask over the {mask.role} axis")
+                f"(xarray) input; give NumPy input a boolean mask over the {mask.role} axis"
+            )
         coords = original.coords if coord in original.coords else scores.coords
         if coord not in coords:
             raise CubeError(
                 f"{name}: the cube has no {coord!r} coordinate to mark templates with "
-                f"(coordinates: {', '.join(map(str, coords)) or 'none'})")
+                f"(coordinates: {', '.join(map(str, coords)) or 'none'})"
+            )
         given = coords[coord]
     elif given is not None and not (isinstance(given, (xr.DataArray, np.ndarray, list, tuple))):
         raise InputTypeError(
             f"{name}: {parameter}={given!r} must be None, True, a coordinate name or an array "
-            f"of bool along {mask.role}")
+            f"of bool along {mask.role}"
+        )
     if not labelled:
         size = np.shape(scores)[roles[mask.role]] if np.ndim(scores) else 0
         return np.ones(size, dtype=bool) if given is None else np.asarray(given, dtype=bool)
@@ -716,8 +784,10 @@ def _mask(name, parameter, mask: Mask, given, original, scores, labelled, roles)
     if not isinstance(given, xr.DataArray):
         given = xr.DataArray(np.asarray(given, dtype=bool), dims=[dim])
     if dim not in given.dims:
-        raise CubeError(f"{name}: the {parameter} mask has no {dim!r} dimension "
-                        f"(it has {', '.join(map(str, given.dims)) or 'none'})")
+        raise CubeError(
+            f"{name}: the {parameter} mask has no {dim!r} dimension "
+            f"(it has {', '.join(map(str, given.dims)) or 'none'})"
+        )
     return given.fillna(False).astype(bool)
 
 
@@ -737,20 +807,24 @@ def _position(name, parameter, label, scores, labelled, role, dim) -> int:
             position = index.get_loc(label)
             if _is_axis(position):
                 return int(position)
-            raise DimensionError(f"{name}: the label {label!r} occurs more than once along "
-                                 f"{dim!r}")
+            raise DimensionError(f"{name}: the label {label!r} occurs more than once along {dim!r}")
         shown = ", ".join(map(repr, list(index[:10])))
-        raise DimensionError(f"{name}: {parameter} {label!r} is not a label of dimension "
-                             f"{dim!r} (labels: {shown}{', ...' if len(index) > 10 else ''})")
+        raise DimensionError(
+            f"{name}: {parameter} {label!r} is not a label of dimension "
+            f"{dim!r} (labels: {shown}{', ...' if len(index) > 10 else ''})"
+        )
     if not _is_axis(label):
         raise DimensionError(
             f"{name}: {'the dimension ' + repr(dim) if labelled else 'NumPy input'} has no "
             f"labels; pass the {parameter}'s position along the {role} axis instead of "
-            f"{label!r}")
+            f"{label!r}"
+        )
     size = scores.sizes[dim] if labelled else np.shape(scores)[dim]
     if not -size <= int(label) < size:
-        raise DimensionError(f"{name}: {parameter}={label!r} is not a position along the "
-                             f"{role} axis (there are {size})")
+        raise DimensionError(
+            f"{name}: {parameter}={label!r} is not a position along the "
+            f"{role} axis (there are {size})"
+        )
     return int(label) % size
 
 
@@ -768,13 +842,14 @@ def _fill_docs(doc: str, parameters: Mapping[str, inspect.Parameter]) -> str:
         stripped = line.strip()
         key = stripped[1:-1]
         if stripped.startswith("{") and stripped.endswith("}") and key in SHARED_DOCS:
-            default = parameters[key].default if key in parameters \
-                else _SHARED_DEFAULTS.get(key)
+            default = parameters[key].default if key in parameters else _SHARED_DEFAULTS.get(key)
             shown = f'"{default}"' if isinstance(default, str) else repr(default)
             text = SHARED_DOCS[key].format(default=shown)
             indent = line[: len(line) - len(line.lstrip())]
-            out.extend(indent + part.strip() if i == 0 else indent + "    " + part.strip()
-                       for i, part in enumerate(text.split("\n")))
+            out.extend(
+                indent + part.strip() if i == 0 else indent + "    " + part.strip()
+                for i, part in enumerate(text.split("\n"))
+            )
         else:
             out.append(line)
     return "\n".join(out)

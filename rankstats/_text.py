@@ -85,8 +85,9 @@ _NULL = "null"
 
 def refuse(function: str, name: str, value, allowed: str):
     """Raise the :class:`OptionError` of an option value that is not allowed."""
-    raise OptionError(f"{function}: {name}={_shown(value)} is not allowed; {name} must be "
-                      f"{allowed}")
+    raise OptionError(
+        f"{function}: {name}={_shown(value)} is not allowed; {name} must be {allowed}"
+    )
 
 
 def _shown(value) -> str:
@@ -95,13 +96,15 @@ def _shown(value) -> str:
 
 
 def _integral(value) -> bool:
-    return isinstance(value, (numbers.Integral, np.integer)) and \
-        not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
 def _real(value) -> bool:
-    return isinstance(value, (numbers.Real, np.floating, np.integer)) and \
-        not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
 def boolean(function: str, name: str, value) -> bool:
@@ -155,8 +158,11 @@ def integer(*, low: int | None = None, high: int | None = None) -> Parser:
             number_ = int(value)
         elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
             number_ = int(value)
-        if number_ is not None and (low is None or number_ >= low) and \
-                (high is None or number_ <= high):
+        if (
+            number_ is not None
+            and (low is None or number_ >= low)
+            and (high is None or number_ <= high)
+        ):
             return number_
         refuse(function, name, value, f"a whole number{bounds}")
 
@@ -176,8 +182,12 @@ def number(*, low: float | None = None, high: float | None = None) -> Parser:
                 result = float(value.strip())
             except ValueError:
                 result = None
-        if result is not None and math.isfinite(result) and \
-                (low is None or result >= low) and (high is None or result <= high):
+        if (
+            result is not None
+            and math.isfinite(result)
+            and (low is None or result >= low)
+            and (high is None or result <= high)
+        ):
             return result
         refuse(function, name, value, f"a finite number{bounds}")
 
@@ -248,8 +258,9 @@ def mapping(*, keys: Iterable[str] | None = None, values: Parser | None = None) 
                 for part in filter(None, (p.strip() for p in stripped.split(","))):
                     key, equals, item = part.partition("=")
                     if not equals or not key.strip():
-                        refuse(function, name, value,
-                               "a JSON object, or text like key=value,key=value")
+                        refuse(
+                            function, name, value, "a JSON object, or text like key=value,key=value"
+                        )
                     items[key.strip()] = item.strip()
         if not isinstance(items, Mapping):
             refuse(function, name, value, "a mapping: a JSON object, or text like key=value")
@@ -257,8 +268,9 @@ def mapping(*, keys: Iterable[str] | None = None, values: Parser | None = None) 
         for key, item in items.items():
             if not isinstance(key, str) or (allowed is not None and key not in allowed):
                 known = f"one of {', '.join(map(repr, allowed))}" if allowed else "text"
-                raise OptionError(f"{function}: {name} has the key {key!r}; its keys must be "
-                                  f"{known}")
+                raise OptionError(
+                    f"{function}: {name} has the key {key!r}; its keys must be {known}"
+                )
             result[str(key)] = values(function, f"{name}.{key}", item) if values else item
         return result
 
@@ -280,8 +292,13 @@ def regex(*, groups: Iterable[str] = ()) -> Parser:
             refuse(function, name, value, f"a regular expression ({error})")
         missing = [g for g in needed if g not in pattern.groupindex]
         if missing:
-            refuse(function, name, value, "a regular expression with the named groups "
-                   + " and ".join(f"(?P<{g}>...)" for g in needed))
+            refuse(
+                function,
+                name,
+                value,
+                "a regular expression with the named groups "
+                + " and ".join(f"(?P<{g}>...)" for g in needed),
+            )
         return str(value)
 
     return parse
@@ -292,8 +309,7 @@ def any_value(function: str, name: str, value):
     return value
 
 
-def check_keywords(function: str, given: Mapping[str, object],
-                   known: Mapping[str, Parser]) -> dict:
+def check_keywords(function: str, given: Mapping[str, object], known: Mapping[str, Parser]) -> dict:
     """Parse the keyword arguments ``given`` with ``known``; refuse unknown names.
 
     Returns the parsed values. The error of an unknown name lists the known
@@ -309,13 +325,17 @@ def _unknown(function: str, name: str, known: Iterable[str]) -> OptionError:
     names = sorted(known)
     close = difflib.get_close_matches(name, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return OptionError(f"{function}: unknown option {name!r}{hint}; the options are: "
-                       f"{', '.join(names) or 'none'}")
+    return OptionError(
+        f"{function}: unknown option {name!r}{hint}; the options are: {', '.join(names) or 'none'}"
+    )
 
 
-def parse_options(pairs: Iterable[str] | Mapping[str, object],
-                  known: Mapping[str, Parser] | None = None, *,
-                  function: str = "options") -> dict:
+def parse_options(
+    pairs: Iterable[str] | Mapping[str, object],
+    known: Mapping[str, Parser] | None = None,
+    *,
+    function: str = "options",
+) -> dict:
     """Options given as ``NAME=VALUE`` text (the command line's ``-O``), parsed and checked.
 
     Parameters
@@ -350,8 +370,9 @@ def parse_options(pairs: Iterable[str] | Mapping[str, object],
             name, equals, value = str(spec).partition("=")
             name = name.strip().replace("-", "_")
             if not equals or not name.isidentifier():
-                raise OptionError(f"{function}: option {spec!r} is not NAME=VALUE "
-                                  "(e.g. metric=acc)")
+                raise OptionError(
+                    f"{function}: option {spec!r} is not NAME=VALUE (e.g. metric=acc)"
+                )
             if name in named:
                 raise OptionError(f"{function}: option {name!r} is given twice")
             named[name] = value

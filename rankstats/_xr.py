@@ -30,8 +30,14 @@ def is_labelled(x) -> bool:
     return isinstance(x, (xr.DataArray, xr.Dataset))
 
 
-def scores_of(x, statistic: str, keep: Sequence[str] = (), *, variable: str = "score",
-              per_template: bool = True) -> xr.DataArray:
+def scores_of(
+    x,
+    statistic: str,
+    keep: Sequence[str] = (),
+    *,
+    variable: str = "score",
+    per_template: bool = True,
+) -> xr.DataArray:
     """The scores of a cube or DataArray, averaged over samples unless ``sample`` is kept.
 
     A statistic that works on per-template scores receives the mean over
@@ -56,8 +62,10 @@ def score_variable(x, function: str) -> xr.DataArray:
     if isinstance(x, xr.DataArray):
         return x
     if not isinstance(x, xr.Dataset):
-        raise InputTypeError(f"{function}: give a score cube (xarray.Dataset) or a DataArray "
-                             f"of scores (got {type(x).__name__})")
+        raise InputTypeError(
+            f"{function}: give a score cube (xarray.Dataset) or a DataArray "
+            f"of scores (got {type(x).__name__})"
+        )
     return scores_of(x, function, per_template=False)
 
 
@@ -81,8 +89,9 @@ def mean_over(x: xr.DataArray, dim: str) -> xr.DataArray:
     else:
         mean = _nanmean_in_blocks(values, axis)
     coords = {name: coord for name, coord in x.coords.variables.items() if dim not in coord.dims}
-    return xr.DataArray(mean, dims=[d for d in x.dims if d != dim], coords=coords,
-                        name=x.name, attrs=x.attrs)
+    return xr.DataArray(
+        mean, dims=[d for d in x.dims if d != dim], coords=coords, name=x.name, attrs=x.attrs
+    )
 
 
 #: Bytes of filled copy one block of :func:`mean_over` may take.
@@ -160,8 +169,9 @@ def boolean_attribute(x, name: str, default: bool) -> bool:
     except OptionError:
         shown = repr(value)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        raise CubeError(f"invalid cube: attribute {name}={shown} is not a boolean (0 or 1, "
-                        "true or false)") from None
+        raise CubeError(
+            f"invalid cube: attribute {name}={shown} is not a boolean (0 or 1, true or false)"
+        ) from None
 
 
 def numpy_axis(statistic: str, role: str, value, default_name: str, default_axis: int) -> int:
@@ -267,8 +277,7 @@ def apply_labelled(
     if len(arrays) == 1 and not _chunked(arrays[0]):
         data = _apply_eager(kernel, arrays[0], core_dims[0], outputs, kwargs, dtypes)
     else:
-        data = _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes,
-                            sizes)
+        data = _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes, sizes)
     for new, source in new_dims.items():
         data = data.assign_coords(_renamed_coords(arrays[0], source, new))
     data.attrs.update({"statistic": statistic, **_netcdf_safe(attrs or {})})
@@ -287,19 +296,23 @@ def _apply_eager(kernel, array, core, outputs, kwargs, dtypes) -> xr.Dataset:
     order = [array.dims.index(d) for d in (*lead, *core)]
     result = kernel(np.asarray(array.values).transpose(order), **kwargs)
     variables = {
-        name: (lead + tuple(dims),
-               np.asarray(result[key], dtype=np.dtype((dtypes or {}).get(name, float))))
+        name: (
+            lead + tuple(dims),
+            np.asarray(result[key], dtype=np.dtype((dtypes or {}).get(name, float))),
+        )
         for name, (key, dims) in outputs.items()
     }
     kept = set(lead) | set(next(iter(outputs.values()))[1])
     # .variables, because iterating the coordinates themselves builds a DataArray for each
-    dropped = [name for name, coord in array.coords.variables.items()
-               if not set(coord.dims) <= kept]
+    dropped = [
+        name for name, coord in array.coords.variables.items() if not set(coord.dims) <= kept
+    ]
     return xr.Dataset(variables, coords=array.drop_vars(dropped).coords)
 
 
-def _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes,
-                 extra_sizes=None) -> xr.Dataset:
+def _apply_ufunc(
+    kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes, extra_sizes=None
+) -> xr.Dataset:
     """:func:`apply_labelled` through ``xarray.apply_ufunc``: dask and several inputs."""
     if any(_chunked(a) for a in arrays):
         arrays = [a.chunk({d: -1 for d in dims}) for a, dims in zip(arrays, core_dims, strict=True)]
@@ -310,8 +323,9 @@ def _apply_ufunc(kernel, arrays, core_dims, outputs, kwargs, new_dims, dtypes,
 
     def call(*values):
         result = kernel(*values, **kwargs)
-        arrays = tuple(np.asarray(result[key], dtype=dtype)
-                       for key, dtype in zip(keys, types, strict=True))
+        arrays = tuple(
+            np.asarray(result[key], dtype=dtype) for key, dtype in zip(keys, types, strict=True)
+        )
         return arrays if len(arrays) > 1 else arrays[0]
 
     results = xr.apply_ufunc(

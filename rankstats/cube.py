@@ -148,9 +148,18 @@ def from_records(
     >>> cube.attrs["score_kind"]
     'proportion'
     """
-    options = _text.check_keywords("from_records", {
-        "score_kind": score_kind, "higher_is_better": higher_is_better, "metric": metric,
-        "source": source, "duplicates": duplicates, "non_finite": non_finite}, OPTIONS)
+    options = _text.check_keywords(
+        "from_records",
+        {
+            "score_kind": score_kind,
+            "higher_is_better": higher_is_better,
+            "metric": metric,
+            "source": source,
+            "duplicates": duplicates,
+            "non_finite": non_finite,
+        },
+        OPTIONS,
+    )
     frame = _as_frame(records)
     keys = [key for key in KEYS if key in frame.columns]
     _check_key_columns(frame, keys)
@@ -182,15 +191,23 @@ def from_records(
     values = np.full(shape, np.nan)
     values[tuple(index)] = frame["score"].to_numpy(dtype=float)
     placed = _place_attributes(
-        frame, keys, model_index, task_index, template_pos,
-        sample_pos if "sample" in keys else None, shape,
-        {"model": model_attrs, "task": task_attrs, "template": template_attrs,
-         "sample": sample_attrs},
+        frame,
+        keys,
+        model_index,
+        task_index,
+        template_pos,
+        sample_pos if "sample" in keys else None,
+        shape,
+        {
+            "model": model_attrs,
+            "task": task_attrs,
+            "template": template_attrs,
+            "sample": sample_attrs,
+        },
     )
     coords.update(placed)
     cube = xr.Dataset({"score": (dims, values)}, coords=coords)
-    cube.attrs = provenance(kind, options["higher_is_better"], options["metric"],
-                            options["source"])
+    cube.attrs = provenance(kind, options["higher_is_better"], options["metric"], options["source"])
     return validate(cube)
 
 
@@ -308,21 +325,25 @@ def _as_frame(records) -> pd.DataFrame:
     if isinstance(records, pd.DataFrame):
         return records.reset_index(drop=True)
     if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
-        raise InputTypeError("from_records: records must be a pandas DataFrame or an iterable "
-                             f"of dicts, not {type(records).__name__}")
+        raise InputTypeError(
+            "from_records: records must be a pandas DataFrame or an iterable "
+            f"of dicts, not {type(records).__name__}"
+        )
     rows = list(records)
     bad = next((i for i, row in enumerate(rows) if not isinstance(row, Mapping)), None)
     if bad is not None:
-        raise InputTypeError(f"from_records: record {bad} is a {type(rows[bad]).__name__}, "
-                             "not a dict")
+        raise InputTypeError(
+            f"from_records: record {bad} is a {type(rows[bad]).__name__}, not a dict"
+        )
     try:
         return pd.DataFrame.from_records(rows)
     except UnicodeEncodeError:
         for i, row in enumerate(rows):  # half a surrogate pair: text no file can hold
             for key, value in row.items():
                 if isinstance(value, str) and label_problem(value):
-                    raise CubeError(f"records: row {i}: the {key} {value!r} is not valid "
-                                    "Unicode text") from None
+                    raise CubeError(
+                        f"records: row {i}: the {key} {value!r} is not valid Unicode text"
+                    ) from None
         raise
 
 
@@ -335,8 +356,7 @@ def text_labels(values) -> np.ndarray:
     >>> text_labels([0, "0", 1.0, 2.5]).tolist()
     ['0', '0', '1', '2.5']
     """
-    column = pd.Series(list(values) if not isinstance(values, pd.Series) else values,
-                       dtype=object)
+    column = pd.Series(list(values) if not isinstance(values, pd.Series) else values, dtype=object)
     return np.asarray(_labels(pd.DataFrame({"label": column}), "label"), dtype=object)
 
 
@@ -361,14 +381,15 @@ def _labels(frame: pd.DataFrame, key: str):
             texts[i] = label_text(value)
             if texts[i] is None:
                 row = int(np.flatnonzero(codes == i)[0])
-                raise CubeError(f"records: row {row}: the {key} {value!r} is a "
-                                f"{type(value).__name__}, not text or a number")
+                raise CubeError(
+                    f"records: row {row}: the {key} {value!r} is a "
+                    f"{type(value).__name__}, not text or a number"
+                )
     problems = [label_problem(text) for text in texts]
     bad = next((i for i, problem in enumerate(problems) if problem), None)
     if bad is not None:
         row = int(np.flatnonzero(codes == bad)[0])
-        raise CubeError(f"records: row {row}: the {key} label {texts[bad]!r} "
-                        f"{problems[bad]}")
+        raise CubeError(f"records: row {row}: the {key} label {texts[bad]!r} {problems[bad]}")
     merged, distinct = pd.factorize(texts)
     codes = merged[codes]
     if categorical:
@@ -393,7 +414,7 @@ def label_text(value) -> str | None:
         return str(int(value))
     if isinstance(value, (numbers.Real, np.floating)):
         number = float(value)
-        if number.is_integer() and abs(number) < 2 ** 53:
+        if number.is_integer() and abs(number) < 2**53:
             return str(int(number))
         return repr(number)
     return None
@@ -433,8 +454,7 @@ def _numeric_scores(frame: pd.DataFrame, keys: list[str], non_finite: str) -> np
     if raw.dtype == bool:
         return raw.to_numpy(dtype=float)
     _refuse_complex(raw, frame, keys)
-    if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype,
-                                                                   pd.CategoricalDtype):
+    if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
         return _finite(raw.to_numpy(dtype=float, na_value=np.nan), frame, keys, non_finite)
     numeric = pd.to_numeric(raw, errors="coerce")
     if raw.dtype == object:
@@ -464,7 +484,8 @@ def _refuse_complex(raw: pd.Series, frame: pd.DataFrame, keys: list[str]) -> Non
         rows = np.flatnonzero(complex_)
         raise ScoreValueError(
             f"records: {len(rows)} score(s) are complex numbers, not real ones: "
-            f"{_describe_rows(frame, keys, rows)}")
+            f"{_describe_rows(frame, keys, rows)}"
+        )
 
 
 def _finite(values: np.ndarray, frame: pd.DataFrame, keys: list[str], policy: str) -> np.ndarray:
@@ -508,8 +529,9 @@ def _positions(frame: pd.DataFrame, task_index: np.ndarray, key: str, n_tasks: i
     first = pairs.drop_duplicates()
     position = first.groupby("task", sort=False).cumcount().to_numpy()
     lookup = pd.MultiIndex.from_arrays([first["task"], first["label"]])
-    record_position = position[lookup.get_indexer(pd.MultiIndex.from_arrays(
-        [pairs["task"], pairs["label"]]))]
+    record_position = position[
+        lookup.get_indexer(pd.MultiIndex.from_arrays([pairs["task"], pairs["label"]]))
+    ]
     width = int(position.max()) + 1 if len(position) else 0
     ids = np.full((n_tasks, width), "", dtype=object)
     ids[first["task"].to_numpy(), position] = first["label"].to_numpy()
@@ -520,8 +542,9 @@ def _constant_within(frame: pd.DataFrame, column: str, by: list[str]) -> bool:
     return bool((frame.groupby(by, sort=False)[column].nunique(dropna=False) <= 1).all())
 
 
-def _place_attributes(frame, keys, model_index, task_index, template_pos, sample_pos, shape,
-                      explicit):
+def _place_attributes(
+    frame, keys, model_index, task_index, template_pos, sample_pos, shape, explicit
+):
     """Coordinates for every attribute column, placed on the dims it belongs to."""
     placement = {column: owner for owner, columns in explicit.items() for column in columns}
     for column, owner in placement.items():
@@ -530,20 +553,30 @@ def _place_attributes(frame, keys, model_index, task_index, template_pos, sample
     targets = {
         "task": (["task"], ("task",), (task_index,), (shape[1],)),
         "model": (["model"], ("model",), (model_index,), (shape[0],)),
-        "template": (["task", "template"], ("task", "template"), (task_index, template_pos),
-                     (shape[1], shape[2])),
+        "template": (
+            ["task", "template"],
+            ("task", "template"),
+            (task_index, template_pos),
+            (shape[1], shape[2]),
+        ),
     }
     if sample_pos is not None:
-        targets["sample"] = (["task", "sample"], ("task", "sample"), (task_index, sample_pos),
-                             (shape[1], shape[3]))
+        targets["sample"] = (
+            ["task", "sample"],
+            ("task", "sample"),
+            (task_index, sample_pos),
+            (shape[1], shape[3]),
+        )
     coords = {}
     for column in frame.columns:
         if column in KEYS or column == "score":
             continue
         owner = placement.get(column) or _owner_of(frame, column, targets, keys)
         if owner not in targets:
-            raise CubeError(f"records: column {column!r} is a {owner} attribute, but the "
-                            f"records have no {owner!r} column")
+            raise CubeError(
+                f"records: column {column!r} is a {owner} attribute, but the "
+                f"records have no {owner!r} column"
+            )
         by, dims, index, size = targets[owner]
         if not _constant_within(frame, column, by):
             raise CubeError(

@@ -29,8 +29,14 @@ def _format_of(path: Path, given: str | None) -> str:
     return "zarr" if path.suffix == ".zarr" else "netcdf"
 
 
-def check_output(path, *, inputs: Iterable | Mapping = (), force: bool = False,
-                 format: str | None = None, name: str = "output") -> Path:
+def check_output(
+    path,
+    *,
+    inputs: Iterable | Mapping = (),
+    force: bool = False,
+    format: str | None = None,
+    name: str = "output",
+) -> Path:
     """Check, before any work, that ``path`` can and may be written; return it as a Path.
 
     Call it first, before reading inputs or sending requests, so a run that
@@ -95,13 +101,16 @@ def check_output(path, *, inputs: Iterable | Mapping = (), force: bool = False,
     if not folder.is_dir():
         raise OutputError(f"{shown}: {str(folder)!r} is not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"{shown}: the folder {str(folder)!r} cannot be written "
-                          "(permission denied)")
+        raise OutputError(
+            f"{shown}: the folder {str(folder)!r} cannot be written (permission denied)"
+        )
     _check_apart(shown, path, inputs)
     if path.is_symlink():
         if not force:
-            raise OutputError(f"{shown} is a symbolic link to {os.readlink(path)!r}; pass "
-                              "force to replace the link, or write to the file it points to")
+            raise OutputError(
+                f"{shown} is a symbolic link to {os.readlink(path)!r}; pass "
+                "force to replace the link, or write to the file it points to"
+            )
         return path
     if not path.exists():
         return path
@@ -109,24 +118,28 @@ def check_output(path, *, inputs: Iterable | Mapping = (), force: bool = False,
         if file_format != "zarr":
             raise OutputError(f"{shown} is a folder, not a file")
         if not any((path / marker).exists() for marker in _ZARR_MARKERS):
-            raise OutputError(f"{shown} is a folder that is not a zarr store; it would be "
-                              "replaced: choose another output")
+            raise OutputError(
+                f"{shown} is a folder that is not a zarr store; it would be "
+                "replaced: choose another output"
+            )
     elif not path.is_file():
         raise OutputError(f"{shown} is not a regular file")
     if not force and not _writable(path):
-        raise OutputError(f"{shown} is write-protected; pass force=True (--force on the "
-                          "command line) to replace it")
+        raise OutputError(
+            f"{shown} is write-protected; pass force=True (--force on the "
+            "command line) to replace it"
+        )
     return path
 
 
 #: What :func:`_overlap` finds, as a message says it; ``{input}`` is the input's option and path.
 _RELATIONS = {
     "same": "is also an input ({input}); writing it would replace what is read: choose another "
-            "output",
+    "output",
     "inside": "lies inside the input {input}: writing it would change what is read: choose a "
-              "path outside it",
+    "path outside it",
     "contains": "contains the input {input}: writing it could replace what is read: choose a "
-                "path that does not hold it",
+    "path that does not hold it",
 }
 
 
@@ -136,8 +149,11 @@ def _check_apart(shown: str, output, inputs: Iterable | Mapping) -> None:
     ``shown`` is how the message names the output (``"--json 'cube.nc'"``);
     ``inputs`` are paths, ``(option, path)`` pairs, or a mapping of option → path.
     """
-    named = inputs.items() if isinstance(inputs, Mapping) else (
-        given if isinstance(given, tuple) else ("", given) for given in inputs)
+    named = (
+        inputs.items()
+        if isinstance(inputs, Mapping)
+        else (given if isinstance(given, tuple) else ("", given) for given in inputs)
+    )
     for option, given in named:
         if not isinstance(given, (str, os.PathLike)):
             continue
@@ -198,9 +214,16 @@ def _writable(path: Path) -> bool:
     return bool(mode & stat.S_IWUSR) and os.access(path, os.W_OK)
 
 
-def import_files(load: Callable, paths, output, *, options: Iterable[str] | Mapping = (),
-                 force: bool = False, importer: str | None = None,
-                 format: str | None = None) -> xr.Dataset:
+def import_files(
+    load: Callable,
+    paths,
+    output,
+    *,
+    options: Iterable[str] | Mapping = (),
+    force: bool = False,
+    importer: str | None = None,
+    format: str | None = None,
+) -> xr.Dataset:
     """Check the output, parse the options, import ``paths`` and write the cube, in that order.
 
     This is ``rankstats import``: nothing is read before the output and the
@@ -253,8 +276,9 @@ def _encoding(cube: xr.Dataset, file_format: str, float_dtype: str) -> dict:
         encoding = {"dtype": "int8", "_FillValue": np.int8(-1)}
     else:
         encoding = {"dtype": float_dtype, "_FillValue": np.nan}
-    chunks = tuple(1 if dim in ("model", "task") else max(1, score.sizes[dim])
-                   for dim in score.dims)
+    chunks = tuple(
+        1 if dim in ("model", "task") else max(1, score.sizes[dim]) for dim in score.dims
+    )
     if file_format == "netcdf":
         encoding.update(zlib=True, complevel=4, chunksizes=chunks)
     else:
@@ -273,17 +297,28 @@ def _storable(cube: xr.Dataset) -> xr.Dataset:
         if variable.dtype.kind in "UT":
             cube[name] = variable.astype(object)
     for dim in ("model", "task"):
-        if dim in cube.coords and cube[dim].dtype == object and \
-                not all(isinstance(label, str) for label in cube[dim].values):
-            cube = cube.assign_coords({dim: np.array([str(label) for label in cube[dim].values],
-                                                     dtype=object)})
-    cube.attrs = {k: int(v) if isinstance(v, (bool, np.bool_)) else v
-                  for k, v in cube.attrs.items()}
+        if (
+            dim in cube.coords
+            and cube[dim].dtype == object
+            and not all(isinstance(label, str) for label in cube[dim].values)
+        ):
+            cube = cube.assign_coords(
+                {dim: np.array([str(label) for label in cube[dim].values], dtype=object)}
+            )
+    cube.attrs = {
+        k: int(v) if isinstance(v, (bool, np.bool_)) else v for k, v in cube.attrs.items()
+    }
     return cube
 
 
-def save(cube: xr.Dataset, path, *, format: str | None = None, float_dtype: str = "float32",
-         force: bool = False):
+def save(
+    cube: xr.Dataset,
+    path,
+    *,
+    format: str | None = None,
+    float_dtype: str = "float32",
+    force: bool = False,
+):
     """Write a cube to a netCDF file or a zarr store, atomically.
 
     Parameters
@@ -445,8 +480,9 @@ def write_atomically(path, write, *, force: bool = False) -> Path:
     path = Path(path)
     check_output(path, force=force)
     remove_stale_temporaries(path)
-    handle, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".part",
-                                         dir=path.absolute().parent)
+    handle, temporary = tempfile.mkstemp(
+        prefix=_temporary_prefix(path), suffix=".part", dir=path.absolute().parent
+    )
     os.close(handle)
     try:
         if callable(write):
@@ -462,8 +498,11 @@ def write_atomically(path, write, *, force: bool = False) -> Path:
 
 
 def _write_netcdf(cube: xr.Dataset, path: Path, encoding: dict, force: bool) -> None:
-    write_atomically(path, lambda temporary: cube.to_netcdf(temporary, engine="netcdf4",
-                                                            encoding=encoding), force=force)
+    write_atomically(
+        path,
+        lambda temporary: cube.to_netcdf(temporary, engine="netcdf4", encoding=encoding),
+        force=force,
+    )
 
 
 def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict, force: bool) -> None:
@@ -474,8 +513,9 @@ def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict, force: bool) -> No
             'saving zarr stores needs the zarr package: pip install "rankstats[io]"'
         ) from error
     remove_stale_temporaries(path)
-    temporary = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".part",
-                                      dir=path.absolute().parent))
+    temporary = Path(
+        tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".part", dir=path.absolute().parent)
+    )
     try:
         cube.to_zarr(temporary, mode="w", encoding=encoding, consolidated=False)
         if path.is_symlink():
@@ -494,8 +534,9 @@ def _write_zarr(cube: xr.Dataset, path: Path, encoding: dict, force: bool) -> No
         raise
 
 
-def open_cube(path, *, format: str | None = None, chunks=None,
-              check_values: bool | None = None) -> xr.Dataset:
+def open_cube(
+    path, *, format: str | None = None, chunks=None, check_values: bool | None = None
+) -> xr.Dataset:
     """Open a cube written by :func:`save` (or any file following the conventions).
 
     Parameters
@@ -552,12 +593,18 @@ def open_cube(path, *, format: str | None = None, chunks=None,
         kind = cube["score"].dtype.kind
         if kind not in "biuf":
             # text such as "0.5" would otherwise become a number on the cast below
-            what = {"O": "objects (text)", "S": "bytes (text)", "U": "text", "T": "text",
-                    "c": "complex numbers"}.get(kind, str(cube["score"].dtype))
+            what = {
+                "O": "objects (text)",
+                "S": "bytes (text)",
+                "U": "text",
+                "T": "text",
+                "c": "complex numbers",
+            }.get(kind, str(cube["score"].dtype))
             raise ScoreValueError(
                 f"open_cube: {str(path)!r}: the variable 'score' is stored as {what} "
                 f"(dtype {cube['score'].dtype}), not as numbers; a cube's scores are stored "
-                "as integers or floats")
+                "as integers or floats"
+            )
         cube["score"] = cube["score"].astype("float64")
     for name, variable in cube.variables.items():
         if variable.dtype.kind in "OSUT":

@@ -90,8 +90,11 @@ def _task_order(analysis: xr.Dataset) -> dict:
 
 def _by_task_and_model(array: xr.DataArray) -> pd.DataFrame:
     """Rows (task, model) in the cube's order, one column per metric."""
-    return array.transpose("task", "model", "metric").to_series().unstack("metric")[
-        list(array["metric"].values)]
+    return (
+        array.transpose("task", "model", "metric")
+        .to_series()
+        .unstack("metric")[list(array["metric"].values)]
+    )
 
 
 def _model_task(array: xr.DataArray) -> pd.DataFrame:
@@ -100,11 +103,11 @@ def _model_task(array: xr.DataArray) -> pd.DataFrame:
 
 _NAN_POLICY = {
     "omit": "nan_policy='omit': W, Friedman (models) and the templates-needed curves leave out "
-            "templates lacking a score for some present model, Friedman (templates) models "
-            "lacking a score on some template (listwise deletion); τ and McNemar use what both "
-            "sides have (pairwise deletion); MaxP, AvgP, saturation, CPS and divergence use "
-            "each model's own scored templates; Cochran's Q leaves out samples a model lacks "
-            "under some template",
+    "templates lacking a score for some present model, Friedman (templates) models "
+    "lacking a score on some template (listwise deletion); τ and McNemar use what both "
+    "sides have (pairwise deletion); MaxP, AvgP, saturation, CPS and divergence use "
+    "each model's own scored templates; Cochran's Q leaves out samples a model lacks "
+    "under some template",
     "propagate": "nan_policy='propagate': a missing score makes every statistic it enters NaN",
     "raise": "nan_policy='raise': a missing score is an error",
 }
@@ -114,28 +117,41 @@ def _conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
     attrs = analysis.attrs
     policy = str(attrs.get("nan_policy", "omit"))
     n = attrs.get("n_resamples", 0)
-    resampling = (f"{n} bootstrap replicates over {attrs.get('over') or 'templates'}, seed "
-                  f"{attrs.get('seed')}" if n else "none (n_resamples=0: no stability section)")
+    resampling = (
+        f"{n} bootstrap replicates over {attrs.get('over') or 'templates'}, seed "
+        f"{attrs.get('seed')}"
+        if n
+        else "none (n_resamples=0: no stability section)"
+    )
     kind = attrs.get("score_kind") or "score kind not recorded"
     templates, ties = attrs.get("templates", "all"), attrs.get("ties", "average")
     correction = attrs.get("tie_correction", 1)
     rows = {
         "metric": f"{attrs.get('metric', 'score')} ({kind})",
-        "conventions": _CONVENTIONS.get(str(attrs.get("conventions", "standard")),
-                                        f"{attrs.get('conventions')}: {_PER_STATISTIC}"),
+        "conventions": _CONVENTIONS.get(
+            str(attrs.get("conventions", "standard")),
+            f"{attrs.get('conventions')}: {_PER_STATISTIC}",
+        ),
         "templates": f"{templates} templates of each task (the filtering section compares "
-                     "with those marked valid)" if templates != _MIXED else _PER_STATISTIC,
-        "ties": f"{ties} (tied models share the mean of their ranks)" if ties == "average"
-                else _PER_STATISTIC if ties == _MIXED else str(ties),
-        "tie correction": _PER_STATISTIC if correction == _MIXED else
-                          ("on" if int(correction) else "off") + " (W, both Friedman tests)",
+        "with those marked valid)"
+        if templates != _MIXED
+        else _PER_STATISTIC,
+        "ties": f"{ties} (tied models share the mean of their ranks)"
+        if ties == "average"
+        else _PER_STATISTIC
+        if ties == _MIXED
+        else str(ties),
+        "tie correction": _PER_STATISTIC
+        if correction == _MIXED
+        else ("on" if int(correction) else "off") + " (W, both Friedman tests)",
         "missing values": _NAN_POLICY.get(policy, f"nan_policy={policy!r}"),
         "structure": "templates without any score (padding) and models without any score on a "
-                     "task (absent) drop out of that task before nan_policy applies",
-        "direction": "higher scores are better" if int(attrs.get("higher_is_better", 1))
-                     else "lower scores are better",
+        "task (absent) drop out of that task before nan_policy applies",
+        "direction": "higher scores are better"
+        if int(attrs.get("higher_is_better", 1))
+        else "lower scores are better",
         "threshold": f"a model works on a template when its score exceeds "
-                     f"{attrs.get('threshold', 0.05)}",
+        f"{attrs.get('threshold', 0.05)}",
         "resampling": resampling,
     }
     return pd.DataFrame({"value": rows}).rename_axis("setting")
@@ -143,26 +159,48 @@ def _conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
 
 _MIXED = "per statistic"
 _PER_STATISTIC = "per statistic: see 'Conventions of each statistic'"
-_CONVENTIONS = {"standard": "standard: every template, average ranks, tie correction on; "
-                            "each statistic's in 'Conventions of each statistic'"}
-_CONVENTION_COLUMNS = {"statistic": "statistic", "sections": "sections",
-                       "templates": "templates", "ties": "ties",
-                       "tie_correction": "tie correction", "note": "note"}
+_CONVENTIONS = {
+    "standard": "standard: every template, average ranks, tie correction on; "
+    "each statistic's in 'Conventions of each statistic'"
+}
+_CONVENTION_COLUMNS = {
+    "statistic": "statistic",
+    "sections": "sections",
+    "templates": "templates",
+    "ties": "ties",
+    "tie_correction": "tie correction",
+    "note": "note",
+}
 
 
 def _statistic_conventions_frame(analysis: xr.Dataset) -> pd.DataFrame:
-    frame = pd.DataFrame({label: np.asarray(analysis[f"convention_{name}"].values)
-                          for name, label in _CONVENTION_COLUMNS.items()})
+    frame = pd.DataFrame(
+        {
+            label: np.asarray(analysis[f"convention_{name}"].values)
+            for name, label in _CONVENTION_COLUMNS.items()
+        }
+    )
     return frame.set_index("statistic")
 
 
-_DROP_COLUMNS = {"section": "section", "task": "task", "model": "model", "what": "left out",
-                 "count": "count", "which": "which", "why": "why"}
+_DROP_COLUMNS = {
+    "section": "section",
+    "task": "task",
+    "model": "model",
+    "what": "left out",
+    "count": "count",
+    "which": "which",
+    "why": "why",
+}
 
 
 def _dropped_frame(analysis: xr.Dataset) -> pd.DataFrame:
-    frame = pd.DataFrame({label: np.asarray(analysis[f"drop_{name}"].values)
-                          for name, label in _DROP_COLUMNS.items()})
+    frame = pd.DataFrame(
+        {
+            label: np.asarray(analysis[f"drop_{name}"].values)
+            for name, label in _DROP_COLUMNS.items()
+        }
+    )
     frame["count"] = frame["count"].astype(int)
     return frame.set_index("section")
 
@@ -186,21 +224,33 @@ def _left_out(analysis: xr.Dataset, keys, most: int = 6, lead: str = "Left out")
     for (what, why), group in rows.groupby(["left out", "why"], sort=False):
         if what == "task":
             tasks = group["task"].tolist()
-            sentences.append(f"{'Task' if len(tasks) == 1 else 'Tasks'} "
-                             f"{_short_list(tasks)}: {why}.")
+            sentences.append(
+                f"{'Task' if len(tasks) == 1 else 'Tasks'} {_short_list(tasks)}: {why}."
+            )
             continue
         places: dict = {}  # (tasks, count, which) -> the models it holds for
-        for (model, count, which), tasks in group.groupby(["model", "count", "which"],
-                                                          sort=False)["task"]:
+        for (model, count, which), tasks in group.groupby(["model", "count", "which"], sort=False)[
+            "task"
+        ]:
             key = (tuple(t for t in tasks if t), count, which)
             places.setdefault(key, []).append(model)
         items = []
         for (tasks, count, which), models in places.items():
             models = [m for m in models if m]
-            where = ([] if not tasks else [f"task {tasks[0]}"] if len(tasks) == 1
-                     else [f"each of {len(tasks)} tasks ({_short_list(list(tasks))})"])
-            where += ([] if not models else [f"model {models[0]}"] if len(models) == 1
-                      else [f"each of {len(models)} models ({_short_list(models)})"])
+            where = (
+                []
+                if not tasks
+                else [f"task {tasks[0]}"]
+                if len(tasks) == 1
+                else [f"each of {len(tasks)} tasks ({_short_list(list(tasks))})"]
+            )
+            where += (
+                []
+                if not models
+                else [f"model {models[0]}"]
+                if len(models) == 1
+                else [f"each of {len(models)} models ({_short_list(models)})"]
+            )
             labels = _short_list(which.split(", "))
             thing = f"{count} {what if count != 1 else what[:-1]} ({labels})"
             items.append(f"{', '.join(where)}: {thing}" if where else thing)
@@ -212,8 +262,7 @@ def _left_out(analysis: xr.Dataset, keys, most: int = 6, lead: str = "Left out")
         return ""
     text = " " + " ".join(sentences[:most])
     if len(sentences) > most:
-        text += (f" And {len(sentences) - most} more: see 'What the analyses left out, and "
-                 "why'.")
+        text += f" And {len(sentences) - most} more: see 'What the analyses left out, and why'."
     return text
 
 
@@ -250,76 +299,121 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     """
     out = [
         *_preamble(analysis),
-        Section("agreement", "Agreement across templates",
-                "Kendall's W: do the templates rank the models alike (1 = always; its p-value "
-                "tests W = 0). Friedman (templates): does the template change the scores, "
-                "within each model? Friedman (models): do the models differ, within each "
-                "template? min τ: Kendall's tau-b of the least agreeing pair of templates.",
-                _task_frame(analysis)),
-        Section("pairs", "The least agreeing pair of templates",
-                "Per task, the two templates whose model rankings disagree most (smallest "
-                "tau-b), and the rankings each induces (best first).",
-                _pairs_frame(analysis)),
+        Section(
+            "agreement",
+            "Agreement across templates",
+            "Kendall's W: do the templates rank the models alike (1 = always; its p-value "
+            "tests W = 0). Friedman (templates): does the template change the scores, "
+            "within each model? Friedman (models): do the models differ, within each "
+            "template? min τ: Kendall's tau-b of the least agreeing pair of templates.",
+            _task_frame(analysis),
+        ),
+        Section(
+            "pairs",
+            "The least agreeing pair of templates",
+            "Per task, the two templates whose model rankings disagree most (smallest "
+            "tau-b), and the rankings each induces (best first).",
+            _pairs_frame(analysis),
+        ),
     ]
     if "divergence" in analysis:
-        out.append(Section(
-            "divergence", "Divergence of the original templates",
-            "How many standard deviations each model's score on the benchmark's own "
-            "template(s) lies from its mean over the paraphrases; |d| > 1 is substantial.",
-            _model_task(analysis["divergence"])))
-    metrics = pd.concat([
-        _by_task_and_model(analysis["metric_value"]).rename(columns=_METRIC_NAMES),
-        _by_task_and_model(analysis["metric_rank"]).rename(
-            columns=lambda m: f"rank {_METRIC_NAMES[m]}"),
-    ], axis=1)
+        out.append(
+            Section(
+                "divergence",
+                "Divergence of the original templates",
+                "How many standard deviations each model's score on the benchmark's own "
+                "template(s) lies from its mean over the paraphrases; |d| > 1 is substantial.",
+                _model_task(analysis["divergence"]),
+            )
+        )
+    metrics = pd.concat(
+        [
+            _by_task_and_model(analysis["metric_value"]).rename(columns=_METRIC_NAMES),
+            _by_task_and_model(analysis["metric_rank"]).rename(
+                columns=lambda m: f"rank {_METRIC_NAMES[m]}"
+            ),
+        ],
+        axis=1,
+    )
     share = analysis["share_above_threshold"].transpose("task", "model").to_series()
     metrics[f"share > {analysis.attrs.get('threshold', 0.05)}"] = share
     metrics = metrics.dropna(how="all", subset=list(_METRIC_NAMES.values()))
-    out.append(Section(
-        "metrics", "MaxP, AvgP, saturation and CPS",
-        "Per task and model: the best template's score (MaxP), the mean over templates "
-        "(AvgP), saturation 1 − (MaxP − AvgP), CPS = saturation × MaxP, the model's rank "
-        "under each (1 = best), and the share of templates on which it scores above the "
-        "threshold.", metrics))
-    average = (analysis["average_rank"].to_dataframe()["average_rank"]
-               .unstack("metric").rename(columns=_METRIC_NAMES))
-    out.append(Section(
-        "average_rank", "Average rank per benchmark",
-        "Each model's rank under each metric, averaged over the tasks of a benchmark "
-        "(Mizrahi et al. 2024, tables 15–16).",
-        average.reorder_levels(["benchmark", "model"]).sort_index(level="benchmark",
-                                                                  sort_remaining=False)))
+    out.append(
+        Section(
+            "metrics",
+            "MaxP, AvgP, saturation and CPS",
+            "Per task and model: the best template's score (MaxP), the mean over templates "
+            "(AvgP), saturation 1 − (MaxP − AvgP), CPS = saturation × MaxP, the model's rank "
+            "under each (1 = best), and the share of templates on which it scores above the "
+            "threshold.",
+            metrics,
+        )
+    )
+    average = (
+        analysis["average_rank"]
+        .to_dataframe()["average_rank"]
+        .unstack("metric")
+        .rename(columns=_METRIC_NAMES)
+    )
+    out.append(
+        Section(
+            "average_rank",
+            "Average rank per benchmark",
+            "Each model's rank under each metric, averaged over the tasks of a benchmark "
+            "(Mizrahi et al. 2024, tables 15–16).",
+            average.reorder_levels(["benchmark", "model"]).sort_index(
+                level="benchmark", sort_remaining=False
+            ),
+        )
+    )
     if "best_template_method_share" in analysis:
-        share = (analysis["best_template_method_share"].to_dataframe()
-                 ["best_template_method_share"].unstack("generation_method") * 100)
-        totals = (analysis["best_template_method_share_all"].to_pandas() * 100)
-        everything = (analysis["template_method_share"].to_pandas() * 100)
+        share = (
+            analysis["best_template_method_share"]
+            .to_dataframe()["best_template_method_share"]
+            .unstack("generation_method")
+            * 100
+        )
+        totals = analysis["best_template_method_share_all"].to_pandas() * 100
+        everything = analysis["template_method_share"].to_pandas() * 100
         rows = [share.reorder_levels(["benchmark", "model"])]
         for label, frame in (("all models", totals), ("all templates", everything)):
             frame = frame.copy()
-            frame.index = pd.MultiIndex.from_product([frame.index, [label]],
-                                                     names=["benchmark", "model"])
+            frame.index = pd.MultiIndex.from_product(
+                [frame.index, [label]], names=["benchmark", "model"]
+            )
             rows.append(frame)
-        out.append(Section(
-            "best_methods", "Where the best templates come from (%)",
-            "For each model, the generation method of its best template(s) on each task "
-            "(ties count every best template), as a share; then over all models, and the "
-            "share of each method among all templates (tables 17–18).",
-            pd.concat(rows).sort_index(level="benchmark", sort_remaining=False)))
+        out.append(
+            Section(
+                "best_methods",
+                "Where the best templates come from (%)",
+                "For each model, the generation method of its best template(s) on each task "
+                "(ties count every best template), as a share; then over all models, and the "
+                "share of each method among all templates (tables 17–18).",
+                pd.concat(rows).sort_index(level="benchmark", sort_remaining=False),
+            )
+        )
     if "tie_group" in analysis:
-        board = analysis[["avgp_low", "avgp_high", "rank_low", "rank_high", "tie_group",
-                          "arena_rank"]].to_dataframe(dim_order=["task", "model"])
+        board = analysis[
+            ["avgp_low", "avgp_high", "rank_low", "rank_high", "tie_group", "arena_rank"]
+        ].to_dataframe(dim_order=["task", "model"])
         if "stability_avgp" in analysis:  # the metrics follow other conventions
             avgp = analysis["stability_avgp"].transpose("task", "model").to_series()
             rank = analysis["stability_rank"].transpose("task", "model").to_series()
         else:
             avgp = _by_task_and_model(analysis["metric_value"])["avgp"]
             rank = _by_task_and_model(analysis["metric_rank"])["avgp"]
-        table = pd.DataFrame({
-            "AvgP": avgp, "AvgP low": board["avgp_low"], "AvgP high": board["avgp_high"],
-            "rank": rank, "rank low": board["rank_low"], "rank high": board["rank_high"],
-            "tie group": board["tie_group"], "arena rank": board["arena_rank"],
-        }).dropna(subset=["AvgP"])
+        table = pd.DataFrame(
+            {
+                "AvgP": avgp,
+                "AvgP low": board["avgp_low"],
+                "AvgP high": board["avgp_high"],
+                "rank": rank,
+                "rank low": board["rank_low"],
+                "rank high": board["rank_high"],
+                "tie group": board["tie_group"],
+                "arena rank": board["arena_rank"],
+            }
+        ).dropna(subset=["AvgP"])
         for column in ("rank", "rank low", "rank high", "tie group", "arena rank"):
             if (table[column].dropna() % 1 == 0).all():  # whole ranks print as integers
                 table[column] = table[column].astype("Int64")
@@ -327,25 +421,35 @@ def sections(analysis: xr.Dataset) -> list[Section]:
         order = table.index.get_level_values("task").map(_task_order(analysis))
         table = table.assign(_order=order).sort_values(["_order", "rank"], kind="stable")
         table = table.drop(columns="_order")
-        out.append(Section(
-            "stability", "Rank stability",
-            f"Each model's AvgP and rank with {analysis.attrs.get('n_resamples')}-replicate "
-            "bootstrap 95% intervals; models whose rank intervals overlap share a tie group; "
-            "arena rank is 1 + the models whose AvgP interval lies entirely above. These "
-            "intervals are marginal: near-ties among many models make them too narrow.",
-            table))
+        out.append(
+            Section(
+                "stability",
+                "Rank stability",
+                f"Each model's AvgP and rank with {analysis.attrs.get('n_resamples')}-replicate "
+                "bootstrap 95% intervals; models whose rank intervals overlap share a tie group; "
+                "arena rank is 1 + the models whose AvgP interval lies entirely above. These "
+                "intervals are marginal: near-ties among many models make them too narrow.",
+                table,
+            )
+        )
         out.append(_templates_needed_section(analysis))
     if "variance_share" in analysis:
         out.append(_variance_section(analysis))
     if "sensitive_sensitivity" in analysis:
         out.append(_sensitivity_section(analysis))
     if "filtering_tau" in analysis:
-        out.append(Section(
-            "filtering", "Sensitivity to dropping invalid templates",
-            "Kendall's tau-b between the model ranking under each metric with all "
-            "templates and with only those marked valid (1 = unchanged; table 14).",
-            analysis["filtering_tau"].transpose("task", "metric").to_pandas()
-            .rename(columns=_METRIC_NAMES)))
+        out.append(
+            Section(
+                "filtering",
+                "Sensitivity to dropping invalid templates",
+                "Kendall's tau-b between the model ranking under each metric with all "
+                "templates and with only those marked valid (1 = unchanged; table 14).",
+                analysis["filtering_tau"]
+                .transpose("task", "metric")
+                .to_pandas()
+                .rename(columns=_METRIC_NAMES),
+            )
+        )
     if "template_effect_q" in analysis:
         out += _item_sections(analysis)
     if "edit_rule" in analysis:
@@ -362,29 +466,32 @@ def _templates_needed_section(analysis: xr.Dataset) -> Section:
     from .stability.needed import needed_table
 
     return Section(
-        "templates_needed", "How many templates are enough",
+        "templates_needed",
+        "How many templates are enough",
         "The question: the smallest number k of fresh templates such that two reruns of the "
         "benchmark, each ranking the models by their mean over k templates drawn at random, "
-        "agree with Kendall's tau-b ≥ 0.9 in at least 95% of reruns. \"subsets\" answers it "
+        'agree with Kendall\'s tau-b ≥ 0.9 in at least 95% of reruns. "subsets" answers it '
         "from two disjoint random sets of the task's own templates (possible up to half of "
-        "them; \"> N\": not reached there, N the bound the subsets and the planner show), "
-        "with its Monte Carlo interval; \"planner\" extrapolates from the variance "
+        'them; "> N": not reached there, N the bound the subsets and the planner show), '
+        'with its Monte Carlo interval; "planner" extrapolates from the variance '
         "components, models taken as normal. They differ because the planner assumes "
         "normally spread models and pools the error, while the subsets use these models as "
         "they are; the recommendation is the subsets' number where they reach the target, "
         "the planner's otherwise. The benchmark mean row is the planner's number for the "
         "mean score over the tasks.",
-        needed_table(analysis, benchmark=analysis.get("overall_templates_for_tau")))
+        needed_table(analysis, benchmark=analysis.get("overall_templates_for_tau")),
+    )
 
 
 def _variance_section(analysis: xr.Dataset) -> Section:
     """Each task's variance split into components, and the templates a tau of 0.9 needs."""
-    share = (analysis["variance_share"].transpose("task", "component").to_pandas() * 100)
+    share = analysis["variance_share"].transpose("task", "component").to_pandas() * 100
     share["G"] = analysis["g_coefficient"].to_series()
     share["replication τ"] = analysis["replication_tau"].to_series()
     share["planner's templates"] = analysis["templates_for_tau"].to_series().astype("Int64")
     return Section(
-        "variance", "Where the variance comes from (%)",
+        "variance",
+        "Where the variance comes from (%)",
         "Each task's score variance split into model, template, sample and their "
         "interactions (method-of-moments estimates, negative ones as 0; the three-way "
         "interaction and the error cannot be told apart with one score per cell), as a "
@@ -393,52 +500,79 @@ def _variance_section(analysis: xr.Dataset) -> Section:
         "replication with new templates and samples, and the last column the planner's "
         "number of fresh templates for two reruns to reach tau-b ≥ 0.9 with probability "
         "0.95, the task's samples held fixed (the question of \"How many templates are "
-        "enough\"; rankstats.plan gives the whole design study).", share)
+        'enough"; rankstats.plan gives the whole design study).',
+        share,
+    )
 
 
 def _sensitivity_section(analysis: xr.Dataset) -> Section:
     """ProSA's prompt sensitivity per task, and the samples most sensitive to wording."""
-    columns = {"sample": "sensitive_sample_id", "sensitivity": "sensitive_sensitivity",
-               "mean score": "sensitive_score"}
-    frame = pd.DataFrame({
-        label: analysis[name].transpose("task", "sensitive_position").to_series()
-        for label, name in columns.items()
-    }).dropna(subset=["sensitivity"])
-    frame["task sensitivity"] = analysis["prompt_sensitivity"].to_series() \
-        .reindex(frame.index.get_level_values("task")).to_numpy()
+    columns = {
+        "sample": "sensitive_sample_id",
+        "sensitivity": "sensitive_sensitivity",
+        "mean score": "sensitive_score",
+    }
+    frame = pd.DataFrame(
+        {
+            label: analysis[name].transpose("task", "sensitive_position").to_series()
+            for label, name in columns.items()
+        }
+    ).dropna(subset=["sensitivity"])
+    frame["task sensitivity"] = (
+        analysis["prompt_sensitivity"]
+        .to_series()
+        .reindex(frame.index.get_level_values("task"))
+        .to_numpy()
+    )
     frame.index = frame.index.set_names(["task", "position"])
     return Section(
-        "sensitivity", "Samples most sensitive to wording",
+        "sensitivity",
+        "Samples most sensitive to wording",
         "ProSA's prompt sensitivity (Zhuo et al. 2024): per sample, the mean absolute "
         "difference of its outcome between two templates, over all template pairs and "
         "averaged over models; task sensitivity is the mean over models of each model's mean "
         "over samples. The samples listed first change outcome most with the wording.",
-        frame)
+        frame,
+    )
 
 
 def _preamble(analysis: xr.Dataset) -> list[Section]:
     """The conventions and the drop log, when the report records them."""
-    out = [Section("conventions", "Conventions",
-                   "The settings every number of this report was computed with.",
-                   _conventions_frame(analysis))]
+    out = [
+        Section(
+            "conventions",
+            "Conventions",
+            "The settings every number of this report was computed with.",
+            _conventions_frame(analysis),
+        )
+    ]
     if "convention_templates" in analysis:
-        out.append(Section(
-            "statistic_conventions", "Conventions of each statistic",
-            f"Under the conventions '{analysis.attrs.get('conventions', 'standard')}': the "
-            "templates each statistic uses (all, or those marked valid by template_valid), how "
-            "tied scores are ranked (average: tied models share the mean of their ranks; min: "
-            "they share the lowest), and whether its variance is corrected for ties; the "
-            "report sections that show it.", _statistic_conventions_frame(analysis)))
+        out.append(
+            Section(
+                "statistic_conventions",
+                "Conventions of each statistic",
+                f"Under the conventions '{analysis.attrs.get('conventions', 'standard')}': the "
+                "templates each statistic uses (all, or those marked valid by template_valid), how "
+                "tied scores are ranked (average: tied models share the mean of their ranks; min: "
+                "they share the lowest), and whether its variance is corrected for ties; the "
+                "report sections that show it.",
+                _statistic_conventions_frame(analysis),
+            )
+        )
     if "drop_section" not in analysis:
         return out
     table = _dropped_frame(analysis)
     if table.empty:
-        note = ("Nothing was left out: every model has a score on every template of every "
-                "task it was run on, and every statistic was defined.")
+        note = (
+            "Nothing was left out: every model has a score on every template of every "
+            "task it was run on, and every statistic was defined."
+        )
     else:
-        note = ("Every template, model, task or sample a section left out, how many, which "
-                "and why. Section 'all' applies to every per-task section; a row 'section' "
-                "names a section the cube cannot have.")
+        note = (
+            "Every template, model, task or sample a section left out, how many, which "
+            "and why. Section 'all' applies to every per-task section; a row 'section' "
+            "names a section the cube cannot have."
+        )
     out.append(Section("dropped", "What the analyses left out, and why", note, table))
     return out
 
@@ -446,64 +580,92 @@ def _preamble(analysis: xr.Dataset) -> list[Section]:
 def _item_sections(analysis: xr.Dataset) -> list[Section]:
     """Cochran's Q across templates, and McNemar between the two leaders, per task."""
     effect = analysis["template_effect_pvalue_adjusted"].transpose("task", "model").to_pandas()
-    leaders = pd.DataFrame({
-        "leader": analysis["leader"].to_series(),
-        "runner-up": analysis["runner_up"].to_series(),
-        "templates tested": analysis["leaders_templates_tested"].to_series(),
-        "leader better": analysis["leader_better_templates"].to_series(),
-        "runner-up better": analysis["runner_up_better_templates"].to_series(),
-    })
+    leaders = pd.DataFrame(
+        {
+            "leader": analysis["leader"].to_series(),
+            "runner-up": analysis["runner_up"].to_series(),
+            "templates tested": analysis["leaders_templates_tested"].to_series(),
+            "leader better": analysis["leader_better_templates"].to_series(),
+            "runner-up better": analysis["runner_up_better_templates"].to_series(),
+        }
+    )
     if "leaders_samples_dropped" in analysis:
         leaders["samples left out"] = analysis["leaders_samples_dropped"].to_series()
     return [
-        Section("template_effect", "Does the template change which items a model gets right?",
-                "Cochran's Q across templates on the same samples, per model and task: "
-                "Holm-adjusted p-values over the whole table (small: the template matters).",
-                effect),
-        Section("leaders", "Can the two leaders be told apart item by item?",
-                "Per task, the two models with the best AvgP compared on each template's "
-                "samples by exact McNemar tests (Holm over the task's templates, alpha 0.05): "
-                "on how many templates each is significantly better. Samples scored for one "
-                "of the two only are left out of that template's test (pairwise deletion); "
-                "'samples left out' counts them over the tested templates.",
-                leaders),
+        Section(
+            "template_effect",
+            "Does the template change which items a model gets right?",
+            "Cochran's Q across templates on the same samples, per model and task: "
+            "Holm-adjusted p-values over the whole table (small: the template matters).",
+            effect,
+        ),
+        Section(
+            "leaders",
+            "Can the two leaders be told apart item by item?",
+            "Per task, the two models with the best AvgP compared on each template's "
+            "samples by exact McNemar tests (Holm over the task's templates, alpha 0.05): "
+            "on how many templates each is significantly better. Samples scored for one "
+            "of the two only are left out of that template's test (pairwise deletion); "
+            "'samples left out' counts them over the tested templates.",
+            leaders,
+        ),
     ]
 
 
-_EDIT_COLUMNS = {"edit": "edit", "model": "model", "task": "task", "template": "template",
-                 "score": "score", "template_b": "template b", "score_b": "score b",
-                 "difference": "difference", "pvalue_adjusted": "p (adjusted)",
-                 "n_dropped": "samples left out"}
+_EDIT_COLUMNS = {
+    "edit": "edit",
+    "model": "model",
+    "task": "task",
+    "template": "template",
+    "score": "score",
+    "template_b": "template b",
+    "score_b": "score b",
+    "difference": "difference",
+    "pvalue_adjusted": "p (adjusted)",
+    "n_dropped": "samples left out",
+}
 
 
 def _edits_note(test: str, what: str, family: str = "all") -> str:
     tested = not test.startswith("none")
     scope = "all pairs and models" if family == "all" else f"the pairs of each {family}"
-    return (f"{what + ' ' if what else ''}Pairs of templates of one task that differ by a "
-            "minimal edit (a word, a punctuation mark, a placeholder's quoting); difference = "
-            "score under template b − score under template. "
-            + (f"p: {test} over {scope}; a sample scored under one template of a pair only "
-               "is left out of its test (pairwise deletion), and counted in 'samples left "
-               "out'." if tested
-               else f"No significance test: {test.removeprefix('none: ')}."))
+    return (
+        f"{what + ' ' if what else ''}Pairs of templates of one task that differ by a "
+        "minimal edit (a word, a punctuation mark, a placeholder's quoting); difference = "
+        "score under template b − score under template. "
+        + (
+            f"p: {test} over {scope}; a sample scored under one template of a pair only "
+            "is left out of its test (pairwise deletion), and counted in 'samples left "
+            "out'."
+            if tested
+            else f"No significance test: {test.removeprefix('none: ')}."
+        )
+    )
 
 
 def _edits_section(analysis: xr.Dataset) -> Section:
     names = {f"edit_{key}": label for key, label in _EDIT_COLUMNS.items() if key != "edit"}
     names["edit_rule"] = "edit"
-    table = pd.DataFrame({label: analysis[name].values for name, label in names.items()
-                          if name in analysis})
+    table = pd.DataFrame(
+        {label: analysis[name].values for name, label in names.items() if name in analysis}
+    )
     table = table[[label for label in _EDIT_COLUMNS.values() if label in table]]
     test = str(analysis["edits_test"].values)
     if test.startswith("none"):
         table = table.drop(columns="p (adjusted)")
     elif "samples left out" in table:
         table["samples left out"] = table["samples left out"].astype("Int64")
-    return Section("edits", "Minimal template edits: the largest effects",
-                   _edits_note(test, "The largest score differences between two templates "
-                                     "that differ by a minimal edit (Mizrahi et al. 2024, "
-                                     "tables 5 and 12)."),
-                   table.set_index("edit"))
+    return Section(
+        "edits",
+        "Minimal template edits: the largest effects",
+        _edits_note(
+            test,
+            "The largest score differences between two templates "
+            "that differ by a minimal edit (Mizrahi et al. 2024, "
+            "tables 5 and 12).",
+        ),
+        table.set_index("edit"),
+    )
 
 
 def _one_line(text: str) -> str:
@@ -533,8 +695,9 @@ def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
     table = largest_edits(edits, top=top)
     for side in ("", "_b"):  # the template's id and wording, on one line of the table
         table[f"template{side}"] = [
-            f"{key}: {_one_line(text)}" for key, text in
-            zip(table[f"template{side}"], table[f"text{side}"], strict=True)]
+            f"{key}: {_one_line(text)}"
+            for key, text in zip(table[f"template{side}"], table[f"text{side}"], strict=True)
+        ]
     table = table.rename(columns=_EDIT_COLUMNS)
     table = table[[c for c in _EDIT_COLUMNS.values() if c in table]]
     if "samples left out" in table:
@@ -542,18 +705,25 @@ def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
     test = str(edits.attrs.get("test", "none"))
     distance = edits.attrs.get("max_distance")
     unit = str(edits.attrs.get("unit", "tokens")).removesuffix("s")
-    found = (f"{edits.sizes['pair']} pairs of templates at most {distance} "
-             f"{unit}{'' if distance == 1 else 's'} apart ({edits.attrs.get('candidates')} "
-             f"candidates compared of {edits.attrs.get('possible_pairs')} pairs within tasks)")
+    found = (
+        f"{edits.sizes['pair']} pairs of templates at most {distance} "
+        f"{unit}{'' if distance == 1 else 's'} apart ({edits.attrs.get('candidates')} "
+        f"candidates compared of {edits.attrs.get('possible_pairs')} pairs within tasks)"
+    )
     means = rules["mean_difference"].transpose("rule", "model").to_pandas().head(top)
-    counts = pd.DataFrame({"tasks": rules["n_tasks"].values, "pairs": rules["n_pairs"].values},
-                          index=rules["rule"].values).head(top)
+    counts = pd.DataFrame(
+        {"tasks": rules["n_tasks"].values, "pairs": rules["n_pairs"].values},
+        index=rules["rule"].values,
+    ).head(top)
     by_rule = pd.concat([counts, means], axis=1).rename_axis("edit")
-    parts = [f"# Minimal template edits: {found}",
-             _edits_note(test, "", str(edits.attrs.get("family", "all"))),
-             "## The largest effects", _markdown_table(table.set_index("edit")),
-             "## Mean difference per edit and model (most tasks first)",
-             _markdown_table(by_rule)]
+    parts = [
+        f"# Minimal template edits: {found}",
+        _edits_note(test, "", str(edits.attrs.get("family", "all"))),
+        "## The largest effects",
+        _markdown_table(table.set_index("edit")),
+        "## Mean difference per edit and model (most tasks first)",
+        _markdown_table(by_rule),
+    ]
     return "\n\n".join(parts) + "\n"
 
 
@@ -633,11 +803,12 @@ def to_html(analysis: xr.Dataset, figures: dict[str, bytes] | None = None) -> st
         for name in (section.key, *(k for k in figures if k.startswith(section.key + ":"))):
             if name in figures:
                 encoded = base64.b64encode(figures[name]).decode("ascii")
-                body.append(f'<img alt="{html.escape(name)}" '
-                            f'src="data:image/png;base64,{encoded}">')
+                body.append(
+                    f'<img alt="{html.escape(name)}" src="data:image/png;base64,{encoded}">'
+                )
         body.append(section.table.map(_fmt).to_html(escape=True, border=0))
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>{_STYLE}</style></head><body>\n"
         + "\n".join(body)
         + "\n</body></html>\n"
@@ -704,9 +875,11 @@ def unranked(board: xr.Dataset, reasons=None, *, ranked: bool = False) -> pd.Dat
     ["no score: absent from the task, or a missing score on some template (nan_policy='propagate')"]
     """
     policy = str(board.attrs.get("nan_policy", "propagate"))
-    default = ("no score: absent from the task" + (
+    default = "no score: absent from the task" + (
         f", or a missing score on some template (nan_policy={policy!r})"
-        if policy == "propagate" else ""))
+        if policy == "propagate"
+        else ""
+    )
     rank = board["rank"].transpose("task", "model")
     rows = []
     missing = np.isnan(np.asarray(rank.values, dtype=float))
@@ -755,16 +928,23 @@ def leaderboard_markdown(board: xr.Dataset, reasons=None, omitted=None) -> str:
     """
     level = board.attrs.get("confidence_level", 0.95)
     rank_sets = board.attrs.get("rank_sets", "bootstrap")
-    ranks = {"simultaneous": "rank: simultaneous confidence sets (all ranks at once)",
-             "marginal": "rank: marginal confidence sets (each model's own)",
-             "bootstrap": "rank: percentile intervals of the bootstrap ranks"}[rank_sets]
-    groups = ("models whose rank intervals overlap, chained" if rank_sets == "bootstrap" else
-              "split only where the simultaneous test separates every model above from "
-              "every model below")
-    parts = [f"# Leaderboards with {level:.0%} intervals ({board.attrs.get('by', 'avgp')}, "
-             f"{board.attrs.get('n_resamples')} resamples over {board.attrs.get('over')})",
-             f"{ranks[0].upper()}{ranks[1:]}; tie groups: {groups}; arena rank: 1 + the "
-             "models whose score interval lies entirely above."]
+    ranks = {
+        "simultaneous": "rank: simultaneous confidence sets (all ranks at once)",
+        "marginal": "rank: marginal confidence sets (each model's own)",
+        "bootstrap": "rank: percentile intervals of the bootstrap ranks",
+    }[rank_sets]
+    groups = (
+        "models whose rank intervals overlap, chained"
+        if rank_sets == "bootstrap"
+        else "split only where the simultaneous test separates every model above from "
+        "every model below"
+    )
+    parts = [
+        f"# Leaderboards with {level:.0%} intervals ({board.attrs.get('by', 'avgp')}, "
+        f"{board.attrs.get('n_resamples')} resamples over {board.attrs.get('over')})",
+        f"{ranks[0].upper()}{ranks[1:]}; tie groups: {groups}; arena rank: 1 + the "
+        "models whose score interval lies entirely above.",
+    ]
     if board.attrs.get("nan_policy"):
         parts[-1] += f" Missing scores: nan_policy={board.attrs['nan_policy']!r}."
     missing = unranked(board, reasons)
@@ -773,7 +953,8 @@ def leaderboard_markdown(board: xr.Dataset, reasons=None, omitted=None) -> str:
     def grouped(frame, task) -> str:
         by_reason: dict = {}
         for model, reason in frame.loc[frame["task"] == task, ["model", "why"]].itertuples(
-                index=False):
+            index=False
+        ):
             by_reason.setdefault(reason, []).append(str(model))
         return "; ".join(f"{', '.join(models)}: {reason}" for reason, models in by_reason.items())
 
@@ -783,18 +964,25 @@ def leaderboard_markdown(board: xr.Dataset, reasons=None, omitted=None) -> str:
         if one.empty:
             parts.append(f"## {task}\n\nNo model is ranked on this task. {why}.")
             continue
-        lines = [f"## {task}", "",
-                 "| model | score [interval] | rank [interval] | tie group | arena rank |",
-                 "|---|---|---|---|---|"]
+        lines = [
+            f"## {task}",
+            "",
+            "| model | score [interval] | rank [interval] | tie group | arena rank |",
+            "|---|---|---|---|---|",
+        ]
         for model, row in one.iterrows():
             lines.append(
                 f"| {model} | {_shown(row['score'], '.3f')} [{_shown(row['score_low'], '.3f')}, "
                 f"{_shown(row['score_high'], '.3f')}] | {_shown(row['rank'])} "
                 f"[{_shown(row['rank_low'])}, {_shown(row['rank_high'])}] | "
-                f"{_shown(row['tie_group'])} | {_shown(row['arena_rank'])} |")
+                f"{_shown(row['tie_group'])} | {_shown(row['arena_rank'])} |"
+            )
         if one[["score_low", "score_high", "rank_low", "rank_high"]].isna().to_numpy().any():
-            lines += ["", "A '-' is a bound the replicates leave undefined (see the notes on "
-                      "standard error)."]
+            lines += [
+                "",
+                "A '-' is a bound the replicates leave undefined (see the notes on "
+                "standard error).",
+            ]
         if why:
             lines += ["", f"Not ranked: {why}."]
         if scored_without:

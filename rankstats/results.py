@@ -54,8 +54,10 @@ def _make_result(result_type: type, values: dict):
     names = _FIELDS.get(result_type)
     if names is None:
         names = _FIELDS[result_type] = (
-            None if hasattr(result_type, "__post_init__")
-            else frozenset(f.name for f in fields(result_type)))
+            None
+            if hasattr(result_type, "__post_init__")
+            else frozenset(f.name for f in fields(result_type))
+        )
     if names is None or len(values) != len(names) or not names.issuperset(values):
         return result_type(**values)
     made = object.__new__(result_type)
@@ -225,8 +227,9 @@ class _Partial(_Result):
     """A result some of whose fields a call may leave out (None); the repr skips them."""
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={_short(value)}" for name, value in self.to_dict().items()
-                          if value is not None)
+        shown = ", ".join(
+            f"{name}={_short(value)}" for name, value in self.to_dict().items() if value is not None
+        )
         return f"{type(self).__name__}({shown})"
 
 

@@ -45,8 +45,7 @@ def label_problem(label: str) -> str | None:
         return "is empty"
     found = _UNPRINTABLE.search(label)
     if found:
-        return (f"holds the control character {found.group()!r} (labels must be printable "
-                "text)")
+        return f"holds the control character {found.group()!r} (labels must be printable text)"
     return None
 
 
@@ -154,8 +153,9 @@ def _attribute_problems(attrs) -> list[str]:
         problems.append(f"missing attribute(s) {', '.join(map(repr, missing))}")
     kind = attrs.get("score_kind")
     if "score_kind" in attrs and not (isinstance(kind, str) and kind in SCORE_KINDS):
-        problems.append(f"attribute score_kind={_short(kind)} is not one of "
-                        f"{', '.join(map(repr, SCORE_KINDS))}")
+        problems.append(
+            f"attribute score_kind={_short(kind)} is not one of {', '.join(map(repr, SCORE_KINDS))}"
+        )
     better = attrs.get("higher_is_better", 1)
     if not (isinstance(better, (bool, np.bool_, int, np.integer)) and int(better) in (0, 1)):
         problems.append(f"attribute higher_is_better={_short(better)} is not 0 or 1")
@@ -189,8 +189,9 @@ def _label_problems(cube: xr.Dataset, dim: str) -> list[str]:
     return []
 
 
-def _per_task_problems(cube: xr.Dataset, dim: str, dims: tuple[str, str], *,
-                       check_scores: bool = True) -> list[str]:
+def _per_task_problems(
+    cube: xr.Dataset, dim: str, dims: tuple[str, str], *, check_scores: bool = True
+) -> list[str]:
     problems = []
     id_name = f"{dim}_id"
     for name in cube.coords:
@@ -280,8 +281,10 @@ def score_kind_of(cube: xr.Dataset) -> str:
         return kind
     if "score_kind" not in attrs:
         raise CubeError("invalid cube: missing attribute(s) 'score_kind'")
-    raise CubeError(f"invalid cube: attribute score_kind={_short(kind)} is not one of "
-                    f"{', '.join(map(repr, SCORE_KINDS))}")
+    raise CubeError(
+        f"invalid cube: attribute score_kind={_short(kind)} is not one of "
+        f"{', '.join(map(repr, SCORE_KINDS))}"
+    )
 
 
 def higher_is_better_of(cube: xr.Dataset | xr.DataArray, default: bool = True) -> bool:

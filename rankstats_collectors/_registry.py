@@ -35,8 +35,7 @@ class Registry:
     rankstats.errors.UnknownNameError: no thing named 'yaml' (available: json)
     """
 
-    def __init__(self, kind: str, group: str,
-                 error: type[UnknownNameError] = UnknownNameError):
+    def __init__(self, kind: str, group: str, error: type[UnknownNameError] = UnknownNameError):
         self.kind = kind
         self.group = group
         self._error = error
@@ -50,11 +49,13 @@ class Registry:
         entry-point group.
         """
         if not (callable(entry) or isinstance(entry, (str, ModuleType))):
-            raise InputTypeError(f"{self.kind} {name!r}: give a callable, a module, or "
-                            "'package.module[:attribute]'")
+            raise InputTypeError(
+                f"{self.kind} {name!r}: give a callable, a module, or 'package.module[:attribute]'"
+            )
         if name in self._entries and not replace:
-            raise OptionError(f"a {self.kind} named {name!r} is already registered "
-                             "(pass replace=True)")
+            raise OptionError(
+                f"a {self.kind} named {name!r} is already registered (pass replace=True)"
+            )
         self._entries[name] = entry
 
     def unregister(self, name: str) -> None:

@@ -67,8 +67,9 @@ _POLL = 0.05
 
 
 def _canonical(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 class ResponseCache:
@@ -158,8 +159,9 @@ class ResponseCache:
         except FileNotFoundError:
             return
         except OSError as error:
-            raise CacheError(f"{str(self.path)!r}: the cache cannot be read "
-                             f"({error.strerror or error})") from None
+            raise CacheError(
+                f"{str(self.path)!r}: the cache cannot be read ({error.strerror or error})"
+            ) from None
         complete = data.rfind(b"\n") + 1  # bytes up to the end of the last whole line
         lines = data[:complete].split(b"\n")[:-1]
         for number, line in enumerate(lines, start=self._lines + 1):
@@ -174,8 +176,10 @@ class ResponseCache:
                 if number == self._lines + len(lines) and complete == len(data):
                     complete -= len(line) + 1  # a damaged last line: the record in flight
                     break
-                raise CacheError(f"{str(self.path)!r}, line {number}: not a cache record "
-                                 f"({error}); the file is damaged") from None
+                raise CacheError(
+                    f"{str(self.path)!r}, line {number}: not a cache record "
+                    f"({error}); the file is damaged"
+                ) from None
             self._records[key] = record
         self._lines += data[:complete].count(b"\n")
         self._offset += complete

@@ -39,8 +39,16 @@ from rankstats.cli import Parser, add_input, add_input_output, add_output, check
 
 from . import available, get
 
-__all__ = ["add_collect", "add_collector_arguments", "add_server_arguments", "default_cache",
-           "load_collector", "run", "scorer", "server_requester"]
+__all__ = [
+    "add_collect",
+    "add_collector_arguments",
+    "add_server_arguments",
+    "default_cache",
+    "load_collector",
+    "run",
+    "scorer",
+    "server_requester",
+]
 
 
 def load_collector(name: str):
@@ -67,12 +75,15 @@ def load_collector(name: str):
     from rankstats.errors import RankstatsError
 
     collector = get(name)
-    missing = [hook for hook in ("add_arguments", "run") if not callable(
-        getattr(collector, hook, None))]
+    missing = [
+        hook for hook in ("add_arguments", "run") if not callable(getattr(collector, hook, None))
+    ]
     if missing:
-        raise RankstatsError(f"collector {name!r} ({collector!r}) has no "
-                             f"{' and no '.join(missing)}: a collector for 'rankstats collect' "
-                             "provides add_arguments(parser) and run(arguments)")
+        raise RankstatsError(
+            f"collector {name!r} ({collector!r}) has no "
+            f"{' and no '.join(missing)}: a collector for 'rankstats collect' "
+            "provides add_arguments(parser) and run(arguments)"
+        )
     return collector
 
 
@@ -84,13 +95,18 @@ def add_collect(commands) -> None:
     """
     names = ", ".join(available()) or "none installed"
     parser = commands.add_parser(
-        "collect", help="run models over templates and samples and write a cube",
+        "collect",
+        help="run models over templates and samples and write a cube",
         description="Run models over every template × sample of some tasks and write a "
-                    f"score cube. Collectors (entry-point group 'rankstats.collectors'): "
-                    f"{names}. See 'rankstats collect NAME --help'.")
+        f"score cube. Collectors (entry-point group 'rankstats.collectors'): "
+        f"{names}. See 'rankstats collect NAME --help'.",
+    )
     parser.add_argument("collector", metavar="NAME", help=f"which collector runs ({names})")
-    parser.add_argument("options", nargs=argparse.REMAINDER,
-                        help="the collector's options (see 'rankstats collect NAME --help')")
+    parser.add_argument(
+        "options",
+        nargs=argparse.REMAINDER,
+        help="the collector's options (see 'rankstats collect NAME --help')",
+    )
     parser.set_defaults(run=run)
 
 
@@ -102,8 +118,10 @@ def run(arguments) -> int:
     (:func:`rankstats.cli.check_paths`), before the collector sends anything.
     """
     collector = load_collector(arguments.collector)
-    parser = Parser(prog=f"rankstats collect {arguments.collector}",
-                    description=(collector.__doc__ or "").split("\n\n")[0])
+    parser = Parser(
+        prog=f"rankstats collect {arguments.collector}",
+        description=(collector.__doc__ or "").split("\n\n")[0],
+    )
     collector.add_arguments(parser)
     options = parser.parse_args(arguments.options)
     check_paths(parser, options)
@@ -171,33 +189,72 @@ def add_collector_arguments(parser, *, output_required: bool = True) -> dict:
     (['m'], 'generate', 16)
     """
     what = parser.add_argument_group("what to run")
-    what.add_argument("--model", action="append", required=True, metavar="MODEL",
-                      help="a model: a local folder or Hub id (hf), a model name (openai); "
-                           "repeatable")
-    add_input(what, "--samples", required=True, metavar="PATH",
-              help="the samples: a JSONL file (task, id, gold, fields; "
-                   "rankstats/schemas/samples.schema.json)")
-    add_input(what, "--templates", required=True, metavar="PATH",
-              help="the templates: a JSONL file (task, id, text; "
-                   "rankstats/schemas/templates.schema.json)")
+    what.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="MODEL",
+        help="a model: a local folder or Hub id (hf), a model name (openai); repeatable",
+    )
+    add_input(
+        what,
+        "--samples",
+        required=True,
+        metavar="PATH",
+        help="the samples: a JSONL file (task, id, gold, fields; "
+        "rankstats/schemas/samples.schema.json)",
+    )
+    add_input(
+        what,
+        "--templates",
+        required=True,
+        metavar="PATH",
+        help="the templates: a JSONL file (task, id, text; "
+        "rankstats/schemas/templates.schema.json)",
+    )
     how = parser.add_argument_group("how to score")
-    how.add_argument("--mode", choices=("generate", "likelihood"), default="generate",
-                     help="generate: greedy generation, compared with the gold answer by "
-                          "--scorer; likelihood: the sample's option with the highest "
-                          "log-probability (default generate)")
-    how.add_argument("--scorer", default="exact_match", metavar="NAME",
-                     help="exact_match, contains, or package.module:function taking "
-                          "(response, sample) and returning a score (default exact_match)")
-    how.add_argument("--max-new-tokens", type=integer(1), default=16, metavar="N",
-                     help="the most tokens generated per prompt (default 16)")
+    how.add_argument(
+        "--mode",
+        choices=("generate", "likelihood"),
+        default="generate",
+        help="generate: greedy generation, compared with the gold answer by "
+        "--scorer; likelihood: the sample's option with the highest "
+        "log-probability (default generate)",
+    )
+    how.add_argument(
+        "--scorer",
+        default="exact_match",
+        metavar="NAME",
+        help="exact_match, contains, or package.module:function taking "
+        "(response, sample) and returning a score (default exact_match)",
+    )
+    how.add_argument(
+        "--max-new-tokens",
+        type=integer(1),
+        default=16,
+        metavar="N",
+        help="the most tokens generated per prompt (default 16)",
+    )
     out = parser.add_argument_group("output")
-    add_output(out, "-o", "--output", required=output_required, metavar="CUBE",
-               help="the cube file to write (.nc, or .zarr)")
-    add_input_output(out, "--cache", metavar="PATH",
-                     help="the response cache, which makes a rerun resume "
-                          "(default OUTPUT.cache.jsonl)")
-    out.add_argument("--force", action="store_true",
-                     help="replace a write-protected output file or a symbolic link")
+    add_output(
+        out,
+        "-o",
+        "--output",
+        required=output_required,
+        metavar="CUBE",
+        help="the cube file to write (.nc, or .zarr)",
+    )
+    add_input_output(
+        out,
+        "--cache",
+        metavar="PATH",
+        help="the response cache, which makes a rerun resume (default OUTPUT.cache.jsonl)",
+    )
+    out.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a write-protected output file or a symbolic link",
+    )
     out.add_argument("--no-progress", action="store_true", help="no progress bar")
     return {"what": what, "how": how, "output": out}
 
@@ -210,20 +267,35 @@ def add_server_arguments(parser, *, concurrency: int, timeout: float):
     ``--timeout``, ``--max-attempts`` and ``--backoff-base``.
     """
     server = parser.add_argument_group("the server")
-    server.add_argument("--base-url", metavar="URL",
-                        help="an OpenAI-compatible server (default: OpenAI's)")
-    server.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VARIABLE",
-                        help="the environment variable holding the key (default OPENAI_API_KEY)")
-    server.add_argument("--concurrency", type=integer(1), default=concurrency,
-                        help=f"requests in flight (default {concurrency})")
+    server.add_argument(
+        "--base-url", metavar="URL", help="an OpenAI-compatible server (default: OpenAI's)"
+    )
+    server.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VARIABLE",
+        help="the environment variable holding the key (default OPENAI_API_KEY)",
+    )
+    server.add_argument(
+        "--concurrency",
+        type=integer(1),
+        default=concurrency,
+        help=f"requests in flight (default {concurrency})",
+    )
     server.add_argument("--rpm", type=float, metavar="N", help="requests per minute at most")
     server.add_argument("--tpm", type=float, metavar="N", help="tokens per minute at most")
-    server.add_argument("--timeout", type=float, default=timeout,
-                        help=f"seconds per response (default {timeout:g})")
-    server.add_argument("--max-attempts", type=integer(1), default=6,
-                        help="attempts per request (default 6)")
-    server.add_argument("--backoff-base", type=float, default=1.0,
-                        help="seconds before the first retry (doubling after)")
+    server.add_argument(
+        "--timeout", type=float, default=timeout, help=f"seconds per response (default {timeout:g})"
+    )
+    server.add_argument(
+        "--max-attempts", type=integer(1), default=6, help="attempts per request (default 6)"
+    )
+    server.add_argument(
+        "--backoff-base",
+        type=float,
+        default=1.0,
+        help="seconds before the first retry (doubling after)",
+    )
     return server
 
 
@@ -232,10 +304,15 @@ def server_requester(arguments, cache):
     from .openai.client import Requester
     from .openai.limits import Backoff, RateLimiter
 
-    limiter = (RateLimiter(arguments.rpm, arguments.tpm)
-               if arguments.rpm or arguments.tpm else None)
-    return Requester(cache, base_url=arguments.base_url, api_key_env=arguments.api_key_env,
-                     concurrency=arguments.concurrency, limiter=limiter,
-                     backoff=Backoff(base=arguments.backoff_base),
-                     max_attempts=arguments.max_attempts, timeout=arguments.timeout,
-                     progress=not arguments.no_progress)
+    limiter = RateLimiter(arguments.rpm, arguments.tpm) if arguments.rpm or arguments.tpm else None
+    return Requester(
+        cache,
+        base_url=arguments.base_url,
+        api_key_env=arguments.api_key_env,
+        concurrency=arguments.concurrency,
+        limiter=limiter,
+        backoff=Backoff(base=arguments.backoff_base),
+        max_attempts=arguments.max_attempts,
+        timeout=arguments.timeout,
+        progress=not arguments.no_progress,
+    )

@@ -51,8 +51,14 @@ def _attribute(value):
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def records_to_cube(records: pd.DataFrame | Iterable[Mapping], *, metric: str, source: str,
-                    attrs: Mapping | None = None, score_kind: str | None = None) -> xr.Dataset:
+def records_to_cube(
+    records: pd.DataFrame | Iterable[Mapping],
+    *,
+    metric: str,
+    source: str,
+    attrs: Mapping | None = None,
+    score_kind: str | None = None,
+) -> xr.Dataset:
     """Build a cube from collected rows, keeping raw responses and the run's settings.
 
     Parameters
@@ -101,13 +107,23 @@ def records_to_cube(records: pd.DataFrame | Iterable[Mapping], *, metric: str, s
     cells = [c for c in (*CELL_VARIABLES, *NUMERIC_CELLS, *OPTION_CELLS) if c in frame.columns]
     extra = frame[cells]
     frame = frame.drop(columns=cells)
-    placed = {prefix: [c for c in frame.columns if c.startswith(f"{prefix}_")
-                       and c not in ("template_id", "sample_id")]
-              for prefix in ("model", "task", "template")}
+    placed = {
+        prefix: [
+            c
+            for c in frame.columns
+            if c.startswith(f"{prefix}_") and c not in ("template_id", "sample_id")
+        ]
+        for prefix in ("model", "task", "template")
+    }
     cube = rankstats.from_records(
-        frame, score_kind=score_kind, metric=metric, source=source,
-        model_attrs=placed["model"], task_attrs=placed["task"],
-        template_attrs=placed["template"])
+        frame,
+        score_kind=score_kind,
+        metric=metric,
+        source=source,
+        model_attrs=placed["model"],
+        task_attrs=placed["task"],
+        template_attrs=placed["template"],
+    )
     if cells:
         positions = _positions(cube, frame)
         for name in cells:
@@ -118,8 +134,9 @@ def records_to_cube(records: pd.DataFrame | Iterable[Mapping], *, metric: str, s
                 values = np.full(cube["score"].shape, np.nan)
                 values[positions] = pd.to_numeric(extra[name], errors="coerce").to_numpy(float)
                 cube[name] = (cube["score"].dims, values)
-                cube[name].attrs["description"] = ("the log-probability of the response given "
-                                                   "the prompt, per score")
+                cube[name].attrs["description"] = (
+                    "the log-probability of the response given the prompt, per score"
+                )
                 continue
             values = np.full(cube["score"].shape, "", dtype=object)
             column = extra[name].where(extra[name].notna(), "").astype(str).to_numpy(object)
@@ -140,13 +157,14 @@ def _option_variable(cube: xr.Dataset, name: str, column: pd.Series, positions) 
     values = np.full((*cube["score"].shape, width), np.nan)
     table = np.full((len(lists), width), np.nan)
     for i, v in enumerate(lists):
-        table[i, :len(v)] = np.asarray(v, dtype=float)
+        table[i, : len(v)] = np.asarray(v, dtype=float)
     values[positions] = table
     cube[name] = ((*cube["score"].dims, "option"), values)
     cube[name].attrs["description"] = {
         "option_logprob": "each option's log-probability given the prompt (summed over its "
-                          "tokens), per score; NaN beyond the sample's options",
-        "option_tokens": "each option's number of tokens, per score"}[name]
+        "tokens), per score; NaN beyond the sample's options",
+        "option_tokens": "each option's number of tokens, per score",
+    }[name]
 
 
 def _positions(cube: xr.Dataset, frame: pd.DataFrame) -> tuple[np.ndarray, ...]:
@@ -158,19 +176,21 @@ def _positions(cube: xr.Dataset, frame: pd.DataFrame) -> tuple[np.ndarray, ...]:
         if dim not in cube.dims:
             continue
         ids = cube[f"{dim}_id"].transpose("task", dim).values
-        table = pd.DataFrame({
-            "task": np.repeat(cube["task"].values, ids.shape[1]),
-            dim: ids.ravel().astype(str),
-            "position": np.tile(np.arange(ids.shape[1]), ids.shape[0]),
-        })
-        wanted = pd.DataFrame({"task": text_labels(frame["task"]),
-                               dim: text_labels(frame[dim])})
+        table = pd.DataFrame(
+            {
+                "task": np.repeat(cube["task"].values, ids.shape[1]),
+                dim: ids.ravel().astype(str),
+                "position": np.tile(np.arange(ids.shape[1]), ids.shape[0]),
+            }
+        )
+        wanted = pd.DataFrame({"task": text_labels(frame["task"]), dim: text_labels(frame[dim])})
         index[dim] = wanted.merge(table, on=["task", dim], how="left")["position"].to_numpy()
     return tuple(np.asarray(index[dim], dtype=int) for dim in cube["score"].dims)
 
 
-def rescore(cube: xr.Dataset, samples: Mapping, scorer, *, metric: str | None = None,
-            **normalisation) -> xr.Dataset:
+def rescore(
+    cube: xr.Dataset, samples: Mapping, scorer, *, metric: str | None = None, **normalisation
+) -> xr.Dataset:
     """Recompute a collected cube's scores from its stored responses with another scorer.
 
     Parameters
@@ -225,16 +245,19 @@ def rescore(cube: xr.Dataset, samples: Mapping, scorer, *, metric: str | None = 
             if not present.any():
                 continue
             if sample_id not in by_id:
-                raise CubeError(f"task {task!r}: sample {sample_id!r} of the cube is not among "
-                                "the samples given")
+                raise CubeError(
+                    f"task {task!r}: sample {sample_id!r} of the cube is not among "
+                    "the samples given"
+                )
             for index in zip(*np.nonzero(present), strict=True):
                 cell = (index[0], t, index[1], s, *index[2:])
                 scores[cell] = float(score_of(str(responses[cell]), by_id[sample_id]))
     result = cube.copy()
     result["score"] = (dims + tuple(order), scores)
     result["score"] = result["score"].transpose(*cube["score"].dims)
-    result.attrs["metric"] = metric or (scorer if isinstance(scorer, str)
-                                        else getattr(scorer, "__name__", "custom"))
+    result.attrs["metric"] = metric or (
+        scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "custom")
+    )
     result.attrs["score_kind"] = _kind(scores, cube.attrs.get("score_kind"))
     return rankstats.validate(result)
 

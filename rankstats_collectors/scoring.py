@@ -37,8 +37,14 @@ def _is_punctuation(character: str) -> bool:
     return character in _ASCII_PUNCTUATION or unicodedata.category(character).startswith("P")
 
 
-def normalise(text: str, *, lowercase: bool = True, strip_punctuation: bool = True,
-              strip_articles: bool = False, collapse_whitespace: bool = True) -> str:
+def normalise(
+    text: str,
+    *,
+    lowercase: bool = True,
+    strip_punctuation: bool = True,
+    strip_articles: bool = False,
+    collapse_whitespace: bool = True,
+) -> str:
     """Normalise a response or a gold answer before comparing them.
 
     Parameters
@@ -93,8 +99,9 @@ def _golds(gold) -> list[str]:
         return [gold]
     if isinstance(gold, Sequence) and gold and all(isinstance(g, str) for g in gold):
         return list(gold)
-    raise InputTypeError(f"the gold answer must be a string or a non-empty sequence of strings, "
-                    f"not {gold!r}")
+    raise InputTypeError(
+        f"the gold answer must be a string or a non-empty sequence of strings, not {gold!r}"
+    )
 
 
 def exact_match(prediction: str, gold: str | Sequence[str], **normalisation) -> float:
@@ -230,6 +237,7 @@ or pass a callable (prediction, sample) -> float)
     if name_or_callable not in _SCORERS:
         raise UnknownNameError(
             f"no scorer named {name_or_callable!r} (available: {', '.join(sorted(_SCORERS))}; "
-            "or pass a callable (prediction, sample) -> float)")
+            "or pass a callable (prediction, sample) -> float)"
+        )
     normalise("", **normalisation)  # reject unknown options now, not at the first score
     return partial(_against_gold, _SCORERS[name_or_callable], **normalisation)

@@ -105,8 +105,7 @@ def _read_jsonl(path) -> list[tuple[int, dict]]:
             except ValueError as error:
                 raise file_error(path, f"not valid JSON ({error})", row=number) from None
             if not isinstance(row, dict):
-                raise file_error(path, f"each line must be a JSON object, not {row!r}",
-                                 row=number)
+                raise file_error(path, f"each line must be a JSON object, not {row!r}", row=number)
             rows.append((number, row))
     return rows
 
@@ -114,15 +113,20 @@ def _read_jsonl(path) -> list[tuple[int, dict]]:
 def _text_id(path, number: int, row: dict, column: str) -> str:
     value = row.get(column)
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise file_error(path, f"{column!r} must be a non-empty string or an integer, "
-                               f"not {value!r}", row=number, column=column)
+        raise file_error(
+            path,
+            f"{column!r} must be a non-empty string or an integer, not {value!r}",
+            row=number,
+            column=column,
+        )
     return str(value)
 
 
 def _check_unique(path, number: int, seen: set, task: str, kind: str, ident: str) -> None:
     if (task, ident) in seen:
-        raise file_error(path, f"task {task!r} has two {kind}s with id {ident!r}", row=number,
-                         column="id")
+        raise file_error(
+            path, f"task {task!r} has two {kind}s with id {ident!r}", row=number, column="id"
+        )
     seen.add((task, ident))
 
 
@@ -156,7 +160,7 @@ def load_templates(path) -> dict[str, list[Template]]:
     >>> load_templates(path)
     Traceback (most recent call last):
     ...
-    rankstats_collectors.files.ImporterError: '...templates.jsonl', row 1, column 'text': ... field {x.y}: ...
+    rankstats_collectors.files.ImporterError: '...templates.jsonl', row 1, ... field {x.y}: ...
     """
     templates: dict[str, list[Template]] = {}
     seen: set = set()
@@ -165,8 +169,9 @@ def load_templates(path) -> dict[str, list[Template]]:
         ident = _text_id(path, number, row, "id")
         text = row.get("text")
         if not isinstance(text, str):
-            raise file_error(path, f"'text' must be a string, not {text!r}", row=number,
-                             column="text")
+            raise file_error(
+                path, f"'text' must be a string, not {text!r}", row=number, column="text"
+            )
         try:
             placeholders(text, template_id=ident)
         except TemplateError as error:
@@ -174,9 +179,13 @@ def load_templates(path) -> dict[str, list[Template]]:
         attributes = {k: v for k, v in row.items() if k not in ("task", "id", "text")}
         for key, value in attributes.items():
             if not isinstance(value, _SCALARS):
-                raise file_error(path, f"a template attribute must be a string, number, "
-                                       f"boolean or null, not {value!r}", row=number,
-                                 column=key)
+                raise file_error(
+                    path,
+                    f"a template attribute must be a string, number, "
+                    f"boolean or null, not {value!r}",
+                    row=number,
+                    column=key,
+                )
         _check_unique(path, number, seen, task, "template", ident)
         templates.setdefault(task, []).append(Template(ident, text, attributes))
     return templates
@@ -188,11 +197,19 @@ def _gold(path, number: int, row: dict):
     gold = row["gold"]
     if isinstance(gold, list):
         if not gold or not all(isinstance(g, str) for g in gold):
-            raise file_error(path, f"a list of gold answers must hold strings, not {gold!r}",
-                             row=number, column="gold")
+            raise file_error(
+                path,
+                f"a list of gold answers must hold strings, not {gold!r}",
+                row=number,
+                column="gold",
+            )
     elif not isinstance(gold, _SCALARS):
-        raise file_error(path, f"'gold' must be a string, number, list of strings or null, "
-                               f"not {gold!r}", row=number, column="gold")
+        raise file_error(
+            path,
+            f"'gold' must be a string, number, list of strings or null, not {gold!r}",
+            row=number,
+            column="gold",
+        )
     return gold
 
 
@@ -200,13 +217,21 @@ def _options(path, number: int, row: dict) -> list[str] | None:
     options = row.get("options")
     if options is None:
         return None
-    if (not isinstance(options, list) or len(options) < 2
-            or not all(isinstance(o, str) for o in options)):
-        raise file_error(path, f"'options' must be a list of at least two strings, not "
-                               f"{options!r}", row=number, column="options")
+    if (
+        not isinstance(options, list)
+        or len(options) < 2
+        or not all(isinstance(o, str) for o in options)
+    ):
+        raise file_error(
+            path,
+            f"'options' must be a list of at least two strings, not {options!r}",
+            row=number,
+            column="options",
+        )
     if len(set(options)) != len(options):
-        raise file_error(path, f"'options' repeats a choice: {options!r}", row=number,
-                         column="options")
+        raise file_error(
+            path, f"'options' repeats a choice: {options!r}", row=number, column="options"
+        )
     return options
 
 
@@ -279,8 +304,10 @@ def _find(folder, kind: str, task: str, suffix: str) -> Path:
     for candidate in candidates:
         if candidate.is_file():
             return candidate
-    raise file_error(folder, f"no {kind!r} file for task {task!r} (looked for "
-                             f"'{kind}/<benchmark>/{task}{suffix}')")
+    raise file_error(
+        folder,
+        f"no {kind!r} file for task {task!r} (looked for '{kind}/<benchmark>/{task}{suffix}')",
+    )
 
 
 def _flag(path, number: int, column: str, value: str) -> bool:
@@ -299,8 +326,9 @@ def _integer_or_none(path, number: int, column: str, value: str) -> int | None:
     try:
         return int(float(value))
     except ValueError:
-        raise file_error(path, f"{value!r} is not a whole number", row=number,
-                         column=column) from None
+        raise file_error(
+            path, f"{value!r} is not a whole number", row=number, column=column
+        ) from None
 
 
 _CONVERT: dict[str, Callable] = {
@@ -311,8 +339,9 @@ _CONVERT: dict[str, Callable] = {
 }
 
 
-def mizrahi2024_templates(folder, task: str, *, fields=None,
-                          malformed: str = "raise") -> list[Template]:
+def mizrahi2024_templates(
+    folder, task: str, *, fields=None, malformed: str = "raise"
+) -> list[Template]:
     """The templates of one task from the release of Mizrahi et al. (2024).
 
     Parameters
@@ -377,8 +406,10 @@ def mizrahi2024_templates(folder, task: str, *, fields=None,
             names = placeholders(text, template_id=ident)
             unknown = [n for n in names if fields is not None and n not in fields]
             if unknown:
-                raise TemplateError(f"template {ident!r} names field {unknown[0]!r}, which "
-                                    f"the samples lack (they have: {', '.join(fields)})")
+                raise TemplateError(
+                    f"template {ident!r} names field {unknown[0]!r}, which "
+                    f"the samples lack (they have: {', '.join(fields)})"
+                )
         except TemplateError as error:
             if malformed == "skip":
                 continue

@@ -24,8 +24,11 @@ def declared_importers(monkeypatch):
         if selection.get("group") != IMPORTERS:
             return found
         names = {entry.name for entry in found}
-        extra = [importlib.metadata.EntryPoint(name, target, IMPORTERS)
-                 for name, target in declared.items() if name not in names]
+        extra = [
+            importlib.metadata.EntryPoint(name, target, IMPORTERS)
+            for name, target in declared.items()
+            if name not in names
+        ]
         return importlib.metadata.EntryPoints([*found, *extra])
 
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)

@@ -126,8 +126,9 @@ class FakeOpenAI:
         self._server.daemon_threads = True
         # a client killed mid-request resets its connection; that is expected here
         self._server.handle_error = lambda request, address: None
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                         daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def stop(self) -> None:
@@ -148,10 +149,12 @@ class FakeOpenAI:
         handler.wfile.flush()
 
     def _corrupt(self, handler, kind: str) -> None:
-        data = {"json": b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess',
-                "html": b"<html><body>502 Bad Gateway</body></html>",
-                "shape": json.dumps({"id": "x", "object": "chat.completion"}).encode(),
-                "truncated": json.dumps({"id": "x", "choices": []}).encode()}[kind]
+        data = {
+            "json": b'{"id": "chatcmpl-fake", "choices": [{"index": 0, "mess',
+            "html": b"<html><body>502 Bad Gateway</body></html>",
+            "shape": json.dumps({"id": "x", "object": "chat.completion"}).encode(),
+            "truncated": json.dumps({"id": "x", "choices": []}).encode(),
+        }[kind]
         handler.send_response(200)
         handler.send_header("Content-Type", "text/html" if kind == "html" else "application/json")
         extra = 64 if kind == "truncated" else 0
@@ -164,8 +167,9 @@ class FakeOpenAI:
 
     def _record(self, path: str, body: dict, status: int) -> None:
         with self.lock:
-            self.log.append({"path": path, "body": body_hash(body), "status": status,
-                             "time": time.monotonic()})
+            self.log.append(
+                {"path": path, "body": body_hash(body), "status": status, "time": time.monotonic()}
+            )
 
     def _handle(self, handler, body: dict) -> None:
         path = handler.path
@@ -173,9 +177,17 @@ class FakeOpenAI:
         if given != f"Bearer {self.api_key}":
             self._record(path, body, 401)
             # as the real API does, the message quotes the key it was given
-            return self._send(handler, 401, {"error": {
-                "message": f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
-                "type": "invalid_request_error", "code": "invalid_api_key"}})
+            return self._send(
+                handler,
+                401,
+                {
+                    "error": {
+                        "message": f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
         with self.lock:
             fault = self.faults.popleft() if self.faults else None
             done = sum(1 for entry in self.log if entry["status"] == 200)
@@ -193,9 +205,12 @@ class FakeOpenAI:
             _, status, retry_after = fault
             self._record(path, body, status)
             headers = {"Retry-After": retry_after} if retry_after is not None else {}
-            return self._send(handler, status, {"error": {
-                "message": f"injected {status}", "type": "server_error", "code": None}},
-                headers)
+            return self._send(
+                handler,
+                status,
+                {"error": {"message": f"injected {status}", "type": "server_error", "code": None}},
+                headers,
+            )
         refused = self._refusal(path, body)
         if refused is not None:
             self._record(path, body, refused[0])
@@ -206,13 +221,24 @@ class FakeOpenAI:
             payload = self._completion(body)
         else:
             self._record(path, body, 404)
-            return self._send(handler, 404, {"error": {"message": f"no route {path}",
-                                                       "type": "invalid_request_error"}})
+            return self._send(
+                handler,
+                404,
+                {"error": {"message": f"no route {path}", "type": "invalid_request_error"}},
+            )
         if body.get("model") == "missing-model":
             self._record(path, body, 404)
-            return self._send(handler, 404, {"error": {
-                "message": "The model `missing-model` does not exist",
-                "type": "invalid_request_error", "code": "model_not_found"}})
+            return self._send(
+                handler,
+                404,
+                {
+                    "error": {
+                        "message": "The model `missing-model` does not exist",
+                        "type": "invalid_request_error",
+                        "code": "model_not_found",
+                    }
+                },
+            )
         self._record(path, body, 200)
         return self._send(handler, 200, self._dialect(path, body, payload))
 
@@ -221,11 +247,18 @@ class FakeOpenAI:
         if path != "/v1/completions" or not body.get("echo"):
             return None
         if self.dialect == "tgi":
-            return 422, {"error": "Input validation error: `echo` is not supported",
-                         "error_type": "validation"}
+            return 422, {
+                "error": "Input validation error: `echo` is not supported",
+                "error_type": "validation",
+            }
         if self.dialect == "llamacpp":
-            return 400, {"error": {"code": 400, "message": "Only no echo is supported",
-                                   "type": "invalid_request_error"}}
+            return 400, {
+                "error": {
+                    "code": 400,
+                    "message": "Only no echo is supported",
+                    "type": "invalid_request_error",
+                }
+            }
         return None
 
     def _dialect(self, path: str, body: dict, payload: dict) -> dict:
@@ -237,8 +270,9 @@ class FakeOpenAI:
                 logprobs = choice.get("logprobs")
                 if path == "/v1/completions" and logprobs and int(body.get("logprobs") or 0):
                     logprobs["top_logprobs"] = [
-                        None if v is None else {t: v} for t, v in
-                        zip(logprobs["tokens"], logprobs["token_logprobs"], strict=True)]
+                        None if v is None else {t: v}
+                        for t, v in zip(logprobs["tokens"], logprobs["token_logprobs"], strict=True)
+                    ]
             payload["prompt_logprobs"] = None
         elif self.dialect == "tgi":
             payload["model"] = "tgi"
@@ -249,11 +283,19 @@ class FakeOpenAI:
             for choice in payload["choices"]:
                 logprobs = choice.get("logprobs")
                 if path == "/v1/completions" and logprobs:
-                    choice["logprobs"] = {"content": [
-                        {"token": t, "logprob": v, "bytes": list(t.encode()),
-                         "top_logprobs": []}
-                        for t, v in zip(logprobs["tokens"], logprobs["token_logprobs"],
-                                        strict=True)]}
+                    choice["logprobs"] = {
+                        "content": [
+                            {
+                                "token": t,
+                                "logprob": v,
+                                "bytes": list(t.encode()),
+                                "top_logprobs": [],
+                            }
+                            for t, v in zip(
+                                logprobs["tokens"], logprobs["token_logprobs"], strict=True
+                            )
+                        ]
+                    }
         return payload
 
     def _text(self, endpoint: str, body: dict, prompt: str) -> str:
@@ -270,20 +312,41 @@ class FakeOpenAI:
             content = []
             for token in _tokens(text):
                 alternatives = [token] + [t for t in VOCABULARY if t != token.strip()]
-                content.append({
-                    "token": token, "logprob": _logprob(token), "bytes": list(token.encode()),
-                    "top_logprobs": [
-                        {"token": t, "logprob": _logprob(token) - 0.5 * i,
-                         "bytes": list(t.encode())} for i, t in enumerate(alternatives[:top])]})
+                content.append(
+                    {
+                        "token": token,
+                        "logprob": _logprob(token),
+                        "bytes": list(token.encode()),
+                        "top_logprobs": [
+                            {
+                                "token": t,
+                                "logprob": _logprob(token) - 0.5 * i,
+                                "bytes": list(t.encode()),
+                            }
+                            for i, t in enumerate(alternatives[:top])
+                        ],
+                    }
+                )
             logprobs = {"content": content, "refusal": None}
         return {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-            "model": body.get("model", ""), "system_fingerprint": "fp_fake",
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": len(_tokens(prompt)),
-                      "completion_tokens": len(_tokens(text)),
-                      "total_tokens": len(_tokens(prompt)) + len(_tokens(text))},
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "system_fingerprint": "fp_fake",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": logprobs,
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": len(_tokens(prompt)),
+                "completion_tokens": len(_tokens(text)),
+                "total_tokens": len(_tokens(prompt)) + len(_tokens(text)),
+            },
         }
 
     def _completion(self, body: dict) -> dict:
@@ -300,14 +363,21 @@ class FakeOpenAI:
             values = [_logprob(t) for t in tokens]
             if body.get("echo") and values:
                 values[0] = None
-            logprobs = {"tokens": tokens, "token_logprobs": values, "text_offset": offsets,
-                        "top_logprobs": None}
+            logprobs = {
+                "tokens": tokens,
+                "token_logprobs": values,
+                "text_offset": offsets,
+                "top_logprobs": None,
+            }
         return {
-            "id": "cmpl-fake", "object": "text_completion", "created": 0,
+            "id": "cmpl-fake",
+            "object": "text_completion",
+            "created": 0,
             "model": body.get("model", ""),
-            "choices": [{"index": 0, "text": full, "finish_reason": "stop",
-                         "logprobs": logprobs}],
-            "usage": {"prompt_tokens": len(_tokens(prompt)),
-                      "completion_tokens": len(_tokens(text)),
-                      "total_tokens": len(_tokens(prompt)) + len(_tokens(text))},
+            "choices": [{"index": 0, "text": full, "finish_reason": "stop", "logprobs": logprobs}],
+            "usage": {
+                "prompt_tokens": len(_tokens(prompt)),
+                "completion_tokens": len(_tokens(text)),
+                "total_tokens": len(_tokens(prompt)) + len(_tokens(text)),
+            },
         }

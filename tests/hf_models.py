@@ -46,8 +46,9 @@ def corpus() -> list[tuple[str, str]]:
     for task in BBH_TASKS:
         task_samples = mizrahi2024_samples(RELEASE_SAMPLES, task)
         fields = set(task_samples[0].fields)
-        task_templates = mizrahi2024_templates(RELEASE_TEMPLATES, task, fields=fields,
-                                               malformed="skip")[:BBH_TEMPLATES]
+        task_templates = mizrahi2024_templates(
+            RELEASE_TEMPLATES, task, fields=fields, malformed="skip"
+        )[:BBH_TEMPLATES]
         for template in task_templates:
             for sample in task_samples:
                 pairs.append((render(template.text, sample.fields), str(sample.gold)))
@@ -62,15 +63,23 @@ def build_tokenizer(texts: list[str]):
     tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=1000, special_tokens=SPECIAL,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=1000,
+        special_tokens=SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tokenizer.train_from_iterator(texts, trainer)
     # Without model_input_names, older transformers releases also return token_type_ids,
     # which T5 and GPT-2 do not take.
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>",
-                                   bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                   model_input_names=["input_ids", "attention_mask"])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        model_input_names=["input_ids", "attention_mask"],
+    )
 
 
 def _train(model, batches, steps: int, learning_rate: float) -> None:
@@ -93,11 +102,12 @@ def _batches(tokenizer, pairs, *, seq2seq: bool, size: int = 16):
     order = torch.randperm(len(pairs), generator=generator).tolist()
     batches = []
     for start in range(0, len(order), size):
-        chosen = [pairs[i] for i in order[start:start + size]]
+        chosen = [pairs[i] for i in order[start : start + size]]
         if seq2seq:
             inputs = tokenizer([p for p, _ in chosen], padding=True, return_tensors="pt")
-            labels = tokenizer([a + tokenizer.eos_token for _, a in chosen], padding=True,
-                               return_tensors="pt")
+            labels = tokenizer(
+                [a + tokenizer.eos_token for _, a in chosen], padding=True, return_tensors="pt"
+            )
             targets = labels["input_ids"].masked_fill(labels["attention_mask"] == 0, -100)
             batches.append({**inputs, "labels": targets})
         else:
@@ -106,8 +116,9 @@ def _batches(tokenizer, pairs, *, seq2seq: bool, size: int = 16):
             rows, targets = [], []
             for prompt, answer in chosen:
                 head = tokenizer(prompt)["input_ids"]
-                tail = tokenizer(f" {answer}{tokenizer.eos_token}",
-                                 add_special_tokens=False)["input_ids"]
+                tail = tokenizer(f" {answer}{tokenizer.eos_token}", add_special_tokens=False)[
+                    "input_ids"
+                ]
                 rows.append(head + tail)
                 targets.append([-100] * len(head) + tail)
             width = max(map(len, rows))
@@ -115,9 +126,9 @@ def _batches(tokenizer, pairs, *, seq2seq: bool, size: int = 16):
             labels = torch.full((len(rows), width), -100)
             mask = torch.zeros((len(rows), width), dtype=torch.long)
             for i, (row, target) in enumerate(zip(rows, targets, strict=True)):
-                ids[i, :len(row)] = torch.as_tensor(row)
-                labels[i, :len(row)] = torch.as_tensor(target)
-                mask[i, :len(row)] = 1
+                ids[i, : len(row)] = torch.as_tensor(row)
+                labels[i, : len(row)] = torch.as_tensor(target)
+                mask[i, : len(row)] = 1
             batches.append({"input_ids": ids, "attention_mask": mask, "labels": labels})
     return batches
 
@@ -149,18 +160,37 @@ def _build(folder: Path, steps: int) -> dict[str, Path]:
     paths = {}
 
     torch.manual_seed(0)
-    gpt2 = GPT2LMHeadModel(GPT2Config(
-        vocab_size=len(tokenizer), n_positions=256, n_embd=64, n_layer=2, n_head=2,
-        bos_token_id=ids["<s>"], eos_token_id=ids["</s>"], pad_token_id=ids["<pad>"]))
+    gpt2 = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(tokenizer),
+            n_positions=256,
+            n_embd=64,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=ids["<s>"],
+            eos_token_id=ids["</s>"],
+            pad_token_id=ids["<pad>"],
+        )
+    )
     _train(gpt2, _batches(tokenizer, pairs, seq2seq=False), steps, 3e-3)
     paths["gpt2"] = folder / "tiny-gpt2"
     gpt2.save_pretrained(paths["gpt2"])
 
     torch.manual_seed(0)
-    t5 = T5ForConditionalGeneration(T5Config(
-        vocab_size=len(tokenizer), d_model=64, d_kv=16, d_ff=128, num_layers=2,
-        num_decoder_layers=2, num_heads=4, pad_token_id=ids["<pad>"],
-        eos_token_id=ids["</s>"], decoder_start_token_id=ids["<pad>"]))
+    t5 = T5ForConditionalGeneration(
+        T5Config(
+            vocab_size=len(tokenizer),
+            d_model=64,
+            d_kv=16,
+            d_ff=128,
+            num_layers=2,
+            num_decoder_layers=2,
+            num_heads=4,
+            pad_token_id=ids["<pad>"],
+            eos_token_id=ids["</s>"],
+            decoder_start_token_id=ids["<pad>"],
+        )
+    )
     _train(t5, _batches(tokenizer, pairs, seq2seq=True), steps, 3e-3)
     paths["t5"] = folder / "tiny-t5"
     t5.save_pretrained(paths["t5"])

@@ -18,8 +18,13 @@ def accuracy_cube():
 
 def accuracy_records() -> pd.DataFrame:
     """Long records (model, task, template, score, benchmark) from the per-template CSVs."""
-    table = (accuracy_cube().reset_coords()[["score", "template_id", "benchmark"]]
-             .to_dataframe().dropna(subset=["score"]).reset_index())
+    table = (
+        accuracy_cube()
+        .reset_coords()[["score", "template_id", "benchmark"]]
+        .to_dataframe()
+        .dropna(subset=["score"])
+        .reset_index()
+    )
     table["template"] = table["template_id"].astype(int)
     return table[["template", "model", "score", "task", "benchmark"]]
 

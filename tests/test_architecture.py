@@ -31,14 +31,25 @@ TIERS = {
     # pure NumPy/SciPy kernels, one module per job
     "_kernels": 0,
     # the xarray bridge, option checks and text parsers, the version, the schemas
-    "_xr": 1, "_options": 1, "_text": 1, "_version": 1, "schemas": 1,
+    "_xr": 1,
+    "_options": 1,
+    "_text": 1,
+    "_version": 1,
+    "schemas": 1,
     # the statistic decorator, the result classes, the cube: build, check, save, open
-    "_statistic": 2, "results": 2, "cube": 2, "validation": 2, "io": 2,
+    "_statistic": 2,
+    "results": 2,
+    "cube": 2,
+    "validation": 2,
+    "io": 2,
     "statistics": 3,
     "stability": 4,
     "analyses": 5,
-    "render": 6, "plot": 6,
-    "reproduce": 7, "datasets": 7, "testing": 7,
+    "render": 6,
+    "plot": 6,
+    "reproduce": 7,
+    "datasets": 7,
+    "testing": 7,
     "cli": 8,
 }
 #: The package's ``__init__`` re-exports the public names of every tier below the
@@ -113,8 +124,11 @@ def _literal_import_module(node: ast.Call, module: str) -> str | None:
     name = first.value
     if not name.startswith("."):
         return name
-    given = node.args[1] if len(node.args) > 1 else next(
-        (keyword.value for keyword in node.keywords if keyword.arg == "package"), None)
+    given = (
+        node.args[1]
+        if len(node.args) > 1
+        else next((keyword.value for keyword in node.keywords if keyword.arg == "package"), None)
+    )
     if isinstance(given, ast.Name) and given.id == "__name__":
         package = module
     elif isinstance(given, ast.Name) and given.id == "__package__":
@@ -176,8 +190,8 @@ def tier(module: str) -> float:
 
 def _allowed(item: Import) -> bool:
     return any(
-        (item.source == a or item.source.startswith(a + ".")) and
-        (item.target == b or item.target.startswith(b + "."))
+        (item.source == a or item.source.startswith(a + "."))
+        and (item.target == b or item.target.startswith(b + "."))
         for a, b in ALLOWED
     )
 
@@ -195,8 +209,8 @@ def test_the_graph_is_found():
 def test_every_module_has_a_tier():
     unplaced = sorted({name.split(".")[1] for name in MODULES if name != FACADE} - set(TIERS))
     assert not unplaced, (
-        f"place {unplaced} in TIERS (tests/test_architecture.py) and in "
-        "docs/architecture.md")
+        f"place {unplaced} in TIERS (tests/test_architecture.py) and in docs/architecture.md"
+    )
 
 
 def test_no_arrow_points_up_the_tiers():
@@ -224,8 +238,9 @@ def test_allowed_exceptions_are_still_needed():
 
 def _cycle() -> list[Import] | None:
     """One cycle of the import graph, as its arrows, or None."""
-    graph = {module: [item for item in internal(module) if item.target in MODULES]
-             for module in MODULES}
+    graph = {
+        module: [item for item in internal(module) if item.target in MODULES] for module in MODULES
+    }
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     path: list[Import] = []
 
@@ -233,8 +248,9 @@ def _cycle() -> list[Import] | None:
         state[module] = 1
         for item in graph[module]:
             if state.get(item.target) == 1:
-                start = next((i for i, step in enumerate(path) if step.source == item.target),
-                             len(path))
+                start = next(
+                    (i for i, step in enumerate(path) if step.source == item.target), len(path)
+                )
                 return [*path[start:], item]
             if item.target not in state:
                 path.append(item)
@@ -256,29 +272,36 @@ def _cycle() -> list[Import] | None:
 def test_no_import_cycle():
     cycle = _cycle()
     assert cycle is None, "import cycle:\n" + "\n".join(
-        f"{item.where}: {item.source} -> {item.target}" for item in cycle)
+        f"{item.where}: {item.source} -> {item.target}" for item in cycle
+    )
 
 
 def test_rankstats_never_imports_collectors():
-    found = [f"{item.where}: {item.target}"
-             for module in MODULES for item in imports_of(module)
-             if item.target.split(".")[0] == "rankstats_collectors"]
+    found = [
+        f"{item.where}: {item.target}"
+        for module in MODULES
+        for item in imports_of(module)
+        if item.target.split(".")[0] == "rankstats_collectors"
+    ]
     assert not found, "rankstats imports collectors (collectors → rankstats only):\n" + "\n".join(
-        found)
+        found
+    )
 
 
 def test_kernels_are_numpy_only():
     allowed = KERNEL_IMPORTS | set(sys.stdlib_module_names) | {"__future__"}
     found = [
         f"{item.where}: {item.target}"
-        for module in MODULES if module.startswith("rankstats._kernels")
+        for module in MODULES
+        if module.startswith("rankstats._kernels")
         for item in imports_of(module)
         if item.target.split(".")[0] not in allowed
         and not item.target.startswith(("rankstats._kernels", "rankstats.errors"))
         and not _allowed(item)
     ]
-    assert not found, ("a kernel imports beyond NumPy, SciPy and the errors (no xarray):\n"
-                       + "\n".join(found))
+    assert not found, (
+        "a kernel imports beyond NumPy, SciPy and the errors (no xarray):\n" + "\n".join(found)
+    )
 
 
 @pytest.mark.parametrize(
@@ -292,8 +315,10 @@ def test_kernels_are_numpy_only():
         ("import rankstats.statistics.concordance", "rankstats.statistics.concordance"),
         ("def f():\n    from ..stability import resampling", "rankstats.stability.resampling"),
         ("import importlib\nimportlib.import_module('rankstats.plot')", "rankstats.plot"),
-        ("from importlib import import_module\nimport_module('.._xr', __package__)",
-         "rankstats._xr"),
+        (
+            "from importlib import import_module\nimport_module('.._xr', __package__)",
+            "rankstats._xr",
+        ),
     ],
 )
 def test_imports_are_resolved(source, expected, tmp_path, monkeypatch):
@@ -321,8 +346,11 @@ def test_a_cycle_and_an_upward_arrow_are_caught(tmp_path, monkeypatch):
     imports_of.cache_clear()
     try:
         cycle = _cycle()
-        upward = [item for item in internal("rankstats._kernels._probe_b")
-                  if tier(item.target) > tier(item.source)]
+        upward = [
+            item
+            for item in internal("rankstats._kernels._probe_b")
+            if tier(item.target) > tier(item.source)
+        ]
     finally:
         imports_of.cache_clear()
     assert cycle is not None
@@ -330,8 +358,17 @@ def test_a_cycle_and_an_upward_arrow_are_caught(tmp_path, monkeypatch):
     assert [item.target for item in upward] == ["rankstats.cli"]
 
 
-BUILTIN_ERRORS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError",
-                  "LookupError", "OSError", "FileNotFoundError", "NotImplementedError"}
+BUILTIN_ERRORS = {
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "RuntimeError",
+    "LookupError",
+    "OSError",
+    "FileNotFoundError",
+    "NotImplementedError",
+}
 
 
 def test_every_error_raised_on_purpose_is_a_rankstats_error():
@@ -341,8 +378,11 @@ def test_every_error_raised_on_purpose_is_a_rankstats_error():
         for path in sorted(folder.rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
-                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) \
-                        and isinstance(node.exc.func, ast.Name) \
-                        and node.exc.func.id in BUILTIN_ERRORS:
+                if (
+                    isinstance(node, ast.Raise)
+                    and isinstance(node.exc, ast.Call)
+                    and isinstance(node.exc.func, ast.Name)
+                    and node.exc.func.id in BUILTIN_ERRORS
+                ):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.exc.func.id}")
     assert not found, "raise a rankstats.errors class instead:\n" + "\n".join(found)

@@ -31,10 +31,17 @@ WORDING = {0: "Question: {x} Answer:", 1: "Question: {x} Reply:", 2: "Query: {x}
 def records(models="abc", tasks=("t1", "t2"), templates=(0, 1, 2), samples=8, seed=0):
     rng = np.random.default_rng(seed)
     return [
-        {"model": model, "task": task, "template": template, "sample": sample,
-         "template_text": WORDING[template],
-         "score": float(rng.random() < 0.3 + 0.2 * i)}
-        for i, model in enumerate(models) for task in tasks for template in templates
+        {
+            "model": model,
+            "task": task,
+            "template": template,
+            "sample": sample,
+            "template_text": WORDING[template],
+            "score": float(rng.random() < 0.3 + 0.2 * i),
+        }
+        for i, model in enumerate(models)
+        for task in tasks
+        for template in templates
         for sample in range(samples)
     ]
 
@@ -42,8 +49,9 @@ def records(models="abc", tasks=("t1", "t2"), templates=(0, 1, 2), samples=8, se
 def with_extra_dimension():
     cube = rankstats.from_records(records(), metric="accuracy")
     shifted = rankstats.from_records(records(seed=1), metric="accuracy")
-    return cube.assign(score=xr.concat([cube["score"], shifted["score"]], "seed")
-                       .assign_coords(seed=[0, 1]))
+    return cube.assign(
+        score=xr.concat([cube["score"], shifted["score"]], "seed").assign_coords(seed=[0, 1])
+    )
 
 
 CUBES = {
@@ -51,7 +59,8 @@ CUBES = {
     "one template": lambda: rankstats.from_records(records(templates=(0,))),
     "one model": lambda: rankstats.from_records(records(models="a")),
     "constant scores": lambda: rankstats.from_records(
-        [{**r, "score": 1.0} for r in records()], score_kind="binary"),
+        [{**r, "score": 1.0} for r in records()], score_kind="binary"
+    ),
 }
 
 #: Every command that reads a cube, with options that keep it quick.
@@ -59,10 +68,25 @@ COMMANDS = {
     "report": lambda path: ["report", path, "--n-resamples", "20", "--seed", "0"],
     "stability": lambda path: ["stability", path, "--n-resamples", "20", "--seed", "0"],
     "compare": lambda path: ["compare", path, path, "--n-resamples", "20", "--seed", "0"],
-    "estimate": lambda path: ["estimate", path, "--n-resamples", "3", "--seed", "0",
-                              "--templates-per-sample", "3"],
-    "estimate --simulate": lambda path: ["estimate", path, "--simulate", "--n-resamples", "2",
-                                         "--seed", "0"],
+    "estimate": lambda path: [
+        "estimate",
+        path,
+        "--n-resamples",
+        "3",
+        "--seed",
+        "0",
+        "--templates-per-sample",
+        "3",
+    ],
+    "estimate --simulate": lambda path: [
+        "estimate",
+        path,
+        "--simulate",
+        "--n-resamples",
+        "2",
+        "--seed",
+        "0",
+    ],
     "edits": lambda path: ["edits", path],
     "info": lambda path: ["info", path],
     "plan": lambda path: ["plan", path],
@@ -72,14 +96,19 @@ COMMANDS = {
 @pytest.fixture(scope="module")
 def cube_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("degenerate")
-    return {name: str(rankstats.save(build(), folder / f"{name.replace(' ', '_')}.nc"))
-            for name, build in CUBES.items()}
+    return {
+        name: str(rankstats.save(build(), folder / f"{name.replace(' ', '_')}.nc"))
+        for name, build in CUBES.items()
+    }
 
 
 def errors_of(err: str) -> list[str]:
     """The lines of standard error that are not notes or the seed."""
-    return [line for line in err.splitlines()
-            if line.strip() and not line.startswith(("rankstats: note:", "rankstats: seed"))]
+    return [
+        line
+        for line in err.splitlines()
+        if line.strip() and not line.startswith(("rankstats: note:", "rankstats: seed"))
+    ]
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -113,26 +142,51 @@ def test_a_command_refusing_an_extra_dimension_names_it(command, cube_files, cap
 
 def holes_cube():
     """The example of docs/cli.md: model c lacks template p3's score."""
-    return rankstats.from_records([
-        {"model": m, "task": "t", "template": p, "score": s}
-        for m, row in {"a": [0.9, 0.8, 0.7], "b": [0.5, 0.6, 0.4],
-                       "c": [0.1, 0.3, None]}.items()
-        for p, s in zip(["p1", "p2", "p3"], row, strict=True) if s is not None])
+    return rankstats.from_records(
+        [
+            {"model": m, "task": "t", "template": p, "score": s}
+            for m, row in {
+                "a": [0.9, 0.8, 0.7],
+                "b": [0.5, 0.6, 0.4],
+                "c": [0.1, 0.3, None],
+            }.items()
+            for p, s in zip(["p1", "p2", "p3"], row, strict=True)
+            if s is not None
+        ]
+    )
 
 
 @pytest.mark.parametrize("rank_sets", ["simultaneous", "marginal", "bootstrap"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_omit_gives_every_ranked_model_its_rank_set(rank_sets, seed, tmp_path, capsys):
     path = str(rankstats.save(holes_cube(), tmp_path / "holes.nc"))
-    argv = ["stability", path, "--nan-policy", "omit", "--over", "templates",
-            "--n-resamples", "50", "--seed", str(seed), "--rank-sets", rank_sets]
+    argv = [
+        "stability",
+        path,
+        "--nan-policy",
+        "omit",
+        "--over",
+        "templates",
+        "--n-resamples",
+        "50",
+        "--seed",
+        str(seed),
+        "--rank-sets",
+        rank_sets,
+    ]
     assert main(argv) == 0  # the markdown
     assert "| c | 0.200 [" in capsys.readouterr().out
     assert main([*argv, "--quiet", "--json", "-"]) == 0
     tables = json.loads(capsys.readouterr().out)["tables"]
     for row in tables["leaderboard"]:
-        for column in ("score_low", "score_high", "rank_low", "rank_high", "tie_group",
-                       "arena_rank"):
+        for column in (
+            "score_low",
+            "score_high",
+            "rank_low",
+            "rank_high",
+            "tie_group",
+            "arena_rank",
+        ):
             assert row[column] is not None, (row["model"], column)
     (left_out,) = tables["left_out"]
     assert left_out["model"] == "c" and "p3" in left_out["why"]
@@ -140,12 +194,31 @@ def test_omit_gives_every_ranked_model_its_rank_set(rank_sets, seed, tmp_path, c
 
 def test_omit_names_the_replicates_it_leaves_out(tmp_path, capsys):
     path = str(rankstats.save(holes_cube(), tmp_path / "holes.nc"))
-    assert main(["stability", path, "--nan-policy", "omit", "--over", "templates",
-                 "--n-resamples", "50", "--seed", "0", "--quiet", "--json", "-"]) == 0
+    assert (
+        main(
+            [
+                "stability",
+                path,
+                "--nan-policy",
+                "omit",
+                "--over",
+                "templates",
+                "--n-resamples",
+                "50",
+                "--seed",
+                "0",
+                "--quiet",
+                "--json",
+                "-",
+            ]
+        )
+        == 0
+    )
     why = json.loads(capsys.readouterr().out)["tables"]["left_out"][0]["why"]
     assert "2 of 50 replicates drew none of its scored templates" in why
-    board = stability.leaderboard(holes_cube(), n_resamples=50, over="templates", seed=0,
-                                  nan_policy="omit")
+    board = stability.leaderboard(
+        holes_cube(), n_resamples=50, over="templates", seed=0, nan_policy="omit"
+    )
     assert board.attrs["replicates_left_out"] == "t: 2 of 50"
 
 
@@ -176,8 +249,7 @@ def test_an_omitted_replicate_is_as_if_never_drawn(method, interpolation):
         kept = holes[row][~np.isnan(holes[row])]
         alone = _ki.confidence_interval(kept, estimate[row], **kwargs)
         for key in ("low", "high", "bias_correction", "standard_error"):
-            np.testing.assert_allclose(omitted[key][row], alone[key], rtol=1e-12,
-                                       equal_nan=True)
+            np.testing.assert_allclose(omitted[key][row], alone[key], rtol=1e-12, equal_nan=True)
 
 
 def test_the_kept_replicates_keep_their_mean_and_covariance():
@@ -214,19 +286,20 @@ def renamed(cube, coordinate, prefix):
     return cube.assign_coords({coordinate: cube[coordinate].copy(data=values)})
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    (lambda cube: renamed(cube, "template_id", "other-"), "no template"),
-    (lambda cube: renamed(cube, "sample_id", "other-"), "no sample"),
-    (lambda cube: renamed(cube, "model", "other-"), "no model"),
-    (lambda cube: renamed(cube, "task", "other-"), "no task"),
-])
-def test_nothing_to_compare_is_an_error_naming_what_is_not_shared(change, named, tmp_path,
-                                                                  capsys):
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda cube: renamed(cube, "template_id", "other-"), "no template"),
+        (lambda cube: renamed(cube, "sample_id", "other-"), "no sample"),
+        (lambda cube: renamed(cube, "model", "other-"), "no model"),
+        (lambda cube: renamed(cube, "task", "other-"), "no task"),
+    ],
+)
+def test_nothing_to_compare_is_an_error_naming_what_is_not_shared(change, named, tmp_path, capsys):
     cube = rankstats.from_records(records(), metric="accuracy")
     a = str(rankstats.save(cube, tmp_path / "a.nc"))
     b = str(rankstats.save(change(cube), tmp_path / "b.nc"))
-    status = main(["compare", a, b, "--n-resamples", "20", "--seed", "0", "--quiet",
-                   "--json", "-"])
+    status = main(["compare", a, b, "--n-resamples", "20", "--seed", "0", "--quiet", "--json", "-"])
     out, err = capsys.readouterr()
     assert status == 3 and not out
     (line,) = errors_of(err)
@@ -250,22 +323,36 @@ def test_a_task_sharing_nothing_beside_one_that_does_is_dropped_and_said():
 
 def test_halving_refuses_a_budget_below_its_first_stage(tmp_path, capsys):
     path = str(rankstats.save(rankstats.from_records(records()), tmp_path / "c.nc"))
-    status = main(["estimate", path, "--method", "halving-maxp", "--budget", "1", "--seed",
-                   "0"])
+    status = main(["estimate", path, "--method", "halving-maxp", "--budget", "1", "--seed", "0"])
     out, err = capsys.readouterr()
     assert status == 2 and not out
     (line,) = errors_of(err)
     assert "at least 3 evaluations" in line and "--budget 3" in line
-    assert main(["estimate", path, "--method", "halving-maxp", "--budget", "3", "--seed", "0",
-                 "--quiet", "--json", "-"]) == 0
+    assert (
+        main(
+            [
+                "estimate",
+                path,
+                "--method",
+                "halving-maxp",
+                "--budget",
+                "3",
+                "--seed",
+                "0",
+                "--quiet",
+                "--json",
+                "-",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)["tables"]["estimates"]
     assert max(row["calls"] for row in rows) <= 3
 
 
 def test_simulate_says_what_halving_spent_over_a_small_budget(tmp_path, capsys):
     path = str(rankstats.save(rankstats.from_records(records()), tmp_path / "c.nc"))
-    argv = ["estimate", path, "--simulate", "--budget", "1,24", "--n-resamples", "2",
-            "--seed", "0"]
+    argv = ["estimate", path, "--simulate", "--budget", "1,24", "--n-resamples", "2", "--seed", "0"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "halving-maxp at budget 1: spent 3.0, 2.0 over" in out

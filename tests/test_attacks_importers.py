@@ -46,8 +46,15 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 DATA = Path(__file__).parent / "data"
-DOVE_FILE = (DATA / "fixtures" / "dove" / "Llama-3.2-1B-Instruct" / "en" / "0_shot"
-             / "mmlu.global_facts.parquet")
+DOVE_FILE = (
+    DATA
+    / "fixtures"
+    / "dove"
+    / "Llama-3.2-1B-Instruct"
+    / "en"
+    / "0_shot"
+    / "mmlu.global_facts.parquet"
+)
 INSPECT_MMLU = DATA / "fixtures" / "inspect_ai" / "mmlu-summary-choices.eval"
 HELM_RUNS = DATA / "helm" / "runs" / "v1"
 HELM_FIXTURE_RUNS = DATA / "fixtures" / "helm" / "runs" / "v1"
@@ -57,8 +64,10 @@ PROMPTEVAL = DATA / "prompteval"
 MIZRAHI = DATA / "mizrahi2024"
 DATE = "2024-01-01T00-00-00"
 
-_FIRST_LINE = re.compile(r"^(?P<importer>\S+): read (?P<read>\d+) (?:row|cell)s? from .*: "
-                         r"kept (?P<kept>\d+), skipped (?P<skipped>\d+)$")
+_FIRST_LINE = re.compile(
+    r"^(?P<importer>\S+): read (?P<read>\d+) (?:row|cell)s? from .*: "
+    r"kept (?P<kept>\d+), skipped (?P<skipped>\d+)$"
+)
 
 
 def counts(cube) -> dict[str, int]:
@@ -91,8 +100,13 @@ def _prompteval(tmp: Path, nan: bool):
     if nan:
         scores[1, 0, 2] = np.nan
     path = tmp / "task.npz"
-    np.savez(path, Y=scores, models=np.array(["a", "b"]), prompts=np.array(["0", "1"]),
-             examples=np.array(["q0", "q1", "q2"]))
+    np.savez(
+        path,
+        Y=scores,
+        models=np.array(["a", "b"]),
+        prompts=np.array(["0", "1"]),
+        examples=np.array(["q0", "q1", "q2"]),
+    )
     return prompteval.load(path)
 
 
@@ -114,9 +128,10 @@ def _open_llm_leaderboard(tmp: Path, nan: bool):
     folder = tmp / "org__model"
     folder.mkdir()
     scores = [1.0, 0.0, math.nan if nan else 1.0, 1.0]
-    pq.write_table(pa.table({"doc_id": [0, 1, 2, 3], "metrics": [["acc"]] * 4,
-                             "acc": scores}),
-                   folder / f"samples_tiny_{DATE}.parquet")
+    pq.write_table(
+        pa.table({"doc_id": [0, 1, 2, 3], "metrics": [["acc"]] * 4, "acc": scores}),
+        folder / f"samples_tiny_{DATE}.parquet",
+    )
     return open_llm_leaderboard.load(folder)
 
 
@@ -128,15 +143,21 @@ def _write_lines(path: Path, records) -> Path:
 
 def _lm_eval(tmp: Path, nan: bool):
     scores = [1.0, 0.0, math.nan if nan else 1.0, 1.0, 0.0]
-    _write_lines(tmp / "org__model" / f"samples_tiny_{DATE}.jsonl",
-                 [{"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": s}
-                  for i, s in enumerate(scores)])
+    _write_lines(
+        tmp / "org__model" / f"samples_tiny_{DATE}.jsonl",
+        [
+            {"doc_id": i, "filter": "none", "metrics": ["acc"], "acc": s}
+            for i, s in enumerate(scores)
+        ],
+    )
     return lm_eval.load(tmp)
 
 
 def _lm_eval_results(tmp: Path, nan: bool):
-    results = {f"tiny_prompt_{i}": {"acc,none": value, "alias": f"tiny_prompt_{i}"}
-               for i, value in enumerate([0.5, math.nan if nan else 0.25, 0.75], start=1)}
+    results = {
+        f"tiny_prompt_{i}": {"acc,none": value, "alias": f"tiny_prompt_{i}"}
+        for i, value in enumerate([0.5, math.nan if nan else 0.25, 0.75], start=1)
+    }
     path = tmp / "org__model" / f"results_{DATE}.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"results": results, "configs": {}, "model_name": "m"}))
@@ -151,15 +172,13 @@ def _write_eval(path: Path, values: list) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("header.json", json.dumps(header))
         for number, value in enumerate(values, start=1):
-            record = {**base, "id": number, "epoch": 1,
-                      "scores": {"choice": {"value": value}}}
+            record = {**base, "id": number, "epoch": 1, "scores": {"choice": {"value": value}}}
             archive.writestr(f"samples/{number}_epoch_1.json", json.dumps(record))
     return path
 
 
 def _inspect_ai(tmp: Path, nan: bool):
-    return inspect_ai.load(_write_eval(tmp / "log.eval",
-                                       [1.0, 0.0, math.nan if nan else 1.0, 1.0]))
+    return inspect_ai.load(_write_eval(tmp / "log.eval", [1.0, 0.0, math.nan if nan else 1.0, 1.0]))
 
 
 def _helm(tmp: Path, nan: bool):
@@ -212,17 +231,26 @@ class Case:
     load: Callable
 
 
-CASES = [Case("table", _table), Case("prompteval", _prompteval), Case("dove", _dove),
-         Case("open_llm_leaderboard", _open_llm_leaderboard), Case("lm_eval", _lm_eval),
-         Case("lm_eval aggregated", _lm_eval_results), Case("inspect_ai", _inspect_ai),
-         Case("helm", _helm), Case("unitxt", _unitxt), Case("opencompass", _opencompass),
-         Case("mizrahi2024", _mizrahi2024)]
+CASES = [
+    Case("table", _table),
+    Case("prompteval", _prompteval),
+    Case("dove", _dove),
+    Case("open_llm_leaderboard", _open_llm_leaderboard),
+    Case("lm_eval", _lm_eval),
+    Case("lm_eval aggregated", _lm_eval_results),
+    Case("inspect_ai", _inspect_ai),
+    Case("helm", _helm),
+    Case("unitxt", _unitxt),
+    Case("opencompass", _opencompass),
+    Case("mizrahi2024", _mizrahi2024),
+]
 
 
 # reading the whole release and auditing it takes seconds
-PARAMS = [pytest.param(case, id=case.name,
-                       marks=[pytest.mark.slow] if case.name == "mizrahi2024" else [])
-          for case in CASES]
+PARAMS = [
+    pytest.param(case, id=case.name, marks=[pytest.mark.slow] if case.name == "mizrahi2024" else [])
+    for case in CASES
+]
 
 
 def _fresh(tmp_path: Path, name: str) -> Path:
@@ -274,13 +302,19 @@ def test_averaged_rows_are_counted_as_kept_and_noted(tmp_path):
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("header.json", json.dumps(header))
         for sample, epoch, value in [(1, 1, 1.0), (1, 2, 0.0), (2, 1, 1.0), (2, 2, math.nan)]:
-            archive.writestr(f"samples/{sample}_epoch_{epoch}.json", json.dumps(
-                {**base, "id": sample, "epoch": epoch, "scores": {"choice": {"value": value}}}))
+            archive.writestr(
+                f"samples/{sample}_epoch_{epoch}.json",
+                json.dumps(
+                    {**base, "id": sample, "epoch": epoch, "scores": {"choice": {"value": value}}}
+                ),
+            )
     cube = inspect_ai.load(path, epochs="mean")
     assert counts(cube) == {"read": 4, "kept": 3, "skipped": 1}
     assert int(cube.score.notnull().sum()) == 2
-    assert "3 rows were averaged over epochs (epochs=mean) into 2 scores" in \
-        cube.attrs["import_summary"]
+    assert (
+        "3 rows were averaged over epochs (epochs=mean) into 2 scores"
+        in cube.attrs["import_summary"]
+    )
     np.testing.assert_allclose(np.sort(cube.score.values.ravel()), [0.5, 1.0])
 
 
@@ -291,29 +325,40 @@ def _prompteval_texts(tmp_path: Path, prompts, rows) -> dict:
     """``{template id: text}`` of a 2-prompt array whose templates file lists ``rows``."""
     texts = {"0": "Question: {q}", "1": "Q: {q}\nA:", "2": "Answer this: {q}"}
     templates = tmp_path / "task.csv"
-    pd.DataFrame({"prompt template": [texts.get(r, f"text {r}") for r in rows]},
-                 index=[int(r) for r in rows]).to_csv(templates)
+    pd.DataFrame(
+        {"prompt template": [texts.get(r, f"text {r}") for r in rows]}, index=[int(r) for r in rows]
+    ).to_csv(templates)
     path = tmp_path / "task.npz"
-    np.savez(path, Y=np.ones((1, len(prompts), 2)), prompts=np.array(prompts),
-             models=np.array(["m"]))
+    np.savez(
+        path, Y=np.ones((1, len(prompts), 2)), prompts=np.array(prompts), models=np.array(["m"])
+    )
     cube = prompteval.load(path, templates=str(templates))
-    return dict(zip(cube.template_id.values[0].tolist(), cube.template_text.values[0].tolist(),
-                    strict=True)), texts
+    return dict(
+        zip(cube.template_id.values[0].tolist(), cube.template_text.values[0].tolist(), strict=True)
+    ), texts
 
 
-@pytest.mark.parametrize("prompts, rows", [(["0", "1", "2"], ["2", "0", "1"]),
-                                           (["2", "1", "0"], ["0", "1", "2"]),
-                                           (["1", "2", "0"], ["2", "1", "0"])])
+@pytest.mark.parametrize(
+    "prompts, rows",
+    [
+        (["0", "1", "2"], ["2", "0", "1"]),
+        (["2", "1", "0"], ["0", "1", "2"]),
+        (["1", "2", "0"], ["2", "1", "0"]),
+    ],
+)
 def test_prompteval_texts_follow_the_prompt_ids_in_any_order(tmp_path, prompts, rows):
     found, texts = _prompteval_texts(tmp_path, prompts, rows)
     assert found == {p: texts[p] for p in prompts}
 
 
 def test_prompteval_ids_missing_from_the_templates_file_are_named(tmp_path):
-    with pytest.raises(ImporterError, match=r"task.npz', column 'prompts': the prompt ids "
-                                            r"differ .*task.csv.*ids '2' in the array but not "
-                                            r"in the templates file.*ids '5' in the templates "
-                                            r"file but not in the array"):
+    with pytest.raises(
+        ImporterError,
+        match=r"task.npz', column 'prompts': the prompt ids "
+        r"differ .*task.csv.*ids '2' in the array but not "
+        r"in the templates file.*ids '5' in the templates "
+        r"file but not in the array",
+    ):
         _prompteval_texts(tmp_path, ["0", "1", "2"], ["0", "1", "5"])
 
 
@@ -326,28 +371,36 @@ def test_prompteval_real_templates_file_reordered(tmp_path):
     order = np.random.default_rng(1).permutation(len(arrays["prompts"]))
     arrays["prompts"], arrays["Y"] = arrays["prompts"][order], arrays["Y"][:, order]
     np.savez(tmp_path / "anatomy.npz", **arrays)
-    original = prompteval.load(PROMPTEVAL / "anatomy.npz",
-                               templates=str(PROMPTEVAL / "anatomy.csv"))
+    original = prompteval.load(
+        PROMPTEVAL / "anatomy.npz", templates=str(PROMPTEVAL / "anatomy.csv")
+    )
     moved = prompteval.load(tmp_path / "anatomy.npz", templates=str(shuffled))
-    text = dict(zip(original.template_id.values[0], original.template_text.values[0],
-                    strict=True))
-    assert all(text[i] == t for i, t in zip(moved.template_id.values[0],
-                                            moved.template_text.values[0], strict=True))
-    reordered = moved.sel(template=[list(moved.template_id.values[0]).index(i)
-                                    for i in original.template_id.values[0]])
+    text = dict(zip(original.template_id.values[0], original.template_text.values[0], strict=True))
+    assert all(
+        text[i] == t
+        for i, t in zip(moved.template_id.values[0], moved.template_text.values[0], strict=True)
+    )
+    reordered = moved.sel(
+        template=[
+            list(moved.template_id.values[0]).index(i) for i in original.template_id.values[0]
+        ]
+    )
     np.testing.assert_array_equal(reordered.score.values, original.score.values)
 
 
 def test_lm_eval_template_texts_follow_the_task_names(tmp_path):
-    results = {f"tiny_prompt_{i}": {"acc,none": value}
-               for i, value in enumerate([0.5, 0.25, 0.75], start=1)}
+    results = {
+        f"tiny_prompt_{i}": {"acc,none": value}
+        for i, value in enumerate([0.5, 0.25, 0.75], start=1)
+    }
     configs = {f"tiny_prompt_{i}": {"doc_to_text": f"text of prompt {i}"} for i in (3, 1, 2)}
     path = tmp_path / "org__model" / f"results_{DATE}.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"results": results, "configs": configs, "model_name": "m"}))
     cube = lm_eval.load(path, aggregated=True)
-    for template, text in zip(cube.template_id.values[0], cube.template_text.values[0],
-                              strict=True):
+    for template, text in zip(
+        cube.template_id.values[0], cube.template_text.values[0], strict=True
+    ):
         assert text == f"text of prompt {template}"
 
 
@@ -400,7 +453,7 @@ def test_the_importer_modules_import_no_cycle():
 
     def visit(module):
         if module in path:
-            return [*path[path.index(module):], module]
+            return [*path[path.index(module) :], module]
         if module in done or module not in graph:
             return None
         path.append(module)

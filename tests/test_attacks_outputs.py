@@ -35,18 +35,34 @@ ENV = "RANKSTATS_TEST_OUTPUTS_KEY"
 PATH_WORDS = ("PATH", "FOLDER", "CUBE", "FILE", "JSONL")
 
 #: Values of required arguments that name no path, by ``dest``.
-FILLERS = {"format": "table", "study": "mizrahi2024", "model": "m", "estimates": "estimate",
-           "standard_errors": "standard_error"}
+FILLERS = {
+    "format": "table",
+    "study": "mizrahi2024",
+    "model": "m",
+    "estimates": "estimate",
+    "standard_errors": "standard_error",
+}
 
 
 # ---- real inputs -----------------------------------------------------------------------------
 
+
 def small_cube():
-    return rankstats.from_records([
-        {"model": model, "task": "t", "template": template, "sample": sample,
-         "score": float((sample + template + ord(model)) % 3 != 0)}
-        for model in "abc" for template in range(3) for sample in range(4)
-    ], metric="accuracy")
+    return rankstats.from_records(
+        [
+            {
+                "model": model,
+                "task": "t",
+                "template": template,
+                "sample": sample,
+                "score": float((sample + template + ord(model)) % 3 != 0),
+            }
+            for model in "abc"
+            for template in range(3)
+            for sample in range(4)
+        ],
+        metric="accuracy",
+    )
 
 
 #: Cubes saved once (``.nc`` and ``.zarr``), copied for each case: saving is the slow part.
@@ -73,16 +89,25 @@ def write_cube(path: Path) -> Path:
 
 
 def write_samples(path: Path) -> Path:
-    path.write_text("".join(json.dumps({"task": "parity", "id": f"s{i}", "x": i,
-                                        "gold": "yes" if i % 2 == 0 else "no"}) + "\n"
-                            for i in range(4)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"task": "parity", "id": f"s{i}", "x": i, "gold": "yes" if i % 2 == 0 else "no"}
+            )
+            + "\n"
+            for i in range(4)
+        )
+    )
     return path
 
 
 def write_templates(path: Path) -> Path:
-    path.write_text("".join(json.dumps({"task": "parity", "id": str(i),
-                                        "text": f"{i}: is {{x}} even?"}) + "\n"
-                            for i in range(3)))
+    path.write_text(
+        "".join(
+            json.dumps({"task": "parity", "id": str(i), "text": f"{i}: is {{x}} even?"}) + "\n"
+            for i in range(3)
+        )
+    )
     return path
 
 
@@ -146,12 +171,12 @@ def snapshot(path: Path) -> dict:
     """Every file under ``path`` (or ``path`` itself) → its bytes."""
     path = Path(path).resolve()
     if path.is_dir():
-        return {p.relative_to(path): p.read_bytes() for p in sorted(path.rglob("*"))
-                if p.is_file()}
+        return {p.relative_to(path): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
     return {Path(): path.read_bytes()}
 
 
 # ---- the walk ------------------------------------------------------------------------------
+
 
 def subcommands(parser):
     for action in parser._actions:
@@ -263,11 +288,18 @@ def clashes():
                     continue
                 for variant in VARIANTS:
                     if variant == "inside" and not (
-                            given.dest in FOLDER_INPUTS or given.dest not in INPUTS):
+                        given.dest in FOLDER_INPUTS or given.dest not in INPUTS
+                    ):
                         continue  # a file (samples, templates) has no inside
-                    cases.append(pytest.param(
-                        prefix, written.dest, given.dest, variant,
-                        id=f"{' '.join(prefix)}:{label(written)}:{label(given)}:{variant}"))
+                    cases.append(
+                        pytest.param(
+                            prefix,
+                            written.dest,
+                            given.dest,
+                            variant,
+                            id=f"{' '.join(prefix)}:{label(written)}:{label(given)}:{variant}",
+                        )
+                    )
     return cases
 
 
@@ -300,7 +332,8 @@ def argv_for(prefix, parser, values: dict, extra=()) -> list[str]:
         elif is_required(action):
             assert action.dest in FILLERS, (
                 f"{' '.join(prefix)}: no value for the required argument {label(action)}; "
-                "add one to FILLERS")
+                "add one to FILLERS"
+            )
             value = FILLERS[action.dest]
         else:
             continue
@@ -317,16 +350,25 @@ def argv_for(prefix, parser, values: dict, extra=()) -> list[str]:
 def required_paths(parser, tmp, skip) -> dict:
     """A real file for every required input, a new path for every required output."""
     inputs, outputs = declared(parser)
-    paths = {action.dest: tmp / "out" / action.dest for action in outputs
-             if is_required(action) and action.dest not in skip}
-    paths.update({action.dest: make_input(action, tmp / f"required-{action.dest}")
-                  for action in inputs if is_required(action) and action.dest not in skip})
+    paths = {
+        action.dest: tmp / "out" / action.dest
+        for action in outputs
+        if is_required(action) and action.dest not in skip
+    }
+    paths.update(
+        {
+            action.dest: make_input(action, tmp / f"required-{action.dest}")
+            for action in inputs
+            if is_required(action) and action.dest not in skip
+        }
+    )
     return paths
 
 
 @pytest.mark.parametrize(("prefix", "output", "input_", "variant"), CLASHES)
-def test_no_output_may_destroy_an_input(prefix, output, input_, variant, tmp_path, capsys,
-                                         fake, monkeypatch):
+def test_no_output_may_destroy_an_input(
+    prefix, output, input_, variant, tmp_path, capsys, fake, monkeypatch
+):
     monkeypatch.setenv(ENV, KEY)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
@@ -335,12 +377,18 @@ def test_no_output_may_destroy_an_input(prefix, output, input_, variant, tmp_pat
     written, given = actions[output], actions[input_]
     value, target, relation = VARIANTS[variant](tmp_path, given, written)
     (tmp_path / "out").mkdir()
-    values = {**required_paths(parser, tmp_path, {given.dest, output}), given.dest: value,
-              output: target}
+    values = {
+        **required_paths(parser, tmp_path, {given.dest, output}),
+        given.dest: value,
+        output: target,
+    }
     if given.nargs in ("+", "*") or isinstance(given.default, list):
         values[given.dest] = [value]
-    extra = ("--base-url", fake.url, "--api-key-env", ENV, "--no-progress") \
-        if prefix == ("collect", "openai") else ()
+    extra = (
+        ("--base-url", fake.url, "--api-key-env", ENV, "--no-progress")
+        if prefix == ("collect", "openai")
+        else ()
+    )
     before = snapshot(value)
     requests = len(fake.log)
 
@@ -354,15 +402,25 @@ def test_no_output_may_destroy_an_input(prefix, output, input_, variant, tmp_pat
 
 
 def test_the_walk_covers_every_command_and_the_reported_attacks():
-    walked = {(prefix, output, input_) for prefix, output, input_, _ in
-              (case.values for case in CLASHES)}
-    for case in [(("report",), "json", "cube"), (("plan",), "json", "cube"),
-                 (("stability",), "json", "cube"), (("info",), "json", "cube"),
-                 (("report",), "html", "cube"), (("estimate",), "figure", "cube"),
-                 (("report",), "csv", "cube"), (("stability",), "figures", "cube"),
-                 (("compare",), "json", "b"), (("import",), "output", "paths"),
-                 (("report",), "json", "conventions"), (("edits",), "figure", "cube"),
-                 (("paraphrase",), "output", "cache"), (("paraphrase",), "cache", "templates")]:
+    walked = {
+        (prefix, output, input_) for prefix, output, input_, _ in (case.values for case in CLASHES)
+    }
+    for case in [
+        (("report",), "json", "cube"),
+        (("plan",), "json", "cube"),
+        (("stability",), "json", "cube"),
+        (("info",), "json", "cube"),
+        (("report",), "html", "cube"),
+        (("estimate",), "figure", "cube"),
+        (("report",), "csv", "cube"),
+        (("stability",), "figures", "cube"),
+        (("compare",), "json", "b"),
+        (("import",), "output", "paths"),
+        (("report",), "json", "conventions"),
+        (("edits",), "figure", "cube"),
+        (("paraphrase",), "output", "cache"),
+        (("paraphrase",), "cache", "templates"),
+    ]:
         assert case in walked, case
     collectors = {prefix for prefix, _, _ in walked if prefix[0] == "collect"}
     assert ("collect", "openai") in collectors
@@ -377,38 +435,78 @@ def test_every_path_argument_is_declared():
         for action in parser._actions:
             metavars = action.metavar if isinstance(action.metavar, tuple) else (action.metavar,)
             looks_like_a_path = "-o" in action.option_strings or any(
-                word in str(metavar) for metavar in metavars for word in PATH_WORDS)
+                word in str(metavar) for metavar in metavars for word in PATH_WORDS
+            )
             if looks_like_a_path and cli.path_role(action) is None:
                 undeclared.append(f"{' '.join(prefix)} {label(action)}")
     assert not undeclared, f"path arguments without a declared role: {undeclared}"
 
 
-def test_collect_openai_with_the_cache_as_output_sends_nothing(tmp_path, capsys, fake,
-                                                               monkeypatch):
+def test_collect_openai_with_the_cache_as_output_sends_nothing(tmp_path, capsys, fake, monkeypatch):
     """``-o X --cache X``: refused before any request, and X is never made."""
     monkeypatch.setenv(ENV, KEY)
     samples = write_samples(tmp_path / "samples.jsonl")
     templates = write_templates(tmp_path / "templates.jsonl")
     both = tmp_path / "run.nc"
     requests = len(fake.log)
-    assert cli.main(["collect", "openai", "--model", "m", "--samples", str(samples),
-                     "--templates", str(templates), "-o", str(both), "--cache", str(both),
-                     "--base-url", fake.url, "--api-key-env", ENV, "--no-progress"]) == 2
+    assert (
+        cli.main(
+            [
+                "collect",
+                "openai",
+                "--model",
+                "m",
+                "--samples",
+                str(samples),
+                "--templates",
+                str(templates),
+                "-o",
+                str(both),
+                "--cache",
+                str(both),
+                "--base-url",
+                fake.url,
+                "--api-key-env",
+                ENV,
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "-o/--output" in err and "--cache" in err and str(both) in err, err
     assert len(fake.log) == requests and not both.exists()
 
 
-def test_a_cache_that_is_the_samples_file_is_named_as_such(tmp_path, capsys, fake,
-                                                           monkeypatch):
+def test_a_cache_that_is_the_samples_file_is_named_as_such(tmp_path, capsys, fake, monkeypatch):
     monkeypatch.setenv(ENV, KEY)
     samples = write_samples(tmp_path / "samples.jsonl")
     templates = write_templates(tmp_path / "templates.jsonl")
     before, requests = samples.read_bytes(), len(fake.log)
-    assert cli.main(["collect", "openai", "--model", "m", "--samples", str(samples),
-                     "--templates", str(templates), "-o", str(tmp_path / "run.nc"),
-                     "--cache", str(samples), "--base-url", fake.url, "--api-key-env", ENV,
-                     "--no-progress"]) == 2
+    assert (
+        cli.main(
+            [
+                "collect",
+                "openai",
+                "--model",
+                "m",
+                "--samples",
+                str(samples),
+                "--templates",
+                str(templates),
+                "-o",
+                str(tmp_path / "run.nc"),
+                "--cache",
+                str(samples),
+                "--base-url",
+                fake.url,
+                "--api-key-env",
+                ENV,
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--cache" in err and "--samples" in err and "is also an input" in err, err
     assert "damaged" not in err
@@ -445,9 +543,13 @@ def test_a_plugin_command_declaring_its_paths_is_checked_too(tmp_path, capsys, m
     import importlib.metadata
 
     real = importlib.metadata.entry_points
-    monkeypatch.setattr(importlib.metadata, "entry_points",
-                        lambda group=None, **kw: [Entry] if group == cli.COMMANDS_GROUP
-                        else real(group=group, **kw))
+    monkeypatch.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda group=None, **kw: (
+            [Entry] if group == cli.COMMANDS_GROUP else real(group=group, **kw)
+        ),
+    )
     source = write_scores(tmp_path / "source.csv")
     assert cli.main(["mine", str(source), "--to", str(source)]) == 2
     assert "--to" in capsys.readouterr().err and not ran

@@ -35,8 +35,13 @@ from rankstats.testing import (
 )
 
 # derandomized: every run checks the same examples
-FEW = settings(max_examples=25, derandomize=True, database=None, deadline=None,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FEW = settings(
+    max_examples=25,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 TRUE_WORDS = ("true", "yes", "1")
 FALSE_WORDS = ("false", "no", "0")
 
@@ -45,8 +50,9 @@ def cased(words):
     """One of ``words`` in a drawn mix of upper and lower case."""
     return st.sampled_from(words).flatmap(
         lambda word: st.lists(st.booleans(), min_size=len(word), max_size=len(word)).map(
-            lambda upper: "".join(c.upper() if u else c for c, u in zip(word, upper,
-                                                                          strict=True))))
+            lambda upper: "".join(c.upper() if u else c for c, u in zip(word, upper, strict=True))
+        )
+    )
 
 
 def draw_one(strategy):
@@ -69,8 +75,11 @@ def draw_one(strategy):
 @given(word=cased(FALSE_WORDS), data=st.data())
 def test_cubes_read_false_words_as_false(word, data):
     """``higher_is_better="false"`` gives lower-is-better cubes, ``ragged="no"`` no padding."""
-    cube = data.draw(strategies.cubes(higher_is_better=word, ragged=word, tasks=2,
-                                      templates=(2, 3), samples=word))
+    cube = data.draw(
+        strategies.cubes(
+            higher_is_better=word, ragged=word, tasks=2, templates=(2, 3), samples=word
+        )
+    )
     assert cube.attrs["higher_is_better"] == 0
     assert not (cube.template_id == "").any()
     assert "sample" not in cube.score.dims
@@ -86,23 +95,42 @@ def test_cubes_read_true_words_as_true(word, data):
 
 
 def test_numpy_values_are_taken_as_python_ones():
-    matrices = draw_one(strategies.score_matrices(judges=np.int64(2), objects=np.int64(3),
-                                                  kind=np.str_("binary"), ties=np.int64(2)))
+    matrices = draw_one(
+        strategies.score_matrices(
+            judges=np.int64(2), objects=np.int64(3), kind=np.str_("binary"), ties=np.int64(2)
+        )
+    )
     assert {x.shape for x in matrices} == {(2, 3)}
     assert all(set(np.unique(x)) <= {0.0, 1.0} for x in matrices)
-    cubes = draw_one(strategies.cubes(higher_is_better=np.bool_(False), kind=np.str_("binary"),
-                                      nan=np.bool_(False)))
+    cubes = draw_one(
+        strategies.cubes(
+            higher_is_better=np.bool_(False), kind=np.str_("binary"), nan=np.bool_(False)
+        )
+    )
     assert {c.attrs["higher_is_better"] for c in cubes} == {0}
     assert all(c.attrs["score_kind"] == "binary" for c in cubes)
     assert draw_one(strategies.pvalues(np.int64(3), nan=np.bool_(False)))[0].shape == (3,)
 
 
-@given(value=st.one_of(st.sampled_from(["maybe", "off", "", "2", "ja"]),
-                       st.integers(2, 10), st.floats(allow_nan=True), st.lists(st.booleans())))
+@given(
+    value=st.one_of(
+        st.sampled_from(["maybe", "off", "", "2", "ja"]),
+        st.integers(2, 10),
+        st.floats(allow_nan=True),
+        st.lists(st.booleans()),
+    )
+)
 @FEW
 def test_a_flag_that_is_no_bool_is_refused_naming_it(value):
-    for name in ("ragged", "absent", "nan", "template_attributes", "extra_dims",
-                 "shuffled_dims", "higher_is_better"):
+    for name in (
+        "ragged",
+        "absent",
+        "nan",
+        "template_attributes",
+        "extra_dims",
+        "shuffled_dims",
+        "higher_is_better",
+    ):
         with pytest.raises(OptionError, match=rf"cubes: {name}=.* is not allowed"):
             strategies.cubes(**{name: value})
     with pytest.raises(OptionError, match=r"pvalues: nan="):
@@ -131,39 +159,53 @@ def test_a_huge_cube_is_refused_before_drawing(size, which):
         strategies.cubes(**{which: size})
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda: strategies.score_matrices(judges=400, objects=400), "at most 100,000"),
-    (lambda: strategies.score_matrices(judges=(1, 300), objects=(1, 300), slices=(1, 4)),
-     "360,000 values"),
-    (lambda: strategies.score_matrices(judges=50, objects=50, ties="none"),
-     "distinct from the rest of its row"),
-    (lambda: strategies.cubes(tasks=40, models=40, templates=40, samples=40),
-     "2,560,000 values"),
-    (lambda: strategies.missing_masks((10**6, 10**6)), r"shape=\(1000000, 1000000\)"),
-    (lambda: strategies.score_arrays((1000, 1000)), r"shape=\(1000, 1000\)"),
-    (lambda: strategies.pvalues(10**7), r"pvalues: size=10000000"),
-], ids=["matrices", "stacks", "distinct", "cubes", "masks", "arrays", "pvalues"])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: strategies.score_matrices(judges=400, objects=400), "at most 100,000"),
+        (
+            lambda: strategies.score_matrices(judges=(1, 300), objects=(1, 300), slices=(1, 4)),
+            "360,000 values",
+        ),
+        (
+            lambda: strategies.score_matrices(judges=50, objects=50, ties="none"),
+            "distinct from the rest of its row",
+        ),
+        (
+            lambda: strategies.cubes(tasks=40, models=40, templates=40, samples=40),
+            "2,560,000 values",
+        ),
+        (lambda: strategies.missing_masks((10**6, 10**6)), r"shape=\(1000000, 1000000\)"),
+        (lambda: strategies.score_arrays((1000, 1000)), r"shape=\(1000, 1000\)"),
+        (lambda: strategies.pvalues(10**7), r"pvalues: size=10000000"),
+    ],
+    ids=["matrices", "stacks", "distinct", "cubes", "masks", "arrays", "pvalues"],
+)
 def test_too_many_values_are_refused_naming_the_sizes(make, message):
     with pytest.raises(OptionError, match=message):
         make()
 
 
-@pytest.mark.parametrize(("make", "name"), [
-    (lambda: strategies.score_matrices(judges=-1), "judges=-1"),
-    (lambda: strategies.score_matrices(judges=1.5), "judges=1.5"),
-    (lambda: strategies.score_matrices(objects=(2.5, 4)), r"objects=\(2.5, 4\)"),
-    (lambda: strategies.score_matrices(objects=(5, 2)), r"objects=\(5, 2\): need 0 <= low"),
-    (lambda: strategies.score_matrices(judges=True), "judges=True"),
-    (lambda: strategies.score_matrices(ties=0), "ties=0"),
-    (lambda: strategies.score_matrices(ties=2.0), "ties=2.0"),
-    (lambda: strategies.score_matrices(elements=[1.0, 2.0]), r"elements=\[1.0, 2.0\]"),
-    (lambda: strategies.missing_masks((-1, 2)), r"shape\[0\]=-1"),
-    (lambda: strategies.missing_masks("ab"), "shape='ab'"),
-    (lambda: strategies.score_arrays((2, 0.5)), r"shape\[1\]=0.5"),
-    (lambda: strategies.cubes(tasks=(3, 1)), r"tasks=\(3, 1\)"),
-    (lambda: strategies.cubes(samples=-2), "samples=-2"),
-    (lambda: strategies.cubes(kind="ranks"), "kind='ranks'"),
-], ids=lambda value: value if isinstance(value, str) else None)
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda: strategies.score_matrices(judges=-1), "judges=-1"),
+        (lambda: strategies.score_matrices(judges=1.5), "judges=1.5"),
+        (lambda: strategies.score_matrices(objects=(2.5, 4)), r"objects=\(2.5, 4\)"),
+        (lambda: strategies.score_matrices(objects=(5, 2)), r"objects=\(5, 2\): need 0 <= low"),
+        (lambda: strategies.score_matrices(judges=True), "judges=True"),
+        (lambda: strategies.score_matrices(ties=0), "ties=0"),
+        (lambda: strategies.score_matrices(ties=2.0), "ties=2.0"),
+        (lambda: strategies.score_matrices(elements=[1.0, 2.0]), r"elements=\[1.0, 2.0\]"),
+        (lambda: strategies.missing_masks((-1, 2)), r"shape\[0\]=-1"),
+        (lambda: strategies.missing_masks("ab"), "shape='ab'"),
+        (lambda: strategies.score_arrays((2, 0.5)), r"shape\[1\]=0.5"),
+        (lambda: strategies.cubes(tasks=(3, 1)), r"tasks=\(3, 1\)"),
+        (lambda: strategies.cubes(samples=-2), "samples=-2"),
+        (lambda: strategies.cubes(kind="ranks"), "kind='ranks'"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
 def test_absurd_strategy_arguments_are_refused_naming_them(make, name):
     with pytest.raises(RankstatsError, match=name):
         make()
@@ -226,10 +268,18 @@ CHECKS = {
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
-@pytest.mark.parametrize(("argument", "value"), [
-    ("max_examples", 0), ("max_examples", -3), ("max_examples", 2.5), ("max_examples", "lots"),
-    ("rtol", -1.0), ("atol", np.nan), ("rtol", "close"),
-])
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("max_examples", 0),
+        ("max_examples", -3),
+        ("max_examples", 2.5),
+        ("max_examples", "lots"),
+        ("rtol", -1.0),
+        ("atol", np.nan),
+        ("rtol", "close"),
+    ],
+)
 def test_absurd_check_arguments_are_refused_before_any_search(name, argument, value):
     with pytest.raises(OptionError, match=rf"{name}: {argument}="):
         CHECKS[name](never_called, **{argument: value})
@@ -240,14 +290,16 @@ def test_an_axis_the_matrices_lack_is_refused_naming_it(axis):
     with pytest.raises(OptionError, match=f"check_permutation_invariance: axis={int(axis)!r} "):
         check_permutation_invariance(never_called, axis=axis)
     with pytest.raises(OptionError, match=r"axis=.* is not an axis of the drawn input"):
-        check_permutation_invariance(rankstats.rank, axis=axis, max_examples=3,
-                                     inputs=strategies.score_vectors(3))
+        check_permutation_invariance(
+            rankstats.rank, axis=axis, max_examples=3, inputs=strategies.score_vectors(3)
+        )
 
 
 def test_symmetry_needs_pairs():
     with pytest.raises(RankstatsError, match="inputs must draw pairs"):
-        check_symmetry(rankstats.kendall_tau, inputs=strategies.score_matrices(judges=1),
-                       max_examples=3)
+        check_symmetry(
+            rankstats.kendall_tau, inputs=strategies.score_matrices(judges=1), max_examples=3
+        )
 
 
 def test_flags_of_the_checks_parse_like_the_package():
@@ -259,8 +311,14 @@ def test_flags_of_the_checks_parse_like_the_package():
         check_bounds(never_called, 0, 1, allow_nan="sometimes")
     # "no" is False: a statistic that is NaN on one judge breaks the bounds
     with pytest.raises(AssertionError, match="left"):
-        check_bounds(rankstats.kendall_w, 0, 1, allow_nan="no", max_examples=50,
-                     inputs=strategies.score_matrices(judges=1))
+        check_bounds(
+            rankstats.kendall_w,
+            0,
+            1,
+            allow_nan="no",
+            max_examples=50,
+            inputs=strategies.score_matrices(judges=1),
+        )
     check_permutation_invariance(rankstats.rank, equivariant="yes", max_examples=5)
 
 
@@ -274,16 +332,17 @@ def test_assertions_and_references_check_their_arguments():
         check_against_references(rankstats.kendall_w, "kendall_w", options="some")
     with pytest.raises(OptionError, match=r"check_against_references: rtol=-0\.5"):
         check_against_references(rankstats.kendall_w, "kendall_w", rtol=-0.5)
-    assert check_against_references(rankstats.kendall_w, "kendall_w",
-                                    options=np.str_("ALL")) == 9
+    assert check_against_references(rankstats.kendall_w, "kendall_w", options=np.str_("ALL")) == 9
 
 
 # --------------------------------------------------------------------------- score values
 
 
 def records(scores) -> list[dict]:
-    return [{"model": f"m{i}", "task": "t", "template": "p", "score": score}
-            for i, score in enumerate(scores)]
+    return [
+        {"model": f"m{i}", "task": "t", "template": "p", "score": score}
+        for i, score in enumerate(scores)
+    ]
 
 
 REAL = st.floats(0, 1, allow_nan=False)
@@ -303,9 +362,14 @@ def test_a_complex_score_is_refused_naming_its_record(before, value, after):
 
 
 def test_options_of_from_records_take_numpy_values_and_store_plain_ones():
-    cube = rankstats.from_records(records([0.5, 0.25]), metric=np.str_("acc"),
-                                  source=np.str_("here"), higher_is_better=np.str_("No"),
-                                  duplicates=np.str_("first"), score_kind=np.str_("proportion"))
+    cube = rankstats.from_records(
+        records([0.5, 0.25]),
+        metric=np.str_("acc"),
+        source=np.str_("here"),
+        higher_is_better=np.str_("No"),
+        duplicates=np.str_("first"),
+        score_kind=np.str_("proportion"),
+    )
     for key in ("metric", "source", "score_kind"):
         assert type(cube.attrs[key]) is str, key
     assert cube.attrs["higher_is_better"] == 0
@@ -321,17 +385,20 @@ def test_a_complex_column_is_refused_even_without_imaginary_parts():
 
 @pytest.fixture
 def small_cube():
-    return rankstats.from_records([
-        {"model": m, "task": "t", "template": p, "score": s}
-        for m, row in {"a": (0.5, 0.25), "b": (0.75, 1.0)}.items()
-        for p, s in zip(("p0", "p1"), row, strict=True)
-    ])
+    return rankstats.from_records(
+        [
+            {"model": m, "task": "t", "template": p, "score": s}
+            for m, row in {"a": (0.5, 0.25), "b": (0.75, 1.0)}.items()
+            for p, s in zip(("p0", "p1"), row, strict=True)
+        ]
+    )
 
 
 @pytest.mark.parametrize("dtype", [str, object, bytes])
 @pytest.mark.parametrize("chunks", [None, {}])
-def test_scores_stored_as_text_are_refused_naming_variable_and_file(small_cube, tmp_path,
-                                                                     dtype, chunks):
+def test_scores_stored_as_text_are_refused_naming_variable_and_file(
+    small_cube, tmp_path, dtype, chunks
+):
     path = tmp_path / "text.nc"
     written = small_cube.copy()
     written["score"] = written.score.astype(str).astype(dtype)
@@ -349,19 +416,27 @@ def test_numbers_still_open(small_cube, tmp_path):
 
 # --------------------------------------------------------------------------- conventions files
 
-CHANGES = st.sampled_from([
-    (statistic, option, value)
-    for statistic, options in STANDARD.items()
-    for option, standard in options.items()
-    for value in ({"templates": ["valid"], "ties": ["min", "max", "dense", "ordinal"],
-                   "tie_correction": [False]}[option])
-])
+CHANGES = st.sampled_from(
+    [
+        (statistic, option, value)
+        for statistic, options in STANDARD.items()
+        for option, standard in options.items()
+        for value in (
+            {
+                "templates": ["valid"],
+                "ties": ["min", "max", "dense", "ordinal"],
+                "tie_correction": [False],
+            }[option]
+        )
+    ]
+)
 
 
 @FEW
 @given(change=CHANGES)
 def test_a_file_named_standard_with_other_settings_is_not_labelled_standard(
-        change, tmp_path_factory):
+    change, tmp_path_factory
+):
     statistic, option, value = change
     path = tmp_path_factory.mktemp("conventions") / "standard.json"
     path.write_text(json.dumps({statistic: {option: value}}))
@@ -398,8 +473,9 @@ def test_a_key_given_twice_is_refused_naming_key_and_file(text, key, tmp_path):
         read_file(path)
 
 
-def test_the_command_refuses_a_duplicate_key_and_labels_a_changed_standard(small_cube, tmp_path,
-                                                                          capsys):
+def test_the_command_refuses_a_duplicate_key_and_labels_a_changed_standard(
+    small_cube, tmp_path, capsys
+):
     cube = rankstats.save(small_cube, tmp_path / "cube.nc")
     twice = tmp_path / "twice.json"
     twice.write_text(DUPLICATED[0][0])
@@ -410,6 +486,20 @@ def test_the_command_refuses_a_duplicate_key_and_labels_a_changed_standard(small
     standard = tmp_path / "standard.json"
     standard.write_text(json.dumps({"kendall_w": {"ties": "min"}}))
     out = tmp_path / "report.json"
-    assert main(["report", str(cube), "--conventions", str(standard), "--n-resamples", "0",
-                 "--quiet", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(cube),
+                "--conventions",
+                str(standard),
+                "--n-resamples",
+                "0",
+                "--quiet",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["attrs"]["conventions"] == "custom (standard.json)"

@@ -23,26 +23,26 @@ from rankstats.results import BinomialTestResult
 def test_binomial_test_agrees_with_scipy(alternative):
     rng = np.random.default_rng(1)
     n = np.concatenate([rng.integers(1, 3000, 300), [1, 1, 2, 10, 10, 2700, 5400]])
-    p = np.concatenate([rng.choice([0.5, 1 / 3, 0.25, 0.01, 0.99], 300), [0.5, 0.5, 0.5, 0.3,
-                                                                        0.3, 0.5, 0.5]])
+    p = np.concatenate(
+        [rng.choice([0.5, 1 / 3, 0.25, 0.01, 0.99], 300), [0.5, 0.5, 0.5, 0.3, 0.3, 0.5, 0.5]]
+    )
     k = np.concatenate([rng.binomial(n[:300], rng.random(300)), [0, 1, 1, 3, 10, 1350, 2000]])
     found = binomial_test(k, n, p, alternative=alternative)
     # oracle: scipy.stats.binomtest(k, n, p, alternative=alternative)
-    expected = [binomtest(int(a), int(b), c, alternative=alternative)
-                for a, b, c in zip(k, n, p, strict=True)]
-    np.testing.assert_allclose(found.pvalue, [e.pvalue for e in expected], rtol=1e-12,
-                               atol=1e-300)
+    expected = [
+        binomtest(int(a), int(b), c, alternative=alternative)
+        for a, b, c in zip(k, n, p, strict=True)
+    ]
+    np.testing.assert_allclose(found.pvalue, [e.pvalue for e in expected], rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(found.statistic, [e.statistic for e in expected], rtol=1e-15)
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(1, 500), data=st.data(),
-       p=st.floats(0.001, 0.999, allow_subnormal=False))
+@given(n=st.integers(1, 500), data=st.data(), p=st.floats(0.001, 0.999, allow_subnormal=False))
 def test_binomial_test_property_equals_scipy(n, data, p):
     k = data.draw(st.integers(0, n))
     found = binomial_test(k, n, p)
-    assert float(found.pvalue) == pytest.approx(binomtest(k, n, p).pvalue, rel=1e-11,
-                                                abs=1e-300)
+    assert float(found.pvalue) == pytest.approx(binomtest(k, n, p).pvalue, rel=1e-11, abs=1e-300)
     assert 0.0 <= float(found.pvalue) <= 1.0
     assert float(found.statistic) == binomtest(k, n, p).statistic
 
@@ -73,7 +73,8 @@ def test_binomial_test_labelled_equals_numpy():
     chance = xr.DataArray([0.5, 0.25], dims="model")
     by_model = binomial_test(k, n, chance, alternative="greater")
     assert float(by_model.pvalue.isel(model=1, group=0)) == pytest.approx(
-        binomtest(0, 10, 0.25, alternative="greater").pvalue)
+        binomtest(0, 10, 0.25, alternative="greater").pvalue
+    )
 
 
 def test_dask_input_stays_lazy_and_equals_eager():

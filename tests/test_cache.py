@@ -13,9 +13,13 @@ from hypothesis import strategies as st
 
 from rankstats_collectors.cache import CacheError, ResponseCache
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3)
-                    | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 @given(st.dictionaries(st.text(max_size=6), JSON, max_size=5))
@@ -32,8 +36,12 @@ def test_key_ignores_key_order_and_is_sha256(parts):
 def test_key_changes_with_any_part():
     base = {"model": "m", "revision": "abc", "prompt": "Q", "max_new_tokens": 5}
     keys = {ResponseCache.key(base)}
-    for name, value in [("model", "n"), ("revision", "abd"), ("prompt", "Q "),
-                        ("max_new_tokens", 6)]:
+    for name, value in [
+        ("model", "n"),
+        ("revision", "abd"),
+        ("prompt", "Q "),
+        ("max_new_tokens", 6),
+    ]:
         keys.add(ResponseCache.key({**base, name: value}))
     assert len(keys) == 5
 
@@ -125,8 +133,9 @@ def test_one_process_writes_a_cache_at_a_time(tmp_path):
 
     path = tmp_path / "cache.jsonl"
     mine = ResponseCache(path)
-    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)],
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert process.stdout.readline().strip() == "locked"
         with pytest.raises(CacheBusyError, match="being written by another process"):

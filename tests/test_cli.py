@@ -19,12 +19,22 @@ from rankstats import cli
 
 
 def small_cube():
-    return rankstats.from_records([
-        {"model": model, "task": task, "template": template, "sample": sample,
-         "score": float((sample + template + ord(model)) % 3 != 0)}
-        for model in "abc" for task in ("t1", "t2") for template in range(3)
-        for sample in range(8)
-    ], metric="accuracy")
+    return rankstats.from_records(
+        [
+            {
+                "model": model,
+                "task": task,
+                "template": template,
+                "sample": sample,
+                "score": float((sample + template + ord(model)) % 3 != 0),
+            }
+            for model in "abc"
+            for task in ("t1", "t2")
+            for template in range(3)
+            for sample in range(8)
+        ],
+        metric="accuracy",
+    )
 
 
 @pytest.fixture
@@ -52,6 +62,7 @@ def one_line_error(err: str, *words: str) -> None:
 
 # ---- exit statuses --------------------------------------------------------------------------
 
+
 def test_ok_is_0(capsys):
     assert cli.main(["info", "mizrahi2024"]) == 0
     assert "tasks (templates, models with scores)" in capsys.readouterr().out
@@ -65,29 +76,35 @@ def test_validate_finding_problems_is_1(cube_file, tmp_path, capsys):
     assert "invalid:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("argv", "words"), [
-    (["stability", "mizrahi2024", "--confidence-level", "1.5"], ["--confidence-level", "1.5"]),
-    (["stability", "mizrahi2024", "--confidence-level", "high"], ["--confidence-level", "high"]),
-    (["stability", "mizrahi2024", "--n-resamples", "0"], ["--n-resamples", "0"]),
-    (["stability", "mizrahi2024", "--seed", "-1"], ["--seed"]),
-    (["stability", "mizrahi2024", "--chunks", "task:1"], ["--chunks", "DIM=SIZE"]),
-    (["stability", "mizrahi2024", "-B", "10"], ["-B"]),
-    (["report", "mizrahi2024", "--json", "-", "--csv", "-"], ["--json -", "--csv -"]),
-    (["report", "mizrahi2024", "--csv", "tables.csv"], ["--csv", "tables.csv"]),
-    (["report", "mizrahi2024", "--json", "no/such/folder/r.json"], ["--json", "no/such"]),
-    (["report", "no-such-cube"], ["no-such-cube", "mizrahi2024"]),
-    (["reproduce", "no-such-study"], ["no-such-study"]),
-    (["edits", "mizrahi2024", "--min-distance", "3"], ["--min-distance", "--max-distance"]),
-    (["edits", "mizrahi2024", "--correction", "bh"], ["--correction"]),
-    (["estimate", "mizrahi2024", "--task", "nope"], ["--task", "nope"]),
-    (["estimate", "mizrahi2024", "--stages", "all"], ["--stages"]),
-    (["import", "no-such-format", "x", "-o", "out.nc"], ["no-such-format", "mizrahi2024"]),
-    (["import", "table", "x.csv", "-o", "out.nc", "--option", "metric"], ["'metric'"]),
-    (["import", "table", "x.csv", "-o", "out.nc", "--option", "bogus=1"], ["bogus"]),
-    (["collect", "no-such-collector"], ["no-such-collector", "hf", "openai"]),
-    (["no-such-command"], ["no-such-command"]),
-    ([], ["COMMAND"]),
-])
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["stability", "mizrahi2024", "--confidence-level", "1.5"], ["--confidence-level", "1.5"]),
+        (
+            ["stability", "mizrahi2024", "--confidence-level", "high"],
+            ["--confidence-level", "high"],
+        ),
+        (["stability", "mizrahi2024", "--n-resamples", "0"], ["--n-resamples", "0"]),
+        (["stability", "mizrahi2024", "--seed", "-1"], ["--seed"]),
+        (["stability", "mizrahi2024", "--chunks", "task:1"], ["--chunks", "DIM=SIZE"]),
+        (["stability", "mizrahi2024", "-B", "10"], ["-B"]),
+        (["report", "mizrahi2024", "--json", "-", "--csv", "-"], ["--json -", "--csv -"]),
+        (["report", "mizrahi2024", "--csv", "tables.csv"], ["--csv", "tables.csv"]),
+        (["report", "mizrahi2024", "--json", "no/such/folder/r.json"], ["--json", "no/such"]),
+        (["report", "no-such-cube"], ["no-such-cube", "mizrahi2024"]),
+        (["reproduce", "no-such-study"], ["no-such-study"]),
+        (["edits", "mizrahi2024", "--min-distance", "3"], ["--min-distance", "--max-distance"]),
+        (["edits", "mizrahi2024", "--correction", "bh"], ["--correction"]),
+        (["estimate", "mizrahi2024", "--task", "nope"], ["--task", "nope"]),
+        (["estimate", "mizrahi2024", "--stages", "all"], ["--stages"]),
+        (["import", "no-such-format", "x", "-o", "out.nc"], ["no-such-format", "mizrahi2024"]),
+        (["import", "table", "x.csv", "-o", "out.nc", "--option", "metric"], ["'metric'"]),
+        (["import", "table", "x.csv", "-o", "out.nc", "--option", "bogus=1"], ["bogus"]),
+        (["collect", "no-such-collector"], ["no-such-collector", "hf", "openai"]),
+        (["no-such-command"], ["no-such-command"]),
+        ([], ["COMMAND"]),
+    ],
+)
 def test_usage_errors_are_2_in_one_line(argv, words, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     assert cli.main(argv) == 2
@@ -118,13 +135,25 @@ def test_unreadable_data_is_3(tmp_path, capsys):
 
 
 def test_the_command_line_script_returns_the_status(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "rankstats.cli", "stability", "mizrahi2024",
-                           "--confidence-level", "1.5"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rankstats.cli",
+            "stability",
+            "mizrahi2024",
+            "--confidence-level",
+            "1.5",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and done.stdout == ""
     one_line_error(done.stderr, "--confidence-level")
 
 
 # ---- plugins: commands and collectors from entry points ------------------------------------
+
 
 @pytest.fixture
 def plugin(monkeypatch):
@@ -145,9 +174,10 @@ def plugin(monkeypatch):
 
     module.add, module.buggy, module.broken = add, buggy, broken
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    points = [importlib.metadata.EntryPoint(name, f"{module.__name__}:{name}",
-                                            cli.COMMANDS_GROUP)
-              for name in ("add", "buggy", "broken")]
+    points = [
+        importlib.metadata.EntryPoint(name, f"{module.__name__}:{name}", cli.COMMANDS_GROUP)
+        for name in ("add", "buggy", "broken")
+    ]
     real = importlib.metadata.entry_points
 
     def entry_points(**selection):
@@ -206,11 +236,13 @@ def third_party(tmp_path, monkeypatch):
     (site / "thirdparty_collector.py").write_text(textwrap.dedent(THIRD_PARTY))
     info = site / "thirdparty_collector-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdparty-collector\n"
-                                   "Version: 0.1\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: thirdparty-collector\nVersion: 0.1\n"
+    )
     (info / "entry_points.txt").write_text(
         f"[{rankstats_collectors.ENTRY_POINT_GROUP}]\nconstant = thirdparty_collector\n"
-        "hollow = json:dumps\n")
+        "hollow = json:dumps\n"
+    )
     monkeypatch.syspath_prepend(str(site))
     yield
     for name in ("constant", "hollow"):
@@ -231,16 +263,19 @@ def test_a_third_party_collector_runs_from_its_entry_point(third_party, tmp_path
 
 
 def test_the_collectors_are_declared_only_as_entry_points():
-    declared = {e.name: e.value for e in importlib.metadata.entry_points(
-        group=rankstats_collectors.ENTRY_POINT_GROUP)}
+    declared = {
+        e.name: e.value
+        for e in importlib.metadata.entry_points(group=rankstats_collectors.ENTRY_POINT_GROUP)
+    }
     assert declared["hf"] == "rankstats_collectors.hf.cli"
     assert declared["openai"] == "rankstats_collectors.openai.cli"
     from rankstats_collectors import cli as collect_command
 
     assert not hasattr(collect_command, "BACKENDS")
     assert rankstats_collectors.files._IMPORTERS._entries.keys() <= {
-        e.name for e in importlib.metadata.entry_points(
-            group=rankstats_collectors.files.ENTRY_POINT_GROUP)}
+        e.name
+        for e in importlib.metadata.entry_points(group=rankstats_collectors.files.ENTRY_POINT_GROUP)
+    }
 
 
 MISSING_EXTRA = """
@@ -253,16 +288,30 @@ print("status:", main(["collect", "hf", "--model", "m", "--samples", "s.jsonl",
 
 
 def test_a_collector_whose_extra_is_missing_is_3_naming_the_extra():
-    done = subprocess.run([sys.executable, "-c", MISSING_EXTRA], capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", MISSING_EXTRA],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "status: 3" in done.stdout
     one_line_error(done.stderr, 'pip install "rankstats[hf]"')
 
 
 # ---- one set of shared options --------------------------------------------------------------
 
-TABLE_COMMANDS = {"report", "stability", "reproduce", "estimate", "edits", "info", "compare",
-                  "plan", "ranks"}
+TABLE_COMMANDS = {
+    "report",
+    "stability",
+    "reproduce",
+    "estimate",
+    "edits",
+    "info",
+    "compare",
+    "plan",
+    "ranks",
+}
 RESAMPLING = {"report", "stability", "estimate", "compare", "ranks"}
 
 
@@ -297,11 +346,22 @@ def test_hf_and_openai_share_option_names_and_help():
     pytest.importorskip("transformers")
     pytest.importorskip("openai")
     hf, openai = collector_parser("hf"), collector_parser("openai")
-    shared = {"--model", "--samples", "--templates", "--mode", "--scorer", "--max-new-tokens",
-              "--cache", "--no-progress", "--output"}
+    shared = {
+        "--model",
+        "--samples",
+        "--templates",
+        "--mode",
+        "--scorer",
+        "--max-new-tokens",
+        "--cache",
+        "--no-progress",
+        "--output",
+    }
     assert shared <= flags(hf) & flags(openai)
-    helps = [{flag: action.help for action in parser._actions
-              for flag in action.option_strings} for parser in (hf, openai)]
+    helps = [
+        {flag: action.help for action in parser._actions for flag in action.option_strings}
+        for parser in (hf, openai)
+    ]
     for flag in shared:
         assert helps[0][flag] == helps[1][flag], flag
     for retired in ("--scoring", "--max-tokens", "--tasks", "--repetitions", "--trials"):
@@ -331,9 +391,24 @@ def test_csv_dash_writes_every_table_after_a_header_line(capsys):
 
 def test_csv_names_a_folder_and_json_a_file(tmp_path, capsys, cube_file):
     tables = tmp_path / "tables"
-    assert cli.main(["stability", cube_file, "--n-resamples", "50", "--seed", "1",
-                     "--csv", str(tables), "--json", str(tmp_path / "board.json"),
-                     "--quiet"]) == 0
+    assert (
+        cli.main(
+            [
+                "stability",
+                cube_file,
+                "--n-resamples",
+                "50",
+                "--seed",
+                "1",
+                "--csv",
+                str(tables),
+                "--json",
+                str(tmp_path / "board.json"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert captured.out == ""
     assert sorted(p.name for p in tables.iterdir()) == ["leaderboard.csv", "left_out.csv"]
@@ -352,35 +427,48 @@ def test_seed_is_drawn_printed_and_repeats_the_run(capsys, cube_file):
     first = capsys.readouterr()
     seed = json.loads(first.out)["attrs"]["seed"]
     assert f"give --seed {seed} to repeat" in first.err
-    assert cli.main(["stability", cube_file, "--n-resamples", "30", "--json", "-",
-                     "--seed", str(seed)]) == 0
+    assert (
+        cli.main(
+            ["stability", cube_file, "--n-resamples", "30", "--json", "-", "--seed", str(seed)]
+        )
+        == 0
+    )
     again = capsys.readouterr()
     assert json.loads(again.out) == json.loads(first.out) and "give --seed" not in again.err
 
 
 def _scores_csv(tmp_path):
     path = tmp_path / "scores.csv"
-    path.write_text("model,task,template,sample,score\n"
-                    "a,t,p1,s,3.0\na,t,p2,s,2.0\nb,t,p1,s,1.0\nb,t,p2,s,4.0\n")
+    path.write_text(
+        "model,task,template,sample,score\na,t,p1,s,3.0\na,t,p2,s,2.0\nb,t,p1,s,1.0\nb,t,p2,s,4.0\n"
+    )
     return path
 
 
 @pytest.mark.parametrize(("text", "stored"), [("no", 0), ("False", 0), ("0", 0), ("YES", 1)])
 def test_import_parses_boolean_options_as_text(tmp_path, capsys, text, stored):
     scores, output = _scores_csv(tmp_path), tmp_path / "cube.nc"
-    assert cli.main(["import", "table", str(scores), "-o", str(output),
-                     "-O", f"higher_is_better={text}"]) == 0
+    assert (
+        cli.main(
+            ["import", "table", str(scores), "-o", str(output), "-O", f"higher_is_better={text}"]
+        )
+        == 0
+    )
     assert rankstats.open_cube(output).attrs["higher_is_better"] == stored
 
 
-@pytest.mark.parametrize(("option", "named"), [
-    ("higher_is_better=maybe", "higher_is_better"),
-    ("higher_is_better=off", "higher_is_better"),
-    ("layout=diagonal", "layout"),
-    ("no_such_option=1", "no_such_option"),
-])
-def test_import_refuses_a_bad_option_before_reading_and_keeps_the_output(tmp_path, capsys,
-                                                                         option, named):
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        ("higher_is_better=maybe", "higher_is_better"),
+        ("higher_is_better=off", "higher_is_better"),
+        ("layout=diagonal", "layout"),
+        ("no_such_option=1", "no_such_option"),
+    ],
+)
+def test_import_refuses_a_bad_option_before_reading_and_keeps_the_output(
+    tmp_path, capsys, option, named
+):
     scores, output = _scores_csv(tmp_path), tmp_path / "cube.nc"
     output.write_bytes(b"previous output")
     assert cli.main(["import", "table", str(scores), "-o", str(output), "-O", option]) == 2
@@ -424,14 +512,34 @@ def test_progress_bars_can_be_turned_off():
 def test_openai_budget_plan_uses_the_glossary_flags(tmp_path, capsys):
     pytest.importorskip("openai")
     templates, samples = tmp_path / "templates.jsonl", tmp_path / "samples.jsonl"
-    templates.write_text("".join(json.dumps({"task": "parity", "id": str(i),
-                                             "text": f"{i}: is {{x}} even?"}) + "\n"
-                                 for i in range(4)))
-    samples.write_text("".join(json.dumps({"task": "parity", "id": str(i), "x": i,
-                                           "gold": "yes" if i % 2 == 0 else "no"}) + "\n"
-                               for i in range(5)))
-    base = ["collect", "openai", "--model", "m", "--templates", str(templates), "--samples",
-            str(samples), "--cache", str(tmp_path / "cache.jsonl"), "--dry-run"]
+    templates.write_text(
+        "".join(
+            json.dumps({"task": "parity", "id": str(i), "text": f"{i}: is {{x}} even?"}) + "\n"
+            for i in range(4)
+        )
+    )
+    samples.write_text(
+        "".join(
+            json.dumps(
+                {"task": "parity", "id": str(i), "x": i, "gold": "yes" if i % 2 == 0 else "no"}
+            )
+            + "\n"
+            for i in range(5)
+        )
+    )
+    base = [
+        "collect",
+        "openai",
+        "--model",
+        "m",
+        "--templates",
+        str(templates),
+        "--samples",
+        str(samples),
+        "--cache",
+        str(tmp_path / "cache.jsonl"),
+        "--dry-run",
+    ]
     assert cli.main([*base, "--estimate", "avgp", "--templates-per-sample", "3"]) == 0
     assert "m parity: 15 calls" in capsys.readouterr().out
     assert cli.main([*base, "--estimate", "avgp", "--repetitions", "3"]) == 2

@@ -25,8 +25,9 @@ RTOL = 1e-10
 
 
 def close(actual, desired):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=RTOL, atol=1e-15)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float), np.asarray(desired, dtype=float), rtol=RTOL, atol=1e-15
+    )
 
 
 def _scores(seed, models=4, templates=6, samples=40, item_sd=1.2):
@@ -80,8 +81,9 @@ def test_paired_difference_matches_statsmodels(use_t):
             d = np.where(both, x[a] - x[b], np.nan)
             y, groups = _cells(d)
             design = np.ones((y.size, 1))
-            fit = sm.OLS(y, design).fit(cov_type="cluster", cov_kwds={"groups": groups},
-                                        use_t=use_t)
+            fit = sm.OLS(y, design).fit(
+                cov_type="cluster", cov_kwds={"groups": groups}, use_t=use_t
+            )
             close(out.difference[a, b], fit.params[0])
             close(out.se_cluster[a, b], fit.bse[0])
             close(out.se_naive[a, b], sm.OLS(y, design).fit().bse[0])
@@ -98,10 +100,20 @@ def _cube(x, tasks=("t",)):
     models, templates, samples = x.shape[-3:]
     x = x.reshape(-1, models, templates, samples)
     return rankstats.from_records(
-        [{"model": f"m{m}", "task": tasks[t], "template": f"p{p}", "sample": f"s{s}",
-          "score": x[t, m, p, s]}
-         for t in range(len(tasks)) for m in range(models) for p in range(templates)
-         for s in range(samples) if not np.isnan(x[t, m, p, s])]
+        [
+            {
+                "model": f"m{m}",
+                "task": tasks[t],
+                "template": f"p{p}",
+                "sample": f"s{s}",
+                "score": x[t, m, p, s],
+            }
+            for t in range(len(tasks))
+            for m in range(models)
+            for p in range(templates)
+            for s in range(samples)
+            if not np.isnan(x[t, m, p, s])
+        ]
     )
 
 
@@ -158,7 +170,8 @@ def test_pairing_helps_and_clustering_still_matters():
     out = clustered_difference(x)
     difference = out.difference[:, 0, 1]
     assert np.sqrt(np.mean(out.se_cluster[:, 0, 1] ** 2)) == pytest.approx(
-        difference.std(ddof=1), rel=0.08)
+        difference.std(ddof=1), rel=0.08
+    )
     assert np.mean(out.design_effect[:, 0, 1]) > 1.5
 
 

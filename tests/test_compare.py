@@ -652,17 +652,21 @@ def test_two_runs_written_by_lm_eval_itself(tmp_path):
     a, b = runs
     assert a.sizes["template"] == 2 and a.attrs["score_kind"] == "binary"
     for t in range(2):
-        one = rankstats.compare(a.isel(template=[t]), b.isel(template=[t]),
-                                n_resamples=2000, seed=t).squeeze()
+        one = rankstats.compare(
+            a.isel(template=[t]), b.isel(template=[t]), n_resamples=2000, seed=t
+        ).squeeze()
         x = a.score.isel(template=t).values.ravel()
         y = b.score.isel(template=t).values.ravel()
-        table = [[np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
-                 [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))]]
+        table = [
+            [np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
+            [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))],
+        ]
         assert one.test.item() == "mcnemar" and table[0][1] + table[1][0] > 0
         assert float(one.pvalue) == pytest.approx(mcnemar(table, exact=True).pvalue, abs=1e-12)
         assert (int(one.b), int(one.c)) == (table[0][1], table[1][0])
         assert float(one.difference) == pytest.approx(np.mean(x - y), abs=1e-12)
-        oracle = stats.bootstrap((x - y,), np.mean, n_resamples=2000, method="percentile",
-                                 rng=np.random.default_rng(t))
+        oracle = stats.bootstrap(
+            (x - y,), np.mean, n_resamples=2000, method="percentile", rng=np.random.default_rng(t)
+        )
         assert float(one.low) == pytest.approx(oracle.confidence_interval.low, abs=1e-12)
         assert float(one.high) == pytest.approx(oracle.confidence_interval.high, abs=1e-12)

@@ -77,21 +77,26 @@ def make_records(seed: int, binary: bool) -> tuple[dict, ...]:
                 continue
             for p in range(n_templates):
                 for s in range(n_samples):
-                    records.append({
-                        "model": model,
-                        "task": task,
-                        "template": f"{task}-p{p}",
-                        "sample": f"{task}-s{s}",
-                        "score": float(values[p, s]),
-                        "template_is_original": p == 0,
-                    })
+                    records.append(
+                        {
+                            "model": model,
+                            "task": task,
+                            "template": f"{task}-p{p}",
+                            "sample": f"{task}-s{s}",
+                            "score": float(values[p, s]),
+                            "template_is_original": p == 0,
+                        }
+                    )
     return tuple(records)
 
 
 def is_hole(record: Mapping, level: str) -> bool:
     """Whether a record is removed to make the hole (a whole template, or one sample)."""
     at = (record["model"], record["task"], record["template"]) == (
-        HOLE_MODEL, HOLE_TASK, HOLE_TEMPLATE)
+        HOLE_MODEL,
+        HOLE_TASK,
+        HOLE_TEMPLATE,
+    )
     return at and (level == "template" or record["sample"] == HOLE_SAMPLE)
 
 
@@ -138,8 +143,13 @@ def _hand_metrics(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
     observed = values[~np.isnan(values)]
     best, mean = observed.max(), observed.mean()
     saturation = 1.0 - abs(best - mean)
-    return {"maxp": best, "avgp": mean, "saturation": saturation, "cps": saturation * best,
-            "n_templates": float(observed.size)}
+    return {
+        "maxp": best,
+        "avgp": mean,
+        "saturation": saturation,
+        "cps": saturation * best,
+        "n_templates": float(observed.size),
+    }
 
 
 def _hand_divergence(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
@@ -147,9 +157,14 @@ def _hand_divergence(values: np.ndarray, original: np.ndarray) -> dict[str, floa
     seen = ~np.isnan(values)
     orig, para = values[seen & original], values[seen & ~original]
     std = para.std(ddof=1)
-    return {"statistic": (orig.mean() - para.mean()) / std, "original": orig.mean(),
-            "paraphrase_mean": para.mean(), "paraphrase_std": std,
-            "n_original": float(orig.size), "n_paraphrases": float(para.size)}
+    return {
+        "statistic": (orig.mean() - para.mean()) / std,
+        "original": orig.mean(),
+        "paraphrase_mean": para.mean(),
+        "paraphrase_std": std,
+        "n_original": float(orig.size),
+        "n_paraphrases": float(para.size),
+    }
 
 
 def _drop_hole_task_template(record):
@@ -177,9 +192,14 @@ def _hand_clustered(values: np.ndarray, original: np.ndarray) -> dict[str, float
     residual = np.where(seen, values - y.mean(), 0.0)
     naive = (residual**2).sum() / (n * (n - 1))
     cluster = clusters / (clusters - 1) * (residual.sum(axis=0) ** 2).sum() / n**2
-    return {"mean_score": y.mean(), "se_naive": np.sqrt(naive), "se_cluster": np.sqrt(cluster),
-            "design_effect": cluster / naive, "n_cells": float(n),
-            "n_clusters": float(clusters)}
+    return {
+        "mean_score": y.mean(),
+        "se_naive": np.sqrt(naive),
+        "se_cluster": np.sqrt(cluster),
+        "design_effect": cluster / naive,
+        "n_cells": float(n),
+        "n_clusters": float(clusters),
+    }
 
 
 def _hand_sensitivity(values: np.ndarray, original: np.ndarray) -> dict[str, float]:
@@ -187,7 +207,7 @@ def _hand_sensitivity(values: np.ndarray, original: np.ndarray) -> dict[str, flo
     per_sample = []
     for column in values.T:
         seen = column[~np.isnan(column)]
-        pairs = [abs(a - b) for i, a in enumerate(seen) for b in seen[i + 1:]]
+        pairs = [abs(a - b) for i, a in enumerate(seen) for b in seen[i + 1 :]]
         if pairs:
             per_sample.append(np.mean(pairs))
     return {"prompt_sensitivity": float(np.mean(per_sample))}
@@ -206,14 +226,15 @@ def _binomial_counts(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
 def _adjusted_pairs(expected: dict) -> dict:
     """``pvalue_adjusted`` of pairwise_mcnemar recomputed from the expected raw p-values."""
     pvalue = expected["pvalue"]
-    upper = xr.DataArray(np.triu(np.ones((pvalue.sizes["model"],) * 2, dtype=bool), 1),
-                         dims=("model", "model_b"))
-    adjusted = rankstats.adjust_pvalues(pvalue.where(upper), "holm",
-                                        family=("model", "model_b"))
+    upper = xr.DataArray(
+        np.triu(np.ones((pvalue.sizes["model"],) * 2, dtype=bool), 1), dims=("model", "model_b")
+    )
+    adjusted = rankstats.adjust_pvalues(pvalue.where(upper), "holm", family=("model", "model_b"))
     values = adjusted.transpose(..., "model", "model_b").values
     mirrored = np.where(upper.values, values, np.swapaxes(values, -1, -2))
-    expected["pvalue_adjusted"] = expected["pvalue_adjusted"].transpose(
-        ..., "model", "model_b").copy(data=mirrored)
+    expected["pvalue_adjusted"] = (
+        expected["pvalue_adjusted"].transpose(..., "model", "model_b").copy(data=mirrored)
+    )
     return expected
 
 
@@ -291,126 +312,313 @@ class Stat:
 
 
 def _metric(func, hand=_hand_metrics, nan_outputs=("value",), np_type=None, **kwargs):
-    return Stat(func.__name__, func, "template", ("model", "template"), ("model", "template"),
-                ("model",), kwargs=kwargs,
-                np_type=np_type, deletion="skip", hand=hand, nan_outputs=nan_outputs)
+    return Stat(
+        func.__name__,
+        func,
+        "template",
+        ("model", "template"),
+        ("model", "template"),
+        ("model",),
+        kwargs=kwargs,
+        np_type=np_type,
+        deletion="skip",
+        hand=hand,
+        nan_outputs=nan_outputs,
+    )
 
 
 def _block_test(func, np_type, control=False, **kwargs):
     """A post-hoc or incomplete-design test: templates as blocks, models as treatments."""
     listwise = "nan_policy" in inspect.signature(func).parameters
-    return Stat(func.__name__, func, "template", ("template", "model"), ("blocks", "treatments"),
-                kwargs=kwargs,
-                dims={"blocks": "template", **({"control": "m0"} if control else {})},
-                np_dims={"control": 0} if control else {}, np_type=np_type,
-                deletion="listwise" if listwise else None,
-                reduce=_drop_hole_task_template if listwise else None, scope="slice")
+    return Stat(
+        func.__name__,
+        func,
+        "template",
+        ("template", "model"),
+        ("blocks", "treatments"),
+        kwargs=kwargs,
+        dims={"blocks": "template", **({"control": "m0"} if control else {})},
+        np_dims={"control": 0} if control else {},
+        np_type=np_type,
+        deletion="listwise" if listwise else None,
+        reduce=_drop_hole_task_template if listwise else None,
+        scope="slice",
+    )
 
 
 _TAU = {"level": "template", "np_type": KendallTauResult, "deletion": "pairwise"}
 
 STATS = [
-    Stat("rank", rankstats.rank, "template", ("model",), ("dim",), ("model",),
-         kwargs={"ties": "min"}, nan_outputs=("value",), shaped_like_input=True),
-    Stat("kendall_w", rankstats.kendall_w, "template", ("template", "model"),
-         ("judges", "objects"), np_type=KendallWResult, deletion="listwise",
-         reduce=_drop_hole_task_template),
-    Stat("kendall_w-min-uncorrected", rankstats.kendall_w, "template", ("template", "model"),
-         ("judges", "objects"), kwargs={"ties": "min", "tie_correction": False},
-         np_type=KendallWResult, deletion="listwise", reduce=_drop_hole_task_template),
-    Stat("kendall_w-samples-rank-templates", rankstats.kendall_w, "sample",
-         ("sample", "template"), ("judges", "objects"),
-         dims={"judges": "sample", "objects": "template"}, np_type=KendallWResult,
-         deletion="listwise", reduce=_drop_hole_sample),
-    Stat("kendall_tau", rankstats.kendall_tau, core=("model",), axes=("dim",), pair=True,
-         reduce=_drop_hole_model_task, **_TAU),
-    Stat("kendall_tau-c-asymptotic", rankstats.kendall_tau, core=("model",), axes=("dim",),
-         pair=True, kwargs={"variant": "c", "method": "asymptotic"},
-         reduce=_drop_hole_model_task, **_TAU),
-    Stat("kendall_tau_matrix", rankstats.kendall_tau_matrix, core=("template", "model"),
-         axes=("pairs_over", "objects"), out_core=("template", "template_b"),
-         reduce=_drop_hole_model_task, **_TAU),
-    Stat("friedman", rankstats.friedman, "template", ("model", "template"),
-         ("blocks", "treatments"), np_type=FriedmanResult, deletion="listwise",
-         reduce=_drop_hole_model_task),
+    Stat(
+        "rank",
+        rankstats.rank,
+        "template",
+        ("model",),
+        ("dim",),
+        ("model",),
+        kwargs={"ties": "min"},
+        nan_outputs=("value",),
+        shaped_like_input=True,
+    ),
+    Stat(
+        "kendall_w",
+        rankstats.kendall_w,
+        "template",
+        ("template", "model"),
+        ("judges", "objects"),
+        np_type=KendallWResult,
+        deletion="listwise",
+        reduce=_drop_hole_task_template,
+    ),
+    Stat(
+        "kendall_w-min-uncorrected",
+        rankstats.kendall_w,
+        "template",
+        ("template", "model"),
+        ("judges", "objects"),
+        kwargs={"ties": "min", "tie_correction": False},
+        np_type=KendallWResult,
+        deletion="listwise",
+        reduce=_drop_hole_task_template,
+    ),
+    Stat(
+        "kendall_w-samples-rank-templates",
+        rankstats.kendall_w,
+        "sample",
+        ("sample", "template"),
+        ("judges", "objects"),
+        dims={"judges": "sample", "objects": "template"},
+        np_type=KendallWResult,
+        deletion="listwise",
+        reduce=_drop_hole_sample,
+    ),
+    Stat(
+        "kendall_tau",
+        rankstats.kendall_tau,
+        core=("model",),
+        axes=("dim",),
+        pair=True,
+        reduce=_drop_hole_model_task,
+        **_TAU,
+    ),
+    Stat(
+        "kendall_tau-c-asymptotic",
+        rankstats.kendall_tau,
+        core=("model",),
+        axes=("dim",),
+        pair=True,
+        kwargs={"variant": "c", "method": "asymptotic"},
+        reduce=_drop_hole_model_task,
+        **_TAU,
+    ),
+    Stat(
+        "kendall_tau_matrix",
+        rankstats.kendall_tau_matrix,
+        core=("template", "model"),
+        axes=("pairs_over", "objects"),
+        out_core=("template", "template_b"),
+        reduce=_drop_hole_model_task,
+        **_TAU,
+    ),
+    Stat(
+        "friedman",
+        rankstats.friedman,
+        "template",
+        ("model", "template"),
+        ("blocks", "treatments"),
+        np_type=FriedmanResult,
+        deletion="listwise",
+        reduce=_drop_hole_model_task,
+    ),
     *[
-        Stat(f"mcnemar-{method}", rankstats.mcnemar, "sample", ("sample",), ("dim",),
-             kwargs={"method": method}, dims={"dim": "sample"}, pair=True,
-             np_type=McNemarResult, deletion="pairwise", reduce=_drop_hole_sample)
+        Stat(
+            f"mcnemar-{method}",
+            rankstats.mcnemar,
+            "sample",
+            ("sample",),
+            ("dim",),
+            kwargs={"method": method},
+            dims={"dim": "sample"},
+            pair=True,
+            np_type=McNemarResult,
+            deletion="pairwise",
+            reduce=_drop_hole_sample,
+        )
         for method in ("exact", "midp", "chi2", "chi2_cc")
     ],
     *[
-        Stat(f"mcnemar-pairs-{method}", rankstats.mcnemar, "sample", ("template", "sample"),
-             ("pairs_over", "dim"), ("template", "template_b"), kwargs={"method": method},
-             dims={"dim": "sample", "pairs_over": "template"},
-             np_dims={"pairs_over": "template"},
-             np_type=McNemarResult, deletion="pairwise", reduce=_drop_hole_sample)
+        Stat(
+            f"mcnemar-pairs-{method}",
+            rankstats.mcnemar,
+            "sample",
+            ("template", "sample"),
+            ("pairs_over", "dim"),
+            ("template", "template_b"),
+            kwargs={"method": method},
+            dims={"dim": "sample", "pairs_over": "template"},
+            np_dims={"pairs_over": "template"},
+            np_type=McNemarResult,
+            deletion="pairwise",
+            reduce=_drop_hole_sample,
+        )
         for method in ("exact", "midp", "chi2", "chi2_cc")
     ],
-    Stat("cochran_q", rankstats.cochran_q, "sample", ("sample", "template"),
-         ("blocks", "treatments"), np_type=CochranQResult, deletion="listwise",
-         reduce=_drop_hole_sample),
+    Stat(
+        "cochran_q",
+        rankstats.cochran_q,
+        "sample",
+        ("sample", "template"),
+        ("blocks", "treatments"),
+        np_type=CochranQResult,
+        deletion="listwise",
+        reduce=_drop_hole_sample,
+    ),
     _metric(rankstats.maxp),
     _metric(rankstats.avgp),
     _metric(rankstats.saturation),
     _metric(rankstats.cps),
-    _metric(rankstats.prompt_metrics, nan_outputs=("maxp", "avgp", "saturation", "cps"),
-            np_type=PromptMetricsResult),
-    _metric(rankstats.divergence, _hand_divergence,
-            ("statistic", "original", "paraphrase_mean", "paraphrase_std"), DivergenceResult,
-            ddof=1),
+    _metric(
+        rankstats.prompt_metrics,
+        nan_outputs=("maxp", "avgp", "saturation", "cps"),
+        np_type=PromptMetricsResult,
+    ),
+    _metric(
+        rankstats.divergence,
+        _hand_divergence,
+        ("statistic", "original", "paraphrase_mean", "paraphrase_std"),
+        DivergenceResult,
+        ddof=1,
+    ),
     _block_test(rankstats.nemenyi, NemenyiResult, ties="min", alpha=0.1),
     _block_test(rankstats.bonferroni_dunn, BonferroniDunnResult, control=True, p_adjust="holm"),
     _block_test(rankstats.durbin, DurbinResult, ties="average"),
     _block_test(rankstats.skillings_mack, SkillingsMackResult, tie_correction=False),
-    Stat("adjust_pvalues", rankstats.adjust_pvalues, "template", ("model", "template"),
-         ("family", "family"), ("model", "template"), kwargs={"p_adjust": "bh"},
-         dims={"family": ("model", "template")}, np_dims={"family": (-2, -1)},
-         prepare=_pvalues, nan_outputs=("value",), shaped_like_input=True),
-    Stat("pairwise_mcnemar", rankstats.pairwise_mcnemar, "sample", ("model", "sample"),
-         ("pairs_over", "dim"), ("model", "model_b"), kwargs={"p_adjust": "holm"},
-         np_type=PairwiseMcNemarResult, deletion="pairwise", reduce=_drop_hole_cell,
-         fix_expected=_adjusted_pairs),
-    Stat("clustered_se", rankstats.clustered_se, "sample", ("template", "sample"),
-         ("template", "sample"), kwargs={"small_sample": True}, np_type=ClusteredSEResult,
-         deletion="skip", hand=_hand_clustered,
-         nan_outputs=("mean_score", "se_naive", "se_cluster", "design_effect")),
-    Stat("clustered_difference", rankstats.clustered_difference, "sample",
-         ("model", "template", "sample"), ("pairs_over", "template", "sample"),
-         ("model", "model_b"), kwargs={"small_sample": False, "use_t": True},
-         np_type=ClusteredDifferenceResult, deletion="pairwise", reduce=_drop_hole_cell,
-         reduce_policy="omit"),
-    Stat("prompt_sensitivity", rankstats.prompt_sensitivity, "sample", ("template", "sample"),
-         ("template", "sample"), deletion="skip", hand=_hand_sensitivity,
-         nan_outputs=("value",)),
-    Stat("binomial_test", rankstats.binomial_test, "sample", (), (),
-         kwargs={"alternative": "greater"}, np_type=BinomialTestResult,
-         prepare=_binomial_counts),
+    Stat(
+        "adjust_pvalues",
+        rankstats.adjust_pvalues,
+        "template",
+        ("model", "template"),
+        ("family", "family"),
+        ("model", "template"),
+        kwargs={"p_adjust": "bh"},
+        dims={"family": ("model", "template")},
+        np_dims={"family": (-2, -1)},
+        prepare=_pvalues,
+        nan_outputs=("value",),
+        shaped_like_input=True,
+    ),
+    Stat(
+        "pairwise_mcnemar",
+        rankstats.pairwise_mcnemar,
+        "sample",
+        ("model", "sample"),
+        ("pairs_over", "dim"),
+        ("model", "model_b"),
+        kwargs={"p_adjust": "holm"},
+        np_type=PairwiseMcNemarResult,
+        deletion="pairwise",
+        reduce=_drop_hole_cell,
+        fix_expected=_adjusted_pairs,
+    ),
+    Stat(
+        "clustered_se",
+        rankstats.clustered_se,
+        "sample",
+        ("template", "sample"),
+        ("template", "sample"),
+        kwargs={"small_sample": True},
+        np_type=ClusteredSEResult,
+        deletion="skip",
+        hand=_hand_clustered,
+        nan_outputs=("mean_score", "se_naive", "se_cluster", "design_effect"),
+    ),
+    Stat(
+        "clustered_difference",
+        rankstats.clustered_difference,
+        "sample",
+        ("model", "template", "sample"),
+        ("pairs_over", "template", "sample"),
+        ("model", "model_b"),
+        kwargs={"small_sample": False, "use_t": True},
+        np_type=ClusteredDifferenceResult,
+        deletion="pairwise",
+        reduce=_drop_hole_cell,
+        reduce_policy="omit",
+    ),
+    Stat(
+        "prompt_sensitivity",
+        rankstats.prompt_sensitivity,
+        "sample",
+        ("template", "sample"),
+        ("template", "sample"),
+        deletion="skip",
+        hand=_hand_sensitivity,
+        nan_outputs=("value",),
+    ),
+    Stat(
+        "binomial_test",
+        rankstats.binomial_test,
+        "sample",
+        (),
+        (),
+        kwargs={"alternative": "greater"},
+        np_type=BinomialTestResult,
+        prepare=_binomial_counts,
+    ),
 ]
 
 #: What rankstats exports that is not a statistic of data, and so has no row.
 NOT_STATISTICS = {
     # errors, warnings, the version, modules
-    "CoordinateMismatchError", "CubeError", "DimensionError", "DuplicateKeyError",
-    "MissingValueError", "RankstatsError", "RankstatsWarning", "ScoreValueError",
-    "__version__", "datasets", "stability",
+    "CoordinateMismatchError",
+    "CubeError",
+    "DimensionError",
+    "DuplicateKeyError",
+    "MissingValueError",
+    "RankstatsError",
+    "RankstatsWarning",
+    "ScoreValueError",
+    "__version__",
+    "datasets",
+    "stability",
     # the cube: build, check, read, write
-    "from_records", "template_scores", "validate", "save", "open_cube",
+    "from_records",
+    "template_scores",
+    "validate",
+    "save",
+    "open_cube",
     # analyses composed of statistics (tests/test_report.py, test_edits.py, test_verbalizer.py,
     # test_budget.py)
-    "report", "compare", "minimal_edits", "edit_pairs", "edit_rules", "largest_edits",
+    "report",
+    "compare",
+    "minimal_edits",
+    "edit_pairs",
+    "edit_rules",
+    "largest_edits",
     "describe_edit",
-    "verbalizer_analysis", "estimate_avgp", "estimate_maxp", "simulate_avgp", "simulate_maxp",
+    "verbalizer_analysis",
+    "estimate_avgp",
+    "estimate_maxp",
+    "simulate_avgp",
+    "simulate_maxp",
     # the distribution across templates from a partial design, and the samples most sensitive
     # to wording (tests/test_irt.py, test_sensitivity.py)
-    "estimate_distribution", "planted_cube", "random_design", "simulate_estimators",
-    "sensitive_samples", "posix",
+    "estimate_distribution",
+    "planted_cube",
+    "random_design",
+    "simulate_estimators",
+    "sensitive_samples",
+    "posix",
     # resampling and design planning (tests/test_stability.py, test_templates_needed.py)
-    "samples_needed", "smallest_k", "templates_needed",
+    "samples_needed",
+    "smallest_k",
+    "templates_needed",
     # generalizability theory (tests/test_variance_components.py, test_plan.py)
-    "variance_components", "plan",
+    "variance_components",
+    "plan",
     # helpers of numbers or of a result, not of data (tests/test_posthoc.py)
-    "critical_difference", "nonsignificant_groups",
+    "critical_difference",
+    "nonsignificant_groups",
 }
 
 
@@ -437,8 +645,9 @@ def assert_close(actual, expected, what: str = "") -> None:
     """Equal to 1e-12, NaN where the other is NaN, same shape."""
     actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12, equal_nan=True,
-                               err_msg=what)
+    np.testing.assert_allclose(
+        actual, expected, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=what
+    )
 
 
 def assert_same_result(actual, expected) -> None:
@@ -447,8 +656,7 @@ def assert_same_result(actual, expected) -> None:
     assert set(got) == set(want)
     for name, value in want.items():
         assert set(got[name].dims) == set(value.dims), name
-        xr.testing.assert_allclose(got[name].transpose(*value.dims), value, rtol=1e-12,
-                                   atol=1e-12)
+        xr.testing.assert_allclose(got[name].transpose(*value.dims), value, rtol=1e-12, atol=1e-12)
 
 
 def affected(var: xr.DataArray, stat: Stat) -> xr.DataArray:
@@ -458,8 +666,10 @@ def affected(var: xr.DataArray, stat: Stat) -> xr.DataArray:
     hole's task, and at the hole's template where templates are a slice dimension.
     """
     mask = var.task == HOLE_TASK
-    at = {"model": lambda d: var[d] == HOLE_MODEL,
-          "template": lambda d: xr.DataArray(np.arange(var.sizes[d]) == HOLE_POSITION, dims=d)}
+    at = {
+        "model": lambda d: var[d] == HOLE_MODEL,
+        "template": lambda d: xr.DataArray(np.arange(var.sizes[d]) == HOLE_POSITION, dims=d),
+    }
     for dim, where in at.items():
         sides = [d for d in (dim, f"{dim}_b") if d in var.dims]
         if not sides or (stat.scope == "slice" and dim in stat.core):
@@ -489,11 +699,21 @@ def test_table_covers_every_public_statistic():
     missing = statistics - {stat.func.__name__ for stat in STATS}
     assert not missing, f"statistics without a row in STATS: {sorted(missing)}"
     assert {stat.func.__name__ for stat in STATS} == statistics
-    assert {"rank", "kendall_w", "friedman", "nemenyi", "adjust_pvalues", "binomial_test",
-            "clustered_se"} <= statistics
+    assert {
+        "rank",
+        "kendall_w",
+        "friedman",
+        "nemenyi",
+        "adjust_pvalues",
+        "binomial_test",
+        "clustered_se",
+    } <= statistics
     # mcnemar in both forms with every method
-    forms = {(bool(stat.dims.get("pairs_over")), stat.kwargs["method"])
-             for stat in STATS if stat.func is rankstats.mcnemar}
+    forms = {
+        (bool(stat.dims.get("pairs_over")), stat.kwargs["method"])
+        for stat in STATS
+        if stat.func is rankstats.mcnemar
+    }
     assert forms == {(f, m) for f in (False, True) for m in ("exact", "midp", "chi2", "chi2_cc")}
 
 
@@ -583,9 +803,12 @@ def on_worker(chunked: xr.DataArray) -> xr.DataArray:
 def test_distributed_scheduler_runs_every_statistic():
     distributed = pytest.importorskip("distributed")
     failures = []
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         stats = list(STATS)
         chunks = {"task": 1}
         lazy = [stat.run(on_worker(scores_of(stat.level).chunk(chunks))) for stat in stats]
@@ -647,7 +870,8 @@ def test_vectorised_equals_looped_over_tasks(stat):
                 for dim in ("template", "template_b"):
                     if dim in whole.dims:
                         structure = structure | xr.DataArray(
-                            np.arange(whole.sizes[dim]) >= var.sizes[dim], dims=dim)
+                            np.arange(whole.sizes[dim]) >= var.sizes[dim], dims=dim
+                        )
                 assert bool(whole.where(structure).isnull().all()), f"{name} on {task}"
 
 
@@ -673,8 +897,9 @@ def test_nan_policy_propagate_is_nan_exactly_at_the_hole(stat):
         var = holed[name]
         at_hole = affected(var, stat)
         assert bool(var.where(at_hole).isnull().all()), f"{name}: a number at the hole"
-        xr.testing.assert_allclose(var.where(~at_hole), base[name].where(~at_hole),
-                                   rtol=1e-12, atol=1e-12)
+        xr.testing.assert_allclose(
+            var.where(~at_hole), base[name].where(~at_hole), rtol=1e-12, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize("stat", table("omit", _has_nan_policy))
@@ -682,8 +907,9 @@ def test_nan_policy_omit_is_the_documented_deletion(stat):
     base = outputs(stat.run(scores_of(stat.level)))
     holed = outputs(stat.run(scores_of(stat.level, hole=True), nan_policy="omit"))
     if stat.deletion in ("listwise", "pairwise"):
-        reduced = outputs(stat.run(cube_without(stat.level, stat.reduce),
-                                   nan_policy=stat.reduce_policy))
+        reduced = outputs(
+            stat.run(cube_without(stat.level, stat.reduce), nan_policy=stat.reduce_policy)
+        )
     else:  # skip: by hand, over the cells this model has
         values = scores_of(stat.level, hole=True)
         if stat.level == "template":
@@ -704,8 +930,7 @@ def test_nan_policy_omit_is_the_documented_deletion(stat):
             for dim in ("model", "task"):
                 if dim in var.dims:
                     assert other[dim].values.tolist() == var[dim].values.tolist()
-            expected = expected.copy(data=np.where(at_hole.values, other.values,
-                                                   expected.values))
+            expected = expected.copy(data=np.where(at_hole.values, other.values, expected.values))
         if name == "n_dropped":  # McNemar counts the hole, in each pair it takes part in
             expected = expected + (at_hole & holed["b"].notnull().transpose(*var.dims))
         expected_all[name] = expected
@@ -748,8 +973,11 @@ def test_unknown_dims_are_carried_along(stat):
             assert "seed" in var.dims, name
             assert var.seed.values.tolist() == ["a", "b"]
             xr.testing.assert_allclose(
-                var.sel(seed=label, drop=True).transpose(*alone[name].dims), alone[name],
-                rtol=1e-12, atol=1e-12)
+                var.sel(seed=label, drop=True).transpose(*alone[name].dims),
+                alone[name],
+                rtol=1e-12,
+                atol=1e-12,
+            )
     # the seeds differ, so the check above cannot pass by accident
     first = next(iter(result.values()))
     assert not first.sel(seed="a").equals(first.sel(seed="b"))
@@ -757,8 +985,19 @@ def test_unknown_dims_are_carried_along(stat):
 
 # --------------------------------------------------------------------------- attrs, names, errors
 
-_RECORDED = ("method", "ties", "tie_correction", "nan_policy", "variant", "p_adjust", "alpha",
-             "small_sample", "use_t", "alternative", "ddof")
+_RECORDED = (
+    "method",
+    "ties",
+    "tie_correction",
+    "nan_policy",
+    "variant",
+    "p_adjust",
+    "alpha",
+    "small_sample",
+    "use_t",
+    "alternative",
+    "ddof",
+)
 
 
 @pytest.mark.parametrize("stat", table("attrs"))
@@ -807,22 +1046,29 @@ def _mismatched_samples(stat, scores):
 
 
 def _mismatched_mask(stat, scores):
-    mask = xr.DataArray(np.ones((3, scores.sizes["template"]), dtype=bool),
-                        dims=("task", "template"), coords={"task": ["t0", "t1", "tX"]})
+    mask = xr.DataArray(
+        np.ones((3, scores.sizes["template"]), dtype=bool),
+        dims=("task", "template"),
+        coords={"task": ["t0", "t1", "tX"]},
+    )
     key = "original" if stat.func is rankstats.divergence else "valid"
     return (scores,), {key: mask}
 
 
 def _mismatches(stat: Stat) -> tuple:
     if stat.pair:
-        return (_mismatched_pair, _mismatched_samples) if stat.level == "sample" else (
-            _mismatched_pair,)
+        return (
+            (_mismatched_pair, _mismatched_samples)
+            if stat.level == "sample"
+            else (_mismatched_pair,)
+        )
     return (_mismatched_mask,) if "valid" in inspect.signature(stat.func).parameters else ()
 
 
 MISMATCHES = [
     pytest.param(stat, how, id=f"{stat.id}-{how.__name__.strip('_')}")
-    for stat in STATS for how in _mismatches(stat)
+    for stat in STATS
+    for how in _mismatches(stat)
 ]
 
 
@@ -854,17 +1100,21 @@ def _decorated() -> list:
     for name in sorted(rankstats.__all__):
         spec = getattr(getattr(rankstats, name, None), "__rankstats_statistic__", None)
         if spec is not None:
-            found += [pytest.param(name, option, id=f"{name}-{option}")
-                      for option in spec["options"]]
+            found += [
+                pytest.param(name, option, id=f"{name}-{option}") for option in spec["options"]
+            ]
     return found
 
 
 def _call_with(name: str, data, option: str):
     """Call ``name`` with ``data`` for every required argument and a bad value of ``option``."""
     function = getattr(rankstats, name)
-    required = [p for p in inspect.signature(function).parameters.values()
-                if p.default is inspect.Parameter.empty
-                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [
+        p
+        for p in inspect.signature(function).parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     return function(*[data] * len(required), **{option: BAD})
 
 
@@ -892,12 +1142,22 @@ def test_a_bad_option_raises_before_any_work(name, option):
 #: How to call the decorated functions that have no row in STATS (resampling and design
 #: planning): the level of their data and the options that keep them small and reproducible.
 _OTHER_CALLS = {
-    "templates_needed": Stat("templates_needed", rankstats.templates_needed, "template",
-                             ("template", "model"), ("template", "model"),
-                             kwargs={"ks": (1, 2), "n_resamples": 5, "seed": 1}),
-    "samples_needed": Stat("samples_needed", rankstats.samples_needed, "sample",
-                           ("sample", "template", "model"), ("sample", "template", "model"),
-                           kwargs={"ns": (1, 2), "n_resamples": 5, "seed": 1}),
+    "templates_needed": Stat(
+        "templates_needed",
+        rankstats.templates_needed,
+        "template",
+        ("template", "model"),
+        ("template", "model"),
+        kwargs={"ks": (1, 2), "n_resamples": 5, "seed": 1},
+    ),
+    "samples_needed": Stat(
+        "samples_needed",
+        rankstats.samples_needed,
+        "sample",
+        ("sample", "template", "model"),
+        ("sample", "template", "model"),
+        kwargs={"ns": (1, 2), "n_resamples": 5, "seed": 1},
+    ),
 }
 
 
@@ -931,8 +1191,10 @@ def _plain_values(name: str, option: str, given) -> list:
     else:
         ordered = [given, default]
     values = [v for v in dict.fromkeys(ordered, None) if v is not None]
-    assert values, (f"{name}: option {option!r} has no kind ({kind!r}) and no default to try; "
-                    "give its check a kind in rankstats._options")
+    assert values, (
+        f"{name}: option {option!r} has no kind ({kind!r}) and no default to try; "
+        "give its check a kind in rankstats._options"
+    )
     return values
 
 
@@ -998,8 +1260,11 @@ def test_options_take_numpy_scalars(name, option):
 def test_roles_take_numpy_strings(stat):
     """Dimension names given as numpy.str_ name the same dims, recorded as plain text."""
     parameters = inspect.signature(stat.func).parameters
-    named = {role: parameters[role].default for role in stat.func.__rankstats_statistic__["roles"]
-             if isinstance(parameters[role].default, str)}
+    named = {
+        role: parameters[role].default
+        for role in stat.func.__rankstats_statistic__["roles"]
+        if isinstance(parameters[role].default, str)
+    }
     named.update(stat.dims)
     named = {role: np.str_(dim) if isinstance(dim, str) else dim for role, dim in named.items()}
     if not any(isinstance(dim, np.str_) for dim in named.values()):

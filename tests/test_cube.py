@@ -13,13 +13,21 @@ def ragged_records():
     for model in ("m1", "m2"):
         for template in ("a", "b", "c"):
             for sample in (1, 2):
-                rows.append({"model": model, "task": "t1", "template": template,
-                             "sample": sample, "score": float((sample + len(model)) % 2)})
+                rows.append(
+                    {
+                        "model": model,
+                        "task": "t1",
+                        "template": template,
+                        "sample": sample,
+                        "score": float((sample + len(model)) % 2),
+                    }
+                )
         for sample in (1, 2, 3):
             if model == "m2":
                 continue  # m2 was never run on t2
-            rows.append({"model": model, "task": "t2", "template": "z", "sample": sample,
-                         "score": 1.0})
+            rows.append(
+                {"model": model, "task": "t2", "template": "z", "sample": sample, "score": 1.0}
+            )
     return rows
 
 
@@ -53,7 +61,8 @@ def test_scores_land_at_their_labels():
         template = cube.template_id.sel(task=row.task).values.tolist().index(row.template)
         sample = cube.sample_id.sel(task=row.task).values.tolist().index(str(row.sample))
         value = cube.score.sel(model=row.model, task=row.task).isel(
-            template=template, sample=sample)
+            template=template, sample=sample
+        )
         assert float(value) == row.score
 
 
@@ -69,11 +78,19 @@ def test_attribute_columns_are_placed_on_their_dims():
     for model, family in (("m1", "f"), ("m2", "g")):
         for task, benchmark in (("t1", "B1"), ("t2", "B2")):
             for template, method in (("a", "default"), ("b", "rephrase")):
-                records.append({
-                    "model": model, "task": task, "template": template, "score": 0.5,
-                    "family": family, "benchmark": benchmark, "template_method": method,
-                    "template_is_original": template == "a", "length": len(template) + 3,
-                })
+                records.append(
+                    {
+                        "model": model,
+                        "task": task,
+                        "template": template,
+                        "score": 0.5,
+                        "family": family,
+                        "benchmark": benchmark,
+                        "template_method": method,
+                        "template_is_original": template == "a",
+                        "length": len(template) + 3,
+                    }
+                )
     cube = rankstats.from_records(records, template_attrs=["length"])
     assert cube.family.dims == ("model",)
     assert cube.family.values.tolist() == ["f", "g"]
@@ -85,14 +102,37 @@ def test_attribute_columns_are_placed_on_their_dims():
 
 
 def test_template_attribute_padding_is_neutral():
-    cube = rankstats.from_records([
-        {"model": "m", "task": "t1", "template": "a", "score": 1, "template_valid": True,
-         "template_text": "Say {x}", "template_length": 2},
-        {"model": "m", "task": "t1", "template": "b", "score": 1, "template_valid": True,
-         "template_text": "Write {x}", "template_length": 2},
-        {"model": "m", "task": "t2", "template": "c", "score": 0, "template_valid": True,
-         "template_text": "Give {x}", "template_length": 2},
-    ])
+    cube = rankstats.from_records(
+        [
+            {
+                "model": "m",
+                "task": "t1",
+                "template": "a",
+                "score": 1,
+                "template_valid": True,
+                "template_text": "Say {x}",
+                "template_length": 2,
+            },
+            {
+                "model": "m",
+                "task": "t1",
+                "template": "b",
+                "score": 1,
+                "template_valid": True,
+                "template_text": "Write {x}",
+                "template_length": 2,
+            },
+            {
+                "model": "m",
+                "task": "t2",
+                "template": "c",
+                "score": 0,
+                "template_valid": True,
+                "template_text": "Give {x}",
+                "template_length": 2,
+            },
+        ]
+    )
     assert cube.template_valid.values.tolist() == [[True, True], [True, False]]
     assert cube.template_text.values.tolist() == [["Say {x}", "Write {x}"], ["Give {x}", ""]]
     assert np.isnan(cube.template_length.values[1, 1])
@@ -150,8 +190,9 @@ def test_boolean_scores_are_binary():
     assert cube.score.values.ravel().tolist() == [1.0, 0.0]
 
 
-@pytest.mark.parametrize("kind, value", [("binary", 0.5), ("proportion", 1.2),
-                                         ("proportion", -0.1)])
+@pytest.mark.parametrize(
+    "kind, value", [("binary", 0.5), ("proportion", 1.2), ("proportion", -0.1)]
+)
 def test_scores_outside_their_kind_are_named(kind, value):
     records = [
         {"model": "m", "task": "t", "template": "a", "score": 1.0},
@@ -182,8 +223,9 @@ def test_duplicates_are_listed():
     assert "(model='m', task='t', template='b', sample='2') x3" in message
 
 
-@pytest.mark.parametrize("policy, a1, b2", [("first", 1.0, 0.0), ("last", 0.0, 1.0),
-                                             ("mean", 0.5, 1 / 3)])
+@pytest.mark.parametrize(
+    "policy, a1, b2", [("first", 1.0, 0.0), ("last", 0.0, 1.0), ("mean", 0.5, 1 / 3)]
+)
 def test_duplicate_policies(policy, a1, b2):
     cube = rankstats.from_records(duplicated_records(), duplicates=policy)
     scores = cube.score.sel(model="m", task="t")
@@ -219,7 +261,9 @@ def test_template_scores_of_an_aggregated_cube_are_its_scores():
 def test_provenance_attributes():
     cube = rankstats.from_records(
         [{"model": "m", "task": "t", "template": "a", "score": 3.0}],
-        higher_is_better=False, metric="perplexity", source="unit test",
+        higher_is_better=False,
+        metric="perplexity",
+        source="unit test",
     )
     assert cube.attrs["higher_is_better"] == 0
     assert cube.attrs["metric"] == "perplexity"

@@ -28,7 +28,10 @@ def without_stamps(dataset: xr.Dataset) -> xr.Dataset:
 
 def test_available():
     assert rankstats.datasets.available() == [
-        "mizrahi2024", "mizrahi2024-aggregated", "mizrahi2024-metrics"]
+        "mizrahi2024",
+        "mizrahi2024-aggregated",
+        "mizrahi2024-metrics",
+    ]
 
 
 def test_unknown_name_lists_the_available_ones():
@@ -40,8 +43,9 @@ def test_unknown_name_lists_the_available_ones():
     assert isinstance(caught.value, KeyError) and isinstance(caught.value, rankstats.RankstatsError)
 
 
-@pytest.mark.parametrize(("name", "accuracies"), [("mizrahi2024", "csv"),
-                                                  ("mizrahi2024-aggregated", "json")])
+@pytest.mark.parametrize(
+    ("name", "accuracies"), [("mizrahi2024", "csv"), ("mizrahi2024-aggregated", "json")]
+)
 def test_packaged_cubes_equal_a_fresh_import(name, accuracies):
     packaged = rankstats.datasets.load(name)
     # the release audit of an import is left out of the packaged cubes (build_datasets)
@@ -70,25 +74,37 @@ def test_build_datasets_writes_the_packaged_files(tmp_path, capsys):
     out = tmp_path / "datasets"
     assert mizrahi2024.main(["build-datasets", str(RELEASE), str(out)]) == 0
     written = sorted(path.name for path in out.iterdir())
-    assert written == sorted(path.name for path in FOLDER.iterdir()
-                             if path.suffix in (".nc", ".md") and "mizrahi2024" in path.name)
+    assert written == sorted(
+        path.name
+        for path in FOLDER.iterdir()
+        if path.suffix in (".nc", ".md") and "mizrahi2024" in path.name
+    )
     assert len(capsys.readouterr().out.splitlines()) == 4
     rebuilt = rankstats.open_cube(out / "mizrahi2024.nc")
-    xr.testing.assert_identical(without_stamps(rebuilt),
-                                without_stamps(rankstats.datasets.load("mizrahi2024")))
+    xr.testing.assert_identical(
+        without_stamps(rebuilt), without_stamps(rankstats.datasets.load("mizrahi2024"))
+    )
     assert not list(out.glob("*.part"))
 
 
 def test_rankstats_never_imports_collectors():
-    code = ("import json, sys; import rankstats, rankstats.datasets; "
-            "rankstats.datasets.load('mizrahi2024'); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'rankstats_collectors')))")
+    code = (
+        "import json, sys; import rankstats, rankstats.datasets; "
+        "rankstats.datasets.load('mizrahi2024'); "
+        "print(json.dumps(sorted(m for m in sys.modules"
+        " if m.split('.')[0] == 'rankstats_collectors')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
     for path in Path(rankstats.__file__).parent.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-                    for alias in node.names}
-        imported |= {node.module or "" for node in ast.walk(tree)
-                     if isinstance(node, ast.ImportFrom)}
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        imported |= {
+            node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        }
         assert not any(name.split(".")[0] == "rankstats_collectors" for name in imported), path

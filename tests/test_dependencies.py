@@ -20,8 +20,9 @@ CONSTRAINTS = ROOT / ".ci" / "minimum-constraints.txt"
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("minimum_constraints",
-                                                  ROOT / ".ci" / "minimum_constraints.py")
+    spec = importlib.util.spec_from_file_location(
+        "minimum_constraints", ROOT / ".ci" / "minimum_constraints.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -33,23 +34,30 @@ def pyproject():
 
 
 def test_the_checked_in_constraints_are_what_pyproject_gives(script, pyproject):
-    assert CONSTRAINTS.read_text(encoding="utf-8") == script.constraints(pyproject), \
+    assert CONSTRAINTS.read_text(encoding="utf-8") == script.constraints(pyproject), (
         "pyproject.toml changed: run python .ci/minimum_constraints.py"
+    )
 
 
 def test_each_constraint_pins_a_declared_floor(script, pyproject):
     # read with packaging, apart from the script's own parser
     project = pyproject["project"]
     declared = {}
-    for text in [*pyproject["build-system"]["requires"], *project["dependencies"],
-                 *(r for extra in project["optional-dependencies"].values() for r in extra)]:
+    for text in [
+        *pyproject["build-system"]["requires"],
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra),
+    ]:
         requirement = Requirement(text)
         if requirement.name == project["name"]:
             continue
         (floor,) = [s.version for s in requirement.specifier if s.operator == ">="]
         declared[script.normalise(requirement.name)] = floor
-    pins = dict(line.split("==") for line in CONSTRAINTS.read_text().splitlines()
-                if line and not line.startswith("#"))
+    pins = dict(
+        line.split("==")
+        for line in CONSTRAINTS.read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     substituted = {name: used for name, (used, _) in script.SUBSTITUTES.items()}
     assert pins == {**declared, **substituted}
     assert {"numpy", "transformers", "pytest", "hatchling", "tqdm"} <= set(pins)
@@ -61,8 +69,15 @@ def test_a_requirement_without_a_floor_is_refused(script):
     with pytest.raises(ValueError, match=r"'numpy<3' needs exactly one lower bound"):
         script.floors({"project": {"name": "x", "dependencies": ["numpy<3"]}})
     with pytest.raises(ValueError, match="two floors"):
-        script.floors({"project": {"name": "x", "dependencies": ["tqdm>=4.66"],
-                                   "optional-dependencies": {"a": ["tqdm>=4.60"]}}})
+        script.floors(
+            {
+                "project": {
+                    "name": "x",
+                    "dependencies": ["tqdm>=4.66"],
+                    "optional-dependencies": {"a": ["tqdm>=4.60"]},
+                }
+            }
+        )
 
 
 _DRAWS = re.compile(r"^\s*(?:from|import) tqdm\b|require\(\s*[\"']tqdm", re.MULTILINE)
@@ -73,8 +88,9 @@ def test_every_extra_that_draws_a_progress_bar_requires_tqdm(pyproject):
     project = pyproject["project"]
     extras = project["optional-dependencies"]
     drawing = {}
-    for path in sorted([*(ROOT / "rankstats").rglob("*.py"),
-                        *(ROOT / "rankstats_collectors").rglob("*.py")]):
+    for path in sorted(
+        [*(ROOT / "rankstats").rglob("*.py"), *(ROOT / "rankstats_collectors").rglob("*.py")]
+    ):
         if _DRAWS.search(path.read_text(encoding="utf-8")):
             parts = path.relative_to(ROOT).parts
             group = parts[1] if parts[0] == "rankstats_collectors" and parts[1] in extras else None
@@ -82,14 +98,19 @@ def test_every_extra_that_draws_a_progress_bar_requires_tqdm(pyproject):
     assert {"openai", "hf"} <= set(drawing)
     for group, paths in drawing.items():
         requirements = extras[group] if group else project["dependencies"]
-        assert "tqdm" in {Requirement(r).name for r in requirements}, \
+        assert "tqdm" in {Requirement(r).name for r in requirements}, (
             f"{paths} draw progress bars, and the {group or 'core'} requirements lack tqdm"
+        )
 
 
 # the modules each extra of "all" brings, as the code imports them
-EXTRA_MODULES = {"io": ["h5netcdf", "pyarrow", "zarr"], "dask": ["dask.array", "distributed"],
-                 "plot": ["matplotlib"], "openai": ["openai", "tqdm"],
-                 "hf": ["torch", "transformers", "tokenizers", "tqdm"]}
+EXTRA_MODULES = {
+    "io": ["h5netcdf", "pyarrow", "zarr"],
+    "dask": ["dask.array", "distributed"],
+    "plot": ["matplotlib"],
+    "openai": ["openai", "tqdm"],
+    "hf": ["torch", "transformers", "tokenizers", "tqdm"],
+}
 
 
 def test_every_extra_of_all_imports_in_the_test_environment(pyproject):
@@ -110,9 +131,11 @@ def test_the_wheel_ships_the_schemas_and_declares_tqdm(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
-        requires = [line.split(":", 1)[1].strip()
-                    for line in archive.read(metadata).decode().splitlines()
-                    if line.startswith("Requires-Dist:")]
+        requires = [
+            line.split(":", 1)[1].strip()
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
     assert {f"rankstats/schemas/{name}.schema.json" for name in schemas.NAMES} <= names
     by_extra = {}
     for text in requires:
@@ -141,9 +164,12 @@ def test_the_schemas_are_found_through_the_package():
 # --- nothing undeclared is reached: every module imports with only what it declares ---
 
 # A module of one of these subpackages is installed by that extra; any other, by the core.
-EXTRA_OF_SUBPACKAGE = {("rankstats", "plot"): "plot", ("rankstats", "testing"): "testing",
-                       ("rankstats_collectors", "hf"): "hf",
-                       ("rankstats_collectors", "openai"): "openai"}
+EXTRA_OF_SUBPACKAGE = {
+    ("rankstats", "plot"): "plot",
+    ("rankstats", "testing"): "testing",
+    ("rankstats_collectors", "hf"): "hf",
+    ("rankstats_collectors", "openai"): "openai",
+}
 
 # Run in a fresh interpreter: the finder of installed modules is replaced by one that
 # does not find the top-level modules of distributions outside the allowed ones, so
@@ -168,7 +194,9 @@ class DeclaredOnly(PathFinder):
 sys.meta_path[sys.meta_path.index(PathFinder)] = DeclaredOnly
 """
 
-_IMPORT_ALL = _BLOCKER + """
+_IMPORT_ALL = (
+    _BLOCKER
+    + """
 failed = {}
 for module in json.loads(sys.argv[2]):
     try:
@@ -177,12 +205,16 @@ for module in json.loads(sys.argv[2]):
         failed[module] = f"{type(error).__name__}: {error}"
 print(json.dumps(failed))
 """
+)
 
-_COMMAND = _BLOCKER + """
+_COMMAND = (
+    _BLOCKER
+    + """
 from rankstats.cli import main
 
 sys.exit(main(json.loads(sys.argv[2])))
 """
+)
 
 
 def _modules() -> dict[str | None, list[str]]:
@@ -223,8 +255,9 @@ def _distributions(requirements: list[str], project: dict) -> set[str]:
             continue
         for text in requires:
             needed = Requirement(text)
-            if needed.marker is None or any(needed.marker.evaluate({"extra": extra})
-                                            for extra in ("", *requirement.extras)):
+            if needed.marker is None or any(
+                needed.marker.evaluate({"extra": extra}) for extra in ("", *requirement.extras)
+            ):
                 todo.append(needed)
     return seen
 
@@ -257,8 +290,13 @@ def _run(code: str, *arguments, cwd=ROOT):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-c", code, *map(json.dumps, arguments)],
-                          capture_output=True, text=True, cwd=cwd, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(json.dumps, arguments)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 def test_the_blocker_blocks(pyproject):
@@ -282,8 +320,9 @@ def test_every_module_imports_with_only_its_declared_dependencies(pyproject, ext
     done = _run(_IMPORT_ALL, _blocked(pyproject, extra), modules)
     assert done.returncode == 0, done.stderr
     failed = json.loads(done.stdout)
-    assert not failed, (f"modules that import what the {extra or 'core'} requirements do "
-                        f"not declare: {failed}")
+    assert not failed, (
+        f"modules that import what the {extra or 'core'} requirements do not declare: {failed}"
+    )
 
 
 @pytest.mark.slow
@@ -292,19 +331,71 @@ def test_a_command_whose_extra_is_missing_names_it(pyproject, tmp_path):
 
     samples = ROOT / "tests" / "data" / "collect" / "samples.jsonl"
     templates = ROOT / "tests" / "data" / "collect" / "templates.jsonl"
-    pd.DataFrame({"model": ["a", "b"], "task": "t", "template": "p",
-                  "score": [0.5, 0.6]}).to_parquet(tmp_path / "scores.parquet")
+    pd.DataFrame(
+        {"model": ["a", "b"], "task": "t", "template": "p", "score": [0.5, 0.6]}
+    ).to_parquet(tmp_path / "scores.parquet")
     core = _blocked(pyproject, None)
     commands = [
-        ("plot", ["stability", "mizrahi2024", "--n-resamples", "5", "--seed", "0", "--quiet",
-                  "--figures", "figures"]),
-        ("dask", ["stability", "mizrahi2024", "--n-resamples", "5", "--seed", "0", "--quiet",
-                  "--chunks", "task=1"]),
+        (
+            "plot",
+            [
+                "stability",
+                "mizrahi2024",
+                "--n-resamples",
+                "5",
+                "--seed",
+                "0",
+                "--quiet",
+                "--figures",
+                "figures",
+            ],
+        ),
+        (
+            "dask",
+            [
+                "stability",
+                "mizrahi2024",
+                "--n-resamples",
+                "5",
+                "--seed",
+                "0",
+                "--quiet",
+                "--chunks",
+                "task=1",
+            ],
+        ),
         ("io", ["import", "table", "scores.parquet", "-o", "cube.nc"]),
-        ("hf", ["collect", "hf", "--model", "gpt2", "--samples", str(samples),
-                "--templates", str(templates), "-o", "hf.nc"]),
-        ("openai", ["collect", "openai", "--model", "gpt-4o-mini", "--samples", str(samples),
-                    "--templates", str(templates), "-o", "openai.nc", "--dry-run"]),
+        (
+            "hf",
+            [
+                "collect",
+                "hf",
+                "--model",
+                "gpt2",
+                "--samples",
+                str(samples),
+                "--templates",
+                str(templates),
+                "-o",
+                "hf.nc",
+            ],
+        ),
+        (
+            "openai",
+            [
+                "collect",
+                "openai",
+                "--model",
+                "gpt-4o-mini",
+                "--samples",
+                str(samples),
+                "--templates",
+                str(templates),
+                "-o",
+                "openai.nc",
+                "--dry-run",
+            ],
+        ),
     ]
     for extra, command in commands:
         done = _run(_COMMAND, core, command, cwd=tmp_path)
@@ -324,8 +415,9 @@ def test_a_missing_module_is_named_with_its_extra():
     from rankstats.cli import EXTRA_OF_MODULE, _missing_extra
 
     error = ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib.pyplot")
-    assert _missing_extra(error) == ("No module named 'matplotlib': "
-                                     'pip install "rankstats[plot]"')
+    assert _missing_extra(error) == (
+        "No module named 'matplotlib': pip install \"rankstats[plot]\""
+    )
     pandas_style = ImportError("Missing optional dependency 'pyarrow'. Use pip or conda.")
     assert _missing_extra(pandas_style).endswith('pip install "rankstats[io]"')
     named = ImportError('figures need matplotlib: pip install "rankstats[plot]"')
@@ -334,7 +426,9 @@ def test_a_missing_module_is_named_with_its_extra():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     extras = pyproject["project"]["optional-dependencies"]
     for module, extra in EXTRA_OF_MODULE.items():
-        declared = {Requirement(text).name.lower().replace("-", "_")
-                    for name in ({"all": ["openai", "hf"]}.get(extra) or [extra])
-                    for text in extras[name]}
+        declared = {
+            Requirement(text).name.lower().replace("-", "_")
+            for name in ({"all": ["openai", "hf"]}.get(extra) or [extra])
+            for text in extras[name]
+        }
         assert module in declared or module == "h5py", (module, extra)  # h5netcdf[h5py]

@@ -138,8 +138,11 @@ def test_every_public_name_is_in_the_api_reference(site):
     import rankstats
 
     documented = _documented_objects(site)
-    missing = [name for name in rankstats.__all__
-               if not _is_documented(getattr(rankstats, name), documented)]
+    missing = [
+        name
+        for name in rankstats.__all__
+        if not _is_documented(getattr(rankstats, name), documented)
+    ]
     assert not missing, f"rankstats.__all__ names missing from docs/api/: {missing}"
 
 
@@ -193,8 +196,9 @@ def test_statistics_show_their_filled_docstrings(site):
     from rankstats._statistic import SHARED_DOCS
 
     html = (site / "api" / "statistics" / "index.html").read_text(encoding="utf-8")
-    unfilled = sorted({key for key in SHARED_DOCS
-                       if re.search(r"[>\s]\{" + key + r"\}[<\s]", html)})
+    unfilled = sorted(
+        {key for key in SHARED_DOCS if re.search(r"[>\s]\{" + key + r"\}[<\s]", html)}
+    )
     assert not unfilled, f"placeholders left in the statistics' reference: {unfilled}"
     assert "What to do with missing scores" in html  # the shared nan_policy text
     assert 'id="rankstats.statistics.kendall_w"' in html
@@ -204,15 +208,16 @@ def test_the_reference_links_and_typesets(site):
     html = (site / "api" / "statistics" / "index.html").read_text(encoding="utf-8")
     assert ":func:" not in html and ":math:" not in html and ".. math::" not in html
     assert 'class="arithmatex"' in html
-    assert re.search(r'<a class="autorefs[^"]*" href="[^"]*#rankstats\.statistics\.friedman"',
-                     html)
+    assert re.search(r'<a class="autorefs[^"]*" href="[^"]*#rankstats\.statistics\.friedman"', html)
 
 
 # --- every documented command is run, and the list of them is the documentation's ---
 
+
 def _commands_script():
     spec = importlib.util.spec_from_file_location(
-        "documented_commands", ROOT / ".ci" / "documented_commands.py")
+        "documented_commands", ROOT / ".ci" / "documented_commands.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -223,8 +228,9 @@ def test_every_documented_command_is_in_the_list_and_only_those():
     shown = script.documented()
     listed = {script.words(entry["shown"]) for entry in script.load()["command"]}
     assert len(shown) > 40 and ("rankstats", "plan", "mizrahi2024") in shown
-    missing = sorted(" ".join(words) + f"  ({', '.join(shown[words])})"
-                     for words in set(shown) - listed)
+    missing = sorted(
+        " ".join(words) + f"  ({', '.join(shown[words])})" for words in set(shown) - listed
+    )
     assert not missing, f"commands the docs show that docs/commands.toml lacks: {missing}"
     stale = sorted(" ".join(words) for words in listed - set(shown))
     assert not stale, f"commands in docs/commands.toml that no page shows: {stale}"
@@ -232,15 +238,19 @@ def test_every_documented_command_is_in_the_list_and_only_those():
 
 def test_the_command_lines_are_read_from_code_blocks_only():
     script = _commands_script()
-    text = ("rankstats report cube.nc in prose is no command\n\n"
-            "```bash\n"
-            "rankstats import table a.csv \\\n    -o cube.nc   # a comment\n"
-            "python -m pip install -e .\n"
-            "```\n\n"
-            "```console\n$ rankstats info 'my cube.nc'\n```\n")
+    text = (
+        "rankstats report cube.nc in prose is no command\n\n"
+        "```bash\n"
+        "rankstats import table a.csv \\\n    -o cube.nc   # a comment\n"
+        "python -m pip install -e .\n"
+        "```\n\n"
+        "```console\n$ rankstats info 'my cube.nc'\n```\n"
+    )
     lines = script.documented_lines(text)
-    assert lines == ["rankstats import table a.csv -o cube.nc   # a comment",
-                     "rankstats info 'my cube.nc'"]
+    assert lines == [
+        "rankstats import table a.csv -o cube.nc   # a comment",
+        "rankstats info 'my cube.nc'",
+    ]
     assert script.words(lines[0]) == ("rankstats", "import", "table", "a.csv", "-o", "cube.nc")
     assert script.words(lines[1])[-1] == "my cube.nc"
 
@@ -248,13 +258,14 @@ def test_the_command_lines_are_read_from_code_blocks_only():
 def test_the_list_refuses_a_command_listed_twice(tmp_path):
     script = _commands_script()
     twice = tmp_path / "commands.toml"
-    twice.write_text('[inputs]\n[[command]]\nshown = "rankstats info x.nc"\n'
-                     '[[command]]\nshown = "rankstats  info x.nc  # again"\n')
+    twice.write_text(
+        '[inputs]\n[[command]]\nshown = "rankstats info x.nc"\n'
+        '[[command]]\nshown = "rankstats  info x.nc  # again"\n'
+    )
     with pytest.raises(ValueError, match="listed twice"):
         script.load(twice)
     unknown = tmp_path / "unknown.toml"
-    unknown.write_text('[inputs]\n[[command]]\nshown = "rankstats info x.nc"\n'
-                       'given = ["x.nc"]\n')
+    unknown.write_text('[inputs]\n[[command]]\nshown = "rankstats info x.nc"\ngiven = ["x.nc"]\n')
     with pytest.raises(ValueError, match="which \\[inputs\\] does not make"):
         script.load(unknown)
 
@@ -264,19 +275,24 @@ def test_commands_that_cannot_run_say_why():
     skipped = [entry for entry in entries if "skip" in entry]
     assert all(len(entry["skip"]) > 15 for entry in skipped)
     # only what needs the network, a model or a server is left out
-    assert {entry["shown"].split()[1] for entry in skipped} <= {"collect", "paraphrase",
-                                                              "stability"}
+    assert {entry["shown"].split()[1] for entry in skipped} <= {
+        "collect",
+        "paraphrase",
+        "stability",
+    }
     assert len(skipped) < len(entries) / 4
 
 
 # --- the examples are checked exactly ---
 
+
 def _checker_module():
     import _pytest.doctest
 
     checker = type(_pytest.doctest._get_checker())
-    assert checker.__name__ == "RoundedNumberChecker", \
+    assert checker.__name__ == "RoundedNumberChecker", (
         "the doctests are not checked by the checker of the root conftest.py"
+    )
     # the root conftest's namespace (its module name, "conftest", is not unique)
     return checker.check_output.__globals__
 
@@ -288,30 +304,36 @@ def _passes(want: str, got: str, flags: int = 0) -> bool:
     return checker.check_output(want, got, flags | doctest.NORMALIZE_WHITESPACE)
 
 
-@pytest.mark.parametrize(("want", "got"), [
-    ("3.\n", "3.4\n"),
-    ("0.333\n", "0.3333333333333333\n"),
-    ("[2. 4. 4. 4.]\n", "[2. 4. 4. 4.]\n"),
-    ("array([0.81, 0.71])\n", "array([0.8100000001, 0.71      ])\n"),
-    ("1.5e-03\n", "0.00149\n"),
-    ("(6.0, 0.049787)\n", "(6.0, 0.0497871)\n"),
-    ("version 1.2.3\n", "version 1.2.3\n"),
-])
+@pytest.mark.parametrize(
+    ("want", "got"),
+    [
+        ("3.\n", "3.4\n"),
+        ("0.333\n", "0.3333333333333333\n"),
+        ("[2. 4. 4. 4.]\n", "[2. 4. 4. 4.]\n"),
+        ("array([0.81, 0.71])\n", "array([0.8100000001, 0.71      ])\n"),
+        ("1.5e-03\n", "0.00149\n"),
+        ("(6.0, 0.049787)\n", "(6.0, 0.0497871)\n"),
+        ("version 1.2.3\n", "version 1.2.3\n"),
+    ],
+)
 def test_the_checker_accepts_a_number_that_rounds_to_the_printed_one(want, got):
     assert _passes(want, got)
 
 
-@pytest.mark.parametrize(("want", "got"), [
-    ("3.\n", "4.\n"),                          # NUMBER would accept a whole unit
-    ("3.\n", "3.6\n"),
-    ("[2. 3. 3. 4.]\n", "[2. 4. 4. 4.]\n"),
-    ("0.333\n", "0.334\n"),
-    ("0.333\n", "0.3336\n"),
-    ("0.5363\n", "0.5362\n"),
-    ("1.5e-03\n", "0.0016\n"),
-    ("3\n", "3.4\n"),                          # an integer is text
-    ("[2. 4. 4.]\n", "[2. 4. 4. 4.]\n"),       # another count of numbers
-])
+@pytest.mark.parametrize(
+    ("want", "got"),
+    [
+        ("3.\n", "4.\n"),  # NUMBER would accept a whole unit
+        ("3.\n", "3.6\n"),
+        ("[2. 3. 3. 4.]\n", "[2. 4. 4. 4.]\n"),
+        ("0.333\n", "0.334\n"),
+        ("0.333\n", "0.3336\n"),
+        ("0.5363\n", "0.5362\n"),
+        ("1.5e-03\n", "0.0016\n"),
+        ("3\n", "3.4\n"),  # an integer is text
+        ("[2. 4. 4.]\n", "[2. 4. 4. 4.]\n"),  # another count of numbers
+    ],
+)
 def test_the_checker_refuses_a_number_that_does_not_round_to_the_printed_one(want, got):
     assert not _passes(want, got)
 
@@ -321,11 +343,14 @@ def test_a_wrong_printed_number_fails_its_doctest():
 
     checker = _checker_module()["RoundedNumberChecker"]()
     parser = doctest.DocTestParser()
-    for source, failures in [(">>> 4.0\n3.\n", 1), (">>> 3.4\n3.\n", 0),
-                             (">>> import numpy as np\n>>> print(np.array([2., 4, 4, 4]))\n"
-                              "[2. 3. 3. 4.]\n", 1)]:
-        runner = doctest.DocTestRunner(checker=checker, verbose=False,
-                                       optionflags=doctest.NORMALIZE_WHITESPACE)
+    for source, failures in [
+        (">>> 4.0\n3.\n", 1),
+        (">>> 3.4\n3.\n", 0),
+        (">>> import numpy as np\n>>> print(np.array([2., 4, 4, 4]))\n[2. 3. 3. 4.]\n", 1),
+    ]:
+        runner = doctest.DocTestRunner(
+            checker=checker, verbose=False, optionflags=doctest.NORMALIZE_WHITESPACE
+        )
         runner.run(parser.get_doctest(source, {}, "example", None, 0), out=lambda _: None)
         assert runner.failures == failures, source
 
@@ -334,20 +359,26 @@ def test_blocks_that_import_a_missing_oracle_are_skipped(monkeypatch):
     import doctest
 
     module = _checker_module()
-    source = (">>> x = 1\n\nprose between two blocks\n\n"
-              ">>> import pingouin\n>>> pingouin.__name__\n'pingouin'\n\n"
-              ">>> from statsmodels.stats import multitest\n\n")
+    source = (
+        ">>> x = 1\n\nprose between two blocks\n\n"
+        ">>> import pingouin\n>>> pingouin.__name__\n'pingouin'\n\n"
+        ">>> from statsmodels.stats import multitest\n\n"
+    )
     test = doctest.DocTestParser().get_doctest(source, {}, "page", None, 0)
     monkeypatch.setitem(module, "_missing", lambda name: name == "pingouin")
     assert module["skip_blocks_without_oracles"](test) == 2
-    assert [bool(e.options.get(doctest.SKIP)) for e in test.examples] == [False, True, True,
-                                                                          False]
+    assert [bool(e.options.get(doctest.SKIP)) for e in test.examples] == [False, True, True, False]
 
 
 def test_the_examples_use_no_pytest_helpers():
     pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
     modules = [*(ROOT / "rankstats").rglob("*.py"), *(ROOT / "rankstats_collectors").rglob("*.py")]
-    used = [str(path.relative_to(ROOT)) for path in [*pages, *modules]
-            if re.search(r"getfixture\(|\bcapsys\b|\btmp_path\b.*>>>|>>>.*\btmp_path\b",
-                         path.read_text(encoding="utf-8"))]
+    used = [
+        str(path.relative_to(ROOT))
+        for path in [*pages, *modules]
+        if re.search(
+            r"getfixture\(|\bcapsys\b|\btmp_path\b.*>>>|>>>.*\btmp_path\b",
+            path.read_text(encoding="utf-8"),
+        )
+    ]
     assert not used, f"examples a user cannot copy (pytest fixtures): {used}"

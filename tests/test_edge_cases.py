@@ -27,8 +27,13 @@ RTOL = 1e-10
 
 
 def close(actual, desired):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=RTOL, atol=0, equal_nan=False)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float),
+        np.asarray(desired, dtype=float),
+        rtol=RTOL,
+        atol=0,
+        equal_nan=False,
+    )
 
 
 def kendall_formula(x: np.ndarray, correction: bool = True) -> float:
@@ -45,8 +50,11 @@ def pg_w(x: np.ndarray) -> float:
     rows, cols = np.nonzero(~np.isnan(x))
     data = pd.DataFrame({"subject": rows, "within": cols, "dv": x[rows, cols]})
     # oracle: pingouin.friedman(data, dv="dv", within="within", subject="subject")
-    return float(pingouin.friedman(data=data, dv="dv", within="within",
-                                   subject="subject").loc["Friedman", "W"])
+    return float(
+        pingouin.friedman(data=data, dv="dv", within="within", subject="subject").loc[
+            "Friedman", "W"
+        ]
+    )
 
 
 def _scores(seed: int, shape=(6, 8)) -> np.ndarray:
@@ -55,6 +63,7 @@ def _scores(seed: int, shape=(6, 8)) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- Kendall's W
+
 
 @pytest.mark.parametrize("correction", [True, False])
 @pytest.mark.parametrize("ties", ["average", "min", "max", "dense", "ordinal"])
@@ -155,6 +164,7 @@ def test_nan_warnings_point_at_the_caller(call):
 
 # --------------------------------------------------------------------------- nan_policy: W
 
+
 def _with_holes(seed: int) -> np.ndarray:
     x = _scores(seed)
     x[1, 2] = np.nan
@@ -211,6 +221,7 @@ def test_omit_with_every_judge_incomplete_is_nan_with_a_warning():
 
 # --------------------------------------------------------------------------- structure: W
 
+
 def test_an_object_missing_for_every_judge_drops_out():
     x = _scores(6)
     padded = np.insert(x, 3, np.nan, axis=1)
@@ -243,9 +254,13 @@ def test_friedman_padding_drops_out():
 def test_a_model_never_run_on_a_task_drops_out_of_that_task():
     rng = np.random.default_rng(9)
     scores = rng.integers(0, 6, size=(5, 4)) / 6  # model x template
-    records = [{"model": f"m{i}", "task": task, "template": f"p{j}", "score": scores[i, j]}
-               for task in ("full", "partial") for i in range(5) for j in range(4)
-               if not (task == "partial" and i == 2)]
+    records = [
+        {"model": f"m{i}", "task": task, "template": f"p{j}", "score": scores[i, j]}
+        for task in ("full", "partial")
+        for i in range(5)
+        for j in range(4)
+        if not (task == "partial" and i == 2)
+    ]
     cube = rankstats.from_records(records)
     result = rankstats.kendall_w(cube, nan_policy="raise")
     close(result.statistic.sel(task="full"), pg_w(scores.T))
@@ -259,6 +274,7 @@ def test_a_model_never_run_on_a_task_drops_out_of_that_task():
 
 
 # --------------------------------------------------------------------------- Kendall's tau
+
 
 def test_a_constant_ranking_in_tau_is_nan_with_a_warning():
     with pytest.warns(RankstatsWarning, match="constant"):
@@ -413,6 +429,7 @@ def test_mcnemar_sample_missing_everywhere_drops_out():
 
 # --------------------------------------------------------------------------- Cochran's Q
 
+
 def test_cochran_q_all_blocks_constant_is_nan_with_a_warning():
     x = np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
     with pytest.warns(RankstatsWarning, match="same outcome"):
@@ -440,11 +457,13 @@ def test_cochran_q_rejects_non_binary_scores():
 def test_mcnemar_and_cochran_name_a_non_binary_score(bad):
     x = np.array([[0.0, 1.0, 1.0, np.nan], [1.0, 0.0, 1.0, 0.0]])
     x[1, 2] = bad
-    with pytest.raises(rankstats.ScoreValueError,
-                       match=rf"mcnemar: .* found {bad!r} at index \(1, 2\)"):
+    with pytest.raises(
+        rankstats.ScoreValueError, match=rf"mcnemar: .* found {bad!r} at index \(1, 2\)"
+    ):
         rankstats.mcnemar(x[0], x[1])
-    with pytest.raises(rankstats.ScoreValueError,
-                       match=rf"cochran_q: .* found {bad!r} at index \(2, 1\)"):
+    with pytest.raises(
+        rankstats.ScoreValueError, match=rf"cochran_q: .* found {bad!r} at index \(2, 1\)"
+    ):
         rankstats.cochran_q(x.T)
 
 

@@ -52,35 +52,71 @@ def brute_force(texts, groups, max_distance, min_distance, unit):
 
 # ---------------------------------------------------------------- tokens and rules
 
+
 def test_placeholders_keep_their_quotes_and_punctuation_stands_alone():
     from rankstats._kernels.edits import tokenize
 
-    tokens = [t for t, _, _ in tokenize('Don\'t use "{letter}" or \'{x}\' or {y}:\nok.')]
-    assert tokens == ["Don't", "use", '"{letter}"', "or", "'{x}'", "or", "{y}", ":", "\n",
-                      "ok", "."]
+    tokens = [t for t, _, _ in tokenize("Don't use \"{letter}\" or '{x}' or {y}:\nok.")]
+    assert tokens == [
+        "Don't",
+        "use",
+        '"{letter}"',
+        "or",
+        "'{x}'",
+        "or",
+        "{y}",
+        ":",
+        "\n",
+        "ok",
+        ".",
+    ]
 
 
-@pytest.mark.parametrize(("a", "b", "rule"), [
-    ('Write a word that excludes the letter "{letter}".',
-     'Write a word that lacks the letter "{letter}".', "excludes → lacks"),
-    ('Write a word that does not include the letter "{letter}".',
-     'Write a word that does not have the letter "{letter}".', "include → have"),
-    ('Create a word that does not include the letter "{letter}".',
-     'Create a word that does not include the letter "{letter}":', "'.' → ':'"),
-    ('Write a word that lacks the letter "{letter}"',
-     'Write a word that lacks the letter "{letter}".', "+ '.'"),
-    ('Your task is to write a word without the letter "{letter}".',
-     'Your task is to write a word without using the letter "{letter}".', "+ 'using'"),
-    ("Are all the words in {words} categorized as {category}?",
-     "Q: Are all the words in {words} categorized as {category}?", "+ 'Q:'"),
-    ("Create a sentence that ends with {word}.", 'Create a sentence that ends with "{word}".',
-     '{word} → "{word}"'),
-    ("Which word rhymes with {query}?", "What word rhymes with {query}?", "Which → What"),
-    ("Answer {q}.\nAnswer:", "Answer {q}.\n\nAnswer:", "+ '\\n'"),
-    ("Answer  {q}.", "Answer {q}.", "(whitespace)"),
-    ("Answer {q}.", "Answer {q}.", "(identical)"),
-    ("Say a b c d {q}", "Say x b c y {q}", "a → x; d → y"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "rule"),
+    [
+        (
+            'Write a word that excludes the letter "{letter}".',
+            'Write a word that lacks the letter "{letter}".',
+            "excludes → lacks",
+        ),
+        (
+            'Write a word that does not include the letter "{letter}".',
+            'Write a word that does not have the letter "{letter}".',
+            "include → have",
+        ),
+        (
+            'Create a word that does not include the letter "{letter}".',
+            'Create a word that does not include the letter "{letter}":',
+            "'.' → ':'",
+        ),
+        (
+            'Write a word that lacks the letter "{letter}"',
+            'Write a word that lacks the letter "{letter}".',
+            "+ '.'",
+        ),
+        (
+            'Your task is to write a word without the letter "{letter}".',
+            'Your task is to write a word without using the letter "{letter}".',
+            "+ 'using'",
+        ),
+        (
+            "Are all the words in {words} categorized as {category}?",
+            "Q: Are all the words in {words} categorized as {category}?",
+            "+ 'Q:'",
+        ),
+        (
+            "Create a sentence that ends with {word}.",
+            'Create a sentence that ends with "{word}".',
+            '{word} → "{word}"',
+        ),
+        ("Which word rhymes with {query}?", "What word rhymes with {query}?", "Which → What"),
+        ("Answer {q}.\nAnswer:", "Answer {q}.\n\nAnswer:", "+ '\\n'"),
+        ("Answer  {q}.", "Answer {q}.", "(whitespace)"),
+        ("Answer {q}.", "Answer {q}.", "(identical)"),
+        ("Say a b c d {q}", "Say x b c y {q}", "a → x; d → y"),
+    ],
+)
 def test_rules_read_like_the_papers_tables(a, b, rule):
     assert describe_edit(a, b) == rule
 
@@ -102,16 +138,22 @@ def test_a_rule_reversed_is_the_reverse_edit():
 
 # ---------------------------------------------------------------- the search
 
+
 def test_blocked_search_equals_comparing_every_pair():
     rng = np.random.default_rng(3)
     vocabulary = ["a", "word", "the", "letter", "{x}", '"{x}"', ".", ":", "not", "write"]
     texts = [" ".join(rng.choice(vocabulary, size=rng.integers(0, 9))) for _ in range(160)]
     texts[5] = ""
     groups = rng.integers(0, 3, size=len(texts)).tolist()
-    for unit, max_distance, min_distance in [("tokens", 0, 0), ("tokens", 1, 1),
-                                             ("tokens", 2, 0), ("characters", 3, 1)]:
-        found = edit_pairs(texts, groups, max_distance=max_distance, unit=unit,
-                           min_distance=min_distance)
+    for unit, max_distance, min_distance in [
+        ("tokens", 0, 0),
+        ("tokens", 1, 1),
+        ("tokens", 2, 0),
+        ("characters", 3, 1),
+    ]:
+        found = edit_pairs(
+            texts, groups, max_distance=max_distance, unit=unit, min_distance=min_distance
+        )
         expected = brute_force(texts, groups, max_distance, min_distance, unit)
         assert list(found.itertuples(index=False, name=None)) == expected, (unit, max_distance)
         assert found.attrs["candidates"] <= found.attrs["possible"]
@@ -125,6 +167,7 @@ def test_blocking_compares_a_small_share_of_the_pairs(released):
 
 # ---------------------------------------------------------------- the released data
 
+
 @pytest.fixture(scope="module")
 def released():
     cube = rankstats.datasets.load("mizrahi2024")
@@ -136,8 +179,7 @@ def released():
 
 def _release_accuracy(task: str) -> pd.DataFrame:
     """The release's own per-template accuracy CSV, read directly."""
-    table = pd.read_csv(RELEASE / "paraphrases accuracies" / "LMentry" / f"{task}.csv",
-                        index_col=0)
+    table = pd.read_csv(RELEASE / "paraphrases accuracies" / "LMentry" / f"{task}.csv", index_col=0)
     return table.rename(columns=lambda c: c.removesuffix("_acc"))
 
 
@@ -167,7 +209,7 @@ def _include_to_have(one):
         if rule in ("include → have", "have → include"):
             sign = 1.0 if rule == "include → have" else -1.0
             ids = (one["template_id"].values[k], one["template_id_b"].values[k])
-            out.append((ids[::int(sign)], sign * one["difference"].isel(pair=k)))
+            out.append((ids[:: int(sign)], sign * one["difference"].isel(pair=k)))
     return out
 
 
@@ -181,8 +223,9 @@ def test_differences_are_those_the_release_implies(released):
         got = one["difference"].isel(pair=k).to_series()
         np.testing.assert_allclose(got[expected.index], expected, atol=1e-6)
     # the include/have pairs named in the paper's direction
-    texts = pd.read_csv(RELEASE / "automatic paraphrases" / "LMentry" / "word_not_containing.csv",
-                        index_col=0)["prompt template"]
+    texts = pd.read_csv(
+        RELEASE / "automatic paraphrases" / "LMentry" / "word_not_containing.csv", index_col=0
+    )["prompt template"]
     for (a, b), _ in _include_to_have(one):
         assert describe_edit(texts.loc[int(a)], texts.loc[int(b)]) == "include → have"
 
@@ -192,17 +235,24 @@ def test_the_papers_table_12_values(released):
     _, edits, _ = released
     one = edits.isel(pair=np.asarray(edits["task"].values == "word_not_containing"))
     lacks = one.isel(pair=np.asarray(one["rule"].values == "excludes → lacks"))
-    by_ids = {(a, b): lacks["difference"].isel(pair=k)
-              for k, (a, b) in enumerate(zip(lacks["template_id"].values,
-                                             lacks["template_id_b"].values, strict=True))}
+    by_ids = {
+        (a, b): lacks["difference"].isel(pair=k)
+        for k, (a, b) in enumerate(
+            zip(lacks["template_id"].values, lacks["template_id_b"].values, strict=True)
+        )
+    }
     # "Write a word that excludes ..." .54 -> "... lacks ..." .12 (flan-t5-large, -.42)
-    assert float(by_ids[("52", "117")].sel(model="flan-t5-large")) == pytest.approx(-0.42,
-                                                                                  abs=0.006)
+    assert float(by_ids[("52", "117")].sel(model="flan-t5-large")) == pytest.approx(
+        -0.42, abs=0.006
+    )
     # the same without the final period: .46 -> .88 (flan-t5-xl, +.42)
     assert float(by_ids[("56", "58")].sel(model="flan-t5-xl")) == pytest.approx(0.42, abs=0.006)
     include_have = _include_to_have(one)
-    for model, printed in [("falcon-7b-instruct", -0.62), ("flan-t5-xl", 0.31),
-                           ("ultralm-13b", -0.35)]:
+    for model, printed in [
+        ("falcon-7b-instruct", -0.62),
+        ("flan-t5-xl", 0.31),
+        ("ultralm-13b", -0.35),
+    ]:
         values = [float(d.sel(model=model)) for _, d in include_have]
         assert min(abs(v - printed) for v in values) < 0.006, (model, values)
 
@@ -257,27 +307,40 @@ def test_largest_edits_come_first(released):
 
 # ---------------------------------------------------------------- per-sample tests
 
+
 def planted_cube(reps, real=5, null=10, samples=60, p=0.5, p_real=0.8, rho=0.5, seed=0):
     """Binary per-sample cube: each task holds ``real`` edits that move both models
     (accuracy p -> p_real) and ``null`` edits that move nothing (correlated answers)."""
     rng = np.random.default_rng(seed)
     n_pairs = real + null
-    texts = [(f"Read w{2 * k} w{2 * k + 1} carefully and answer {{x}}.",
-              f"Read w{2 * k} w{2 * k + 1} carefully {'then' if k < real else 'so'} "
-              "answer {x}.") for k in range(n_pairs)]
+    texts = [
+        (
+            f"Read w{2 * k} w{2 * k + 1} carefully and answer {{x}}.",
+            f"Read w{2 * k} w{2 * k + 1} carefully {'then' if k < real else 'so'} answer {{x}}.",
+        )
+        for k in range(n_pairs)
+    ]
     shape = (2, reps, n_pairs, samples)
     first = rng.random(shape) < p
     second_null = np.where(rng.random(shape) < rho, first, rng.random(shape) < p)
     second_real = rng.random(shape) < p_real
     second = np.where((np.arange(n_pairs) < real)[:, None], second_real, second_null)
-    m, t, k, s = np.meshgrid(np.arange(2), np.arange(reps), np.arange(n_pairs),
-                             np.arange(samples), indexing="ij")
-    frames = [pd.DataFrame({
-        "model": np.array(["m1", "m2"])[m.ravel()], "task": t.ravel(),
-        "template": 2 * k.ravel() + side, "sample": s.ravel(),
-        "template_text": np.array([pair[side] for pair in texts], dtype=object)[k.ravel()],
-        "score": values.ravel().astype(float)})
-        for side, values in ((0, first), (1, second))]
+    m, t, k, s = np.meshgrid(
+        np.arange(2), np.arange(reps), np.arange(n_pairs), np.arange(samples), indexing="ij"
+    )
+    frames = [
+        pd.DataFrame(
+            {
+                "model": np.array(["m1", "m2"])[m.ravel()],
+                "task": t.ravel(),
+                "template": 2 * k.ravel() + side,
+                "sample": s.ravel(),
+                "template_text": np.array([pair[side] for pair in texts], dtype=object)[k.ravel()],
+                "score": values.ravel().astype(float),
+            }
+        )
+        for side, values in ((0, first), (1, second))
+    ]
     return rankstats.from_records(pd.concat(frames, ignore_index=True), score_kind="binary")
 
 
@@ -298,8 +361,10 @@ def test_mcnemar_and_corrections_match_statsmodels():
         a, b = int(edits["template"].values[k]), int(edits["template_b"].values[k])
         x = score.sel(model="m2", task=task).isel(template=a).values
         y = score.sel(model="m2", task=task).isel(template=b).values
-        table = [[np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
-                 [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))]]
+        table = [
+            [np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
+            [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))],
+        ]
         expected = sm_mcnemar(table, exact=True).pvalue
         assert float(edits["pvalue"].sel(model="m2").isel(pair=k)) == pytest.approx(expected)
     for task in np.unique(edits["task"].values):
@@ -310,8 +375,9 @@ def test_mcnemar_and_corrections_match_statsmodels():
     holm = minimal_edits(cube, p_adjust="holm", family="model")
     for model in ("m1", "m2"):
         raw = holm["pvalue"].sel(model=model).values
-        np.testing.assert_allclose(holm["pvalue_adjusted"].sel(model=model).values,
-                                   multipletests(raw, method="holm")[1])
+        np.testing.assert_allclose(
+            holm["pvalue_adjusted"].sel(model=model).values, multipletests(raw, method="holm")[1]
+        )
     assert holm.attrs["test"] == "McNemar (exact), holm-corrected"
 
 
@@ -391,16 +457,27 @@ def test_absent_models_and_missing_samples_stay_out_of_the_family():
 
 
 def test_non_binary_samples_are_not_tested():
-    cube = rankstats.from_records([
-        {"model": "m", "task": "t", "template": p, "sample": s, "template_text": text,
-         "score": 0.25 * (s + k)}
-        for k, (p, text) in enumerate([("a", "Use {x}."), ("b", "Use {x}:")]) for s in range(3)])
+    cube = rankstats.from_records(
+        [
+            {
+                "model": "m",
+                "task": "t",
+                "template": p,
+                "sample": s,
+                "template_text": text,
+                "score": 0.25 * (s + k),
+            }
+            for k, (p, text) in enumerate([("a", "Use {x}."), ("b", "Use {x}:")])
+            for s in range(3)
+        ]
+    )
     edits = minimal_edits(cube)
     assert "pvalue" not in edits and edits.attrs["test"].startswith("none: the per-sample")
     assert float(edits["difference"].squeeze()) == pytest.approx(0.25)
 
 
 # ---------------------------------------------------------------- errors
+
 
 def test_bad_input_is_named():
     cube = rankstats.from_records([{"model": "m", "task": "t", "template": "a", "score": 0.5}])
@@ -418,18 +495,24 @@ def test_bad_input_is_named():
         edit_pairs(["a"], groups=[1, 2])
     texts = cube.assign_coords(template_text=(("task", "template"), [["Use {x}."]]))
     with pytest.raises(ValueError, match="family='sample'"):
-        minimal_edits(texts.expand_dims(sample=[0]).transpose("model", "task", "template",
-                                                               "sample")
-                      .assign(score=lambda c: c.score.round()), family="sample")
+        minimal_edits(
+            texts.expand_dims(sample=[0])
+            .transpose("model", "task", "template", "sample")
+            .assign(score=lambda c: c.score.round()),
+            family="sample",
+        )
     extra = texts.assign(score=texts.score.expand_dims(seed=[0, 1]))
     with pytest.raises(DimensionError, match="unexpected seed"):
         minimal_edits(extra)
 
 
 def test_no_pairs_gives_an_empty_result():
-    cube = rankstats.from_records([
-        {"model": "m", "task": "t", "template": p, "template_text": text, "score": 0.5}
-        for p, text in [("a", "Name a fruit."), ("b", "List three rivers of Europe.")]])
+    cube = rankstats.from_records(
+        [
+            {"model": "m", "task": "t", "template": p, "template_text": text, "score": 0.5}
+            for p, text in [("a", "Name a fruit."), ("b", "List three rivers of Europe.")]
+        ]
+    )
     edits = minimal_edits(cube)
     assert edits.sizes["pair"] == 0
     assert edit_rules(edits).sizes["rule"] == 0
@@ -437,6 +520,7 @@ def test_no_pairs_gives_an_empty_result():
 
 
 # ---------------------------------------------------------------- report, command line, figure
+
 
 def _quiet_report(cube):
     # the report's other sections warn about these small cubes (constant rankings)
@@ -467,8 +551,10 @@ def test_report_section_with_tests():
 
 def test_command_line(tmp_path, capsys):
     tables, figure = tmp_path / "tables", tmp_path / "edits.png"
-    assert main(["edits", "mizrahi2024", "--top", "5", "--csv", str(tables),
-                 "--figure", str(figure)]) == 0
+    assert (
+        main(["edits", "mizrahi2024", "--top", "5", "--csv", str(tables), "--figure", str(figure)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "excludes → lacks" in pd.read_csv(tables / "differences.csv")["edit"].tolist()
     assert out.startswith("# Minimal template edits: ")
@@ -482,8 +568,23 @@ def test_command_line(tmp_path, capsys):
 def test_command_line_with_tests(tmp_path, capsys):
     path = tmp_path / "planted.nc"
     rankstats.save(planted_cube(reps=3, samples=30), path)
-    assert main(["edits", str(path), "--p-adjust", "bh", "--family", "task",
-                 "--method", "midp", "--top", "3"]) == 0
+    assert (
+        main(
+            [
+                "edits",
+                str(path),
+                "--p-adjust",
+                "bh",
+                "--family",
+                "task",
+                "--method",
+                "midp",
+                "--top",
+                "3",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "McNemar (midp), bh-corrected" in out and "p (adjusted)" in out
 

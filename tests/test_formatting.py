@@ -6,8 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankstats_collectors.prompts.formatting import TemplateError, check_fields, placeholders, render
 from rankstats.errors import CubeError
+from rankstats_collectors.prompts.formatting import (
+    TemplateError,
+    check_fields,
+    placeholders,
+    render,
+)
 
 NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
 LITERALS = st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=12)
@@ -39,14 +44,17 @@ def test_placeholders_in_order_of_first_appearance():
     assert placeholders("no fields {{here}}") == ()
 
 
-@pytest.mark.parametrize(("text", "field", "problem"), [
-    ("Q: {}", "{}", "positional"),
-    ("Q: {0}", "{0}", "positional"),
-    ("Q: {x.__class__}", "{x.__class__}", "attribute and index"),
-    ("Q: {x[0]}", "{x[0]}", "attribute and index"),
-    ("Q: {x!r}", "{x!r}", "conversions"),
-    ("Q: {x:>10}", "{x:>10}", "format specs"),
-])
+@pytest.mark.parametrize(
+    ("text", "field", "problem"),
+    [
+        ("Q: {}", "{}", "positional"),
+        ("Q: {0}", "{0}", "positional"),
+        ("Q: {x.__class__}", "{x.__class__}", "attribute and index"),
+        ("Q: {x[0]}", "{x[0]}", "attribute and index"),
+        ("Q: {x!r}", "{x!r}", "conversions"),
+        ("Q: {x:>10}", "{x:>10}", "format specs"),
+    ],
+)
 def test_forbidden_fields_name_template_and_field(text, field, problem):
     with pytest.raises(TemplateError) as caught:
         placeholders(text, template_id="7")

@@ -10,9 +10,16 @@ import pytest
 
 import rankstats
 
-PUBLIC_MODULES = ("rankstats", "rankstats.statistics", "rankstats.stability", "rankstats.plot",
-                  "rankstats.analyses.budget", "rankstats.analyses.edits",
-                  "rankstats.analyses.verbalizer", "rankstats.analyses.report")
+PUBLIC_MODULES = (
+    "rankstats",
+    "rankstats.statistics",
+    "rankstats.stability",
+    "rankstats.plot",
+    "rankstats.analyses.budget",
+    "rankstats.analyses.edits",
+    "rankstats.analyses.verbalizer",
+    "rankstats.analyses.report",
+)
 
 #: Names the glossary replaced, and the name that replaced them.
 RETIRED = {
@@ -25,9 +32,14 @@ RETIRED = {
     "correction": "tie_correction or p_adjust",
     "pairs": "pairs_over",
 }
-RETIRED_FLAGS = {"-B": "--n-resamples", "--resamples": "--n-resamples",
-                 "--trials": "--n-resamples", "--repetitions": "--n-resamples",
-                 "--level": "--confidence-level", "--correction": "--p-adjust"}
+RETIRED_FLAGS = {
+    "-B": "--n-resamples",
+    "--resamples": "--n-resamples",
+    "--trials": "--n-resamples",
+    "--repetitions": "--n-resamples",
+    "--level": "--confidence-level",
+    "--correction": "--p-adjust",
+}
 
 
 def public_callables():
@@ -111,7 +123,18 @@ def test_glossary_page_lists_every_name():
 
     page = Path(rankstats.__file__).resolve().parents[1] / "docs" / "glossary.md"
     text = page.read_text(encoding="utf-8")
-    for name in ("n_resamples", "seed", "confidence_level", "alpha", "tie_correction",
-                 "p_adjust", "over", "nan_policy", "pairs_over", "--n-resamples",
-                 "--confidence-level", "--p-adjust"):
+    for name in (
+        "n_resamples",
+        "seed",
+        "confidence_level",
+        "alpha",
+        "tie_correction",
+        "p_adjust",
+        "over",
+        "nan_policy",
+        "pairs_over",
+        "--n-resamples",
+        "--confidence-level",
+        "--p-adjust",
+    ):
         assert f"`{name}`" in text, name

@@ -32,20 +32,25 @@ from rankstats_collectors.tasks import Sample, Template, load_samples, load_temp
 def tiny(tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models on a shared machine: one thread is fastest
-    yield {name: str(path) for name, path in
-           hf_models.build_models(tmp_path_factory.mktemp("models")).items()}
+    yield {
+        name: str(path)
+        for name, path in hf_models.build_models(tmp_path_factory.mktemp("models")).items()
+    }
     torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
 def tasks():
-    return (load_templates(hf_models.COLLECT / "templates.jsonl"),
-            load_samples(hf_models.COLLECT / "samples.jsonl"))
+    return (
+        load_templates(hf_models.COLLECT / "templates.jsonl"),
+        load_samples(hf_models.COLLECT / "samples.jsonl"),
+    )
 
 
 @pytest.fixture
 def no_model_work(monkeypatch):
     """Fail the test if any model weights are loaded."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("a model was loaded")
 
@@ -83,8 +88,11 @@ class ForwardSpy:
             if ids is not None:
                 masks = torch.ones_like(ids) if masks is None else masks  # dropped: no padding
                 name = type(module).__name__
-                starts = (not module.is_decoder if name == "T5Stack"
-                          else name.startswith("GPT2") and cached_positions(kwargs) == 0)
+                starts = (
+                    not module.is_decoder
+                    if name == "T5Stack"
+                    else name.startswith("GPT2") and cached_positions(kwargs) == 0
+                )
                 if starts:
                     for row, mask in zip(ids, masks, strict=True):
                         self.prompts.append((name, self.tokenizer.decode(row[mask.bool()])))
@@ -107,6 +115,7 @@ def cached_positions(kwargs) -> int:
 
 # batching ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("mode", ["generate", "likelihood"])
 def test_batched_equals_one_at_a_time(tiny, tasks, mode):
     templates, samples = tasks
@@ -127,8 +136,7 @@ def test_stop_strings_cut_the_greedy_response(tiny, tasks):
     templates, samples = tasks
     models = [tiny["gpt2"], tiny["t5"]]
     free = collect(models, templates, samples, stop=[], max_new_tokens=8, batch_size=4)
-    stopped = collect(models, templates, samples, stop=["e", "a"], max_new_tokens=8,
-                      batch_size=4)
+    stopped = collect(models, templates, samples, stop=["e", "a"], max_new_tokens=8, batch_size=4)
     expected = [cut_at_stop(r, ["e", "a"])[0] for r in free.response.values.ravel()]
     assert stopped.response.values.ravel().tolist() == expected
     assert expected != free.response.values.ravel().tolist()
@@ -161,19 +169,25 @@ def test_likelihood_matches_direct_computation(tiny, tasks, name):
         for template in templates[task]:
             for sample in samples[task]:
                 prompts.append(tokenizer(render(template.text, sample.fields))["input_ids"])
-                options.append([tokenizer(prefix + o, add_special_tokens=False)["input_ids"]
-                                for o in sample.options])
+                options.append(
+                    [
+                        tokenizer(prefix + o, add_special_tokens=False)["input_ids"]
+                        for o in sample.options
+                    ]
+                )
     with pytest.MonkeyPatch.context() as patch:
         spy = ForwardSpy(patch, tokenizer)
-        batched = score_options(model, tokenizer, prompts, options,
-                                encoder_decoder=spec.encoder_decoder, batch_size=6)
+        batched = score_options(
+            model, tokenizer, prompts, options, encoder_decoder=spec.encoder_decoder, batch_size=6
+        )
     # each prompt is encoded once, whatever its number of options: for the decoder-only
     # model one pass over the prompts and one over all their options, per batch of 6
     assert len(spy.prompts) == len(prompts)
     if not spec.encoder_decoder:
         assert spy.calls == 2 * 3
-    alone = score_options(model, tokenizer, prompts, options,
-                          encoder_decoder=spec.encoder_decoder, batch_size=1)
+    alone = score_options(
+        model, tokenizer, prompts, options, encoder_decoder=spec.encoder_decoder, batch_size=1
+    )
     for i, (prompt, choices) in enumerate(zip(prompts, options, strict=True)):
         direct = [direct_logprob(model, prompt, c, spec.encoder_decoder) for c in choices]
         np.testing.assert_allclose(batched[i].logprobs, direct, rtol=1e-4, atol=1e-4)
@@ -196,23 +210,26 @@ def test_likelihood_cube_picks_the_direct_best_option(tiny, tasks):
         for template in templates[task]:
             for sample in samples[task]:
                 prompt = tokenizer(template.text.format(**sample.fields))["input_ids"]
-                direct = [direct_logprob(model, prompt, tokenizer(" " + o)["input_ids"], False)
-                          for o in sample.options]
+                direct = [
+                    direct_logprob(model, prompt, tokenizer(" " + o)["input_ids"], False)
+                    for o in sample.options
+                ]
                 k = list(cube.template_id.values[t]).index(template.id)
                 s = list(cube.sample_id.values[t]).index(sample.id)
                 response = cube.response.values[0, t, k, s]
                 assert response == sample.options[int(np.argmax(direct))]
                 # the per-sample log-probabilities the cube keeps: every option's, and the
                 # response's
-                stored = cube.option_logprob.values[0, t, k, s, :len(direct)]
+                stored = cube.option_logprob.values[0, t, k, s, : len(direct)]
                 np.testing.assert_allclose(stored, direct, atol=1e-4)
-                assert np.isnan(cube.option_logprob.values[0, t, k, s, len(direct):]).all()
+                assert np.isnan(cube.option_logprob.values[0, t, k, s, len(direct) :]).all()
                 assert cube.logprob.values[0, t, k, s] == pytest.approx(max(stored), abs=1e-9)
                 lengths = [len(tokenizer(" " + o)["input_ids"]) for o in sample.options]
-                assert cube.option_tokens.values[0, t, k, s, :len(direct)].tolist() == lengths
+                assert cube.option_tokens.values[0, t, k, s, : len(direct)].tolist() == lengths
                 gold = sample.gold if isinstance(sample.gold, list) else [sample.gold]
-                assert cube.score.values[0, t, k, s] == float(response.lower() in
-                                                              [g.lower() for g in gold])
+                assert cube.score.values[0, t, k, s] == float(
+                    response.lower() in [g.lower() for g in gold]
+                )
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
@@ -226,9 +243,11 @@ def test_weights_load_in_the_requested_dtype(tiny, dtype):
 
 # resuming ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("mode", ["generate", "likelihood"])
-def test_resume_after_interruption_repeats_no_forward_pass(tiny, tasks, tmp_path, monkeypatch,
-                                                            mode):
+def test_resume_after_interruption_repeats_no_forward_pass(
+    tiny, tasks, tmp_path, monkeypatch, mode
+):
     templates, samples = tasks
     models = [tiny["gpt2"], tiny["t5"]]
     tokenizer = resolve(tiny["gpt2"]).tokenizer
@@ -270,13 +289,19 @@ def test_rescoring_reruns_nothing(tiny, tasks, tmp_path, monkeypatch):
         gold = sample.gold if isinstance(sample.gold, str) else sample.gold[0]
         return float(response.strip()[:1].lower() == gold[:1].lower())
 
-    second = collect([tiny["t5"]], templates, samples, cache=path, max_new_tokens=6,
-                     scorer=first_letter)
+    second = collect(
+        [tiny["t5"]], templates, samples, cache=path, max_new_tokens=6, scorer=first_letter
+    )
     np.testing.assert_array_equal(first.response.values, second.response.values)
     present = ~np.isnan(first.score.values)
-    expected = [first_letter(r, g) for r, g in zip(
-        first.response.values[present], np.broadcast_to(
-            _golds(first, samples)[None], first.score.shape)[present], strict=True)]
+    expected = [
+        first_letter(r, g)
+        for r, g in zip(
+            first.response.values[present],
+            np.broadcast_to(_golds(first, samples)[None], first.score.shape)[present],
+            strict=True,
+        )
+    ]
     assert second.score.values[present].tolist() == expected
     assert second.attrs["metric"] == "first_letter"
     # the same from the cube alone, without the cache
@@ -300,10 +325,12 @@ def _golds(cube, samples):
 
 # provenance ----------------------------------------------------------------------------------
 
+
 def test_cube_records_revision_settings_versions(tiny, tasks, tmp_path):
     templates, samples = tasks
-    cube = collect([tiny["gpt2"], tiny["t5"]], templates, samples, max_new_tokens=5,
-                   stop=["\n", "."])
+    cube = collect(
+        [tiny["gpt2"], tiny["t5"]], templates, samples, max_new_tokens=5, stop=["\n", "."]
+    )
     assert cube.model_architecture.values.tolist() == ["decoder-only", "encoder-decoder"]
     assert all(r.startswith("sha256:") for r in cube.model_revision.values)
     settings = json.loads(cube.attrs["collector_settings"])
@@ -315,8 +342,9 @@ def test_cube_records_revision_settings_versions(tiny, tasks, tmp_path):
     assert "prompts/s" in cube.attrs["collect_summary"]
     path = rankstats.save(cube, tmp_path / "cube.nc")
     reopened = rankstats.open_cube(path)
-    np.testing.assert_array_equal(reopened.response.values.astype(str),
-                                  cube.response.values.astype(str))
+    np.testing.assert_array_equal(
+        reopened.response.values.astype(str), cube.response.values.astype(str)
+    )
     # the weights' hash changes when the weights do
     assert resolve(tiny["gpt2"]).revision != resolve(tiny["t5"]).revision
 
@@ -328,15 +356,15 @@ def test_chat_template_wraps_each_prompt(tiny, tasks, tmp_path, capsys):
     folder = tmp_path / "chat-gpt2"
     shutil.copytree(tiny["gpt2"], folder)
     config = json.loads((folder / "tokenizer_config.json").read_text())
-    config["chat_template"] = ("{% for m in messages %}User: {{ m['content'] }}"
-                               "{% endfor %} Bot:")
+    config["chat_template"] = "{% for m in messages %}User: {{ m['content'] }}{% endfor %} Bot:"
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
-    chat = collect([str(folder)], templates, samples, chat=True, max_new_tokens=4,
-                   progress=True)
+    chat = collect([str(folder)], templates, samples, chat=True, max_new_tokens=4, progress=True)
     bar = capsys.readouterr().err
     assert "18/18" in bar  # the progress bar counts templates × samples
-    wrapped = {task: [Template(t.id, f"User: {t.text} Bot:", t.attributes) for t in ts]
-               for task, ts in templates.items()}
+    wrapped = {
+        task: [Template(t.id, f"User: {t.text} Bot:", t.attributes) for t in ts]
+        for task, ts in templates.items()
+    }
     plain = collect([str(folder)], wrapped, samples, max_new_tokens=4)
     np.testing.assert_array_equal(chat.response.values, plain.response.values)
     with pytest.raises(CollectorError, match="no chat template"):
@@ -344,6 +372,7 @@ def test_chat_template_wraps_each_prompt(tiny, tasks, tmp_path, capsys):
 
 
 # errors before any model work ----------------------------------------------------------------
+
 
 def test_unknown_model_fails_before_model_work(tasks, tmp_path, no_model_work):
     templates, samples = tasks
@@ -370,15 +399,20 @@ def test_sample_missing_a_field(tiny, no_model_work):
 def test_other_planning_errors(tiny, tasks, no_model_work):
     templates, samples = tasks
     with pytest.raises(CollectorError, match="sample 1: likelihood scoring needs 'options'"):
-        collect([tiny["gpt2"]], {"t": [Template("1", "{q}")]},
-                {"t": [Sample("1", {"q": "?"}, "a")]}, mode="likelihood")
+        collect(
+            [tiny["gpt2"]],
+            {"t": [Template("1", "{q}")]},
+            {"t": [Sample("1", {"q": "?"}, "a")]},
+            mode="likelihood",
+        )
     with pytest.raises(CollectorError, match="task 'extra' has templates but no samples"):
         collect([tiny["gpt2"]], {**templates, "extra": [Template("1", "x")]}, samples)
     with pytest.raises(CollectorError, match="mode 'sample'"):
         collect([tiny["gpt2"]], templates, samples, mode="sample")
     with pytest.raises(CollectorError, match=r"task 't', sample 1: the gold answer None"):
-        collect([tiny["gpt2"]], {"t": [Template("1", "{q}")]},
-                {"t": [Sample("1", {"q": "?"}, None)]})
+        collect(
+            [tiny["gpt2"]], {"t": [Template("1", "{q}")]}, {"t": [Sample("1", {"q": "?"}, None)]}
+        )
     with pytest.raises(CollectorError, match="given twice"):
         collect([tiny["gpt2"], tiny["gpt2"]], templates, samples)
     with pytest.raises(CollectorError, match="dtype 'int8'"):
@@ -403,10 +437,16 @@ print("status:", main(["collect", "hf", "--model", "m", "--samples", "s.jsonl",
 def test_missing_extra_names_the_install_command():
     import subprocess
 
-    done = subprocess.run([sys.executable, "-c", MISSING_EXTRA], capture_output=True,
-                          text=True, timeout=120, check=True)
-    assert 'load_collector: this collector needs \'torch\': pip install "rankstats[hf]"' \
-        in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-c", MISSING_EXTRA],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert (
+        "load_collector: this collector needs 'torch': pip install \"rankstats[hf]\"" in done.stdout
+    )
     assert "status: 3" in done.stdout
     assert 'pip install "rankstats[hf]"' in done.stderr
 
@@ -420,14 +460,30 @@ def test_unknown_backend():
 
 # records -------------------------------------------------------------------------------------
 
+
 def test_records_to_cube_places_responses_whatever_the_row_order():
-    rows = [{"model": m, "task": t, "template": k, "sample": s, "score": float(hash((m, s)) % 2),
-             "response": f"{m}|{t}|{k}|{s}", "template_method": f"method-{k}"}
-            for m in ("a", "b") for t in ("t1", "t2") for k in ("x", "y", "z")[: 2 + (t == "t2")]
-            for s in ("1", "2", "3")[: 2 + (t == "t1")]]
+    rows = [
+        {
+            "model": m,
+            "task": t,
+            "template": k,
+            "sample": s,
+            "score": float(hash((m, s)) % 2),
+            "response": f"{m}|{t}|{k}|{s}",
+            "template_method": f"method-{k}",
+        }
+        for m in ("a", "b")
+        for t in ("t1", "t2")
+        for k in ("x", "y", "z")[: 2 + (t == "t2")]
+        for s in ("1", "2", "3")[: 2 + (t == "t1")]
+    ]
     order = np.random.default_rng(0).permutation(len(rows))
-    cube = records_to_cube([rows[i] for i in order], metric="m", source="test",
-                           attrs={"settings": {"a": [1, 2]}, "flag": True})
+    cube = records_to_cube(
+        [rows[i] for i in order],
+        metric="m",
+        source="test",
+        attrs={"settings": {"a": [1, 2]}, "flag": True},
+    )
     for mi, m in enumerate(cube.model.values):
         for ti, t in enumerate(cube.task.values):
             for ki, k in enumerate(cube.template_id.values[ti]):
@@ -442,16 +498,33 @@ def test_records_to_cube_places_responses_whatever_the_row_order():
 
 # the command ---------------------------------------------------------------------------------
 
+
 def test_command_on_the_papers_templates_and_samples(tiny, tmp_path, capsys):
     from rankstats.cli import main
 
     output = tmp_path / "cube.nc"
-    arguments = ["collect", "hf", "--model", tiny["gpt2"], "--model", tiny["t5"],
-                 "--samples", str(hf_models.RELEASE_SAMPLES),
-                 "--templates", str(hf_models.RELEASE_TEMPLATES),
-                 "--skip-malformed-templates", "--max-templates", "4",
-                 "--max-new-tokens", "4", "--batch-size", "16", "--no-progress", "-o",
-                 str(output)]
+    arguments = [
+        "collect",
+        "hf",
+        "--model",
+        tiny["gpt2"],
+        "--model",
+        tiny["t5"],
+        "--samples",
+        str(hf_models.RELEASE_SAMPLES),
+        "--templates",
+        str(hf_models.RELEASE_TEMPLATES),
+        "--skip-malformed-templates",
+        "--max-templates",
+        "4",
+        "--max-new-tokens",
+        "4",
+        "--batch-size",
+        "16",
+        "--no-progress",
+        "-o",
+        str(output),
+    ]
     for task in hf_models.BBH_TASKS:
         arguments += ["--task", task]
     assert main(arguments) == 0
@@ -490,7 +563,7 @@ def test_registered_as_a_collector():
     import rankstats_collectors
 
     assert "hf" in rankstats_collectors.available()
-    (entry,) = [e for e in entry_points(group=rankstats_collectors.ENTRY_POINT_GROUP) if e.name == "hf"]
+    (entry,) = [
+        e for e in entry_points(group=rankstats_collectors.ENTRY_POINT_GROUP) if e.name == "hf"
+    ]
     assert entry.load() is rankstats_collectors.hf.cli
-
-

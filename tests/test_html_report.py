@@ -25,9 +25,22 @@ import pytest
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 TIMEOUT = 120  # seconds, per Chromium run and for writing the report
-SECTIONS = ["conventions", "statistic_conventions", "dropped", "agreement", "pairs", "divergence",
-            "metrics", "average_rank", "best_methods", "stability", "templates_needed", "variance",
-            "filtering", "edits"]
+SECTIONS = [
+    "conventions",
+    "statistic_conventions",
+    "dropped",
+    "agreement",
+    "pairs",
+    "divergence",
+    "metrics",
+    "average_rank",
+    "best_methods",
+    "stability",
+    "templates_needed",
+    "variance",
+    "filtering",
+    "edits",
+]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATA_PNG = "data:image/png;base64,"
 
@@ -59,15 +72,23 @@ def _browser() -> str | None:
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     """Run ``command`` in its own process group; kill the whole group on timeout."""
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          errors="replace", start_new_session=True, **kwargs) as process:
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+        **kwargs,
+    ) as process:
         try:
             stdout, stderr = process.communicate(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             stdout, stderr = process.communicate()
-            pytest.fail(f"timed out after {TIMEOUT} s: {' '.join(command[:3])} ...\n"
-                        f"{stderr[-4000:]}")
+            pytest.fail(
+                f"timed out after {TIMEOUT} s: {' '.join(command[:3])} ...\n{stderr[-4000:]}"
+            )
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
@@ -88,10 +109,20 @@ def report(tmp_path_factory) -> Path:
 
 def _chromium(page: Path, profile: Path, *flags: str) -> subprocess.CompletedProcess:
     command = [
-        _browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-        *flags, page.as_uri(),
+        _browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *flags,
+        page.as_uri(),
     ]
     done = _run(command, cwd=profile)
     errors = [line for line in done.stderr.splitlines() if ERROR_LINE.search(line)]
@@ -159,7 +190,8 @@ def test_report_dom_in_chromium(report, tmp_path):
     dom = _parse(done.stdout)
 
     assert [title.strip() for title in dom.h1] == [
-        "Multi-prompt report: accuracy of 16 models × 25 tasks"]
+        "Multi-prompt report: accuracy of 16 models × 25 tasks"
+    ]
     assert dom.h2_ids == SECTIONS
     assert dom.tables == written.tables == len(SECTIONS)
     assert dom.scripts == 0
@@ -175,7 +207,7 @@ def test_report_dom_in_chromium(report, tmp_path):
     for image in dom.images:
         source = image.get("src", "")
         assert source.startswith(DATA_PNG), f"{image.get('alt')}: not a data: URI"
-        width, height = _png_size(base64.b64decode(source[len(DATA_PNG):], validate=True))
+        width, height = _png_size(base64.b64decode(source[len(DATA_PNG) :], validate=True))
         assert width > 0 and height > 0, image.get("alt")
     outside = [ref for ref in dom.references if not ref.startswith(("data:", "#"))]
     assert not outside, f"the page loads something from outside itself: {outside[:5]}"

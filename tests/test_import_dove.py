@@ -41,9 +41,16 @@ def cube():
 
 def test_per_template_means_match_the_records(cube, records):
     fmt = "prompt_config.format."
-    expected = records.groupby(["model.model_info.name", fmt + "template", fmt + "separator",
-                                fmt + "enumerator", fmt + "choices_order.method",
-                                fmt + "shots"])["evaluation.score"].mean()
+    expected = records.groupby(
+        [
+            "model.model_info.name",
+            fmt + "template",
+            fmt + "separator",
+            fmt + "enumerator",
+            fmt + "choices_order.method",
+            fmt + "shots",
+        ]
+    )["evaluation.score"].mean()
     means = cube.score.mean("sample")
     got = {}
     for m, model in enumerate(cube.model.values):
@@ -51,11 +58,14 @@ def test_per_template_means_match_the_records(cube, records):
             value = float(means.isel(model=m, task=0, template=t))
             if np.isnan(value):
                 continue
-            key = (model, str(cube.template_instruction.values[0, t]),
-                   str(cube.template_separator.values[0, t]),
-                   str(cube.template_enumerator.values[0, t]),
-                   str(cube.template_choices_order.values[0, t]),
-                   int(cube.template_shots.values[0, t]))
+            key = (
+                model,
+                str(cube.template_instruction.values[0, t]),
+                str(cube.template_separator.values[0, t]),
+                str(cube.template_enumerator.values[0, t]),
+                str(cube.template_choices_order.values[0, t]),
+                int(cube.template_shots.values[0, t]),
+            )
             got[key] = value
     assert got == pytest.approx(expected.to_dict())
     assert int(cube.score.notnull().sum()) == len(records)
@@ -71,10 +81,12 @@ def test_each_dimension_is_a_template_coordinate(cube, records):
     digest = hashlib.sha1(text.encode()).hexdigest()[:8]
     assert first == f"i{digest}|separator='\\n'|enumerator=capitals|choices_order=none|shots=0"
     assert cube.template_text.values[0, 0] == text
-    identifiers = records[["instance.sample_identifier.hf_split",
-                           "instance.sample_identifier.hf_index"]].drop_duplicates()
+    identifiers = records[
+        ["instance.sample_identifier.hf_split", "instance.sample_identifier.hf_index"]
+    ].drop_duplicates()
     assert sorted(cube.sample_id.values[0]) == sorted(
-        f"{s}:{i}" for s, i in identifiers.itertuples(index=False))
+        f"{s}:{i}" for s, i in identifiers.itertuples(index=False)
+    )
 
 
 def test_a_model_without_five_shot_files_is_absent_there(cube):
@@ -95,8 +107,11 @@ def test_select_keeps_one_value_of_a_dimension(cube):
 def test_a_dimension_left_out_must_not_vary():
     with pytest.raises(ImporterError, match=r"'shots' takes several values.*select="):
         dove.load(FOLDER, dimensions=["template", "separator", "enumerator", "choices_order"])
-    fewer = dove.load(FOLDER, dimensions=["template", "separator", "enumerator",
-                                          "choices_order"], select={"shots": 0})
+    fewer = dove.load(
+        FOLDER,
+        dimensions=["template", "separator", "enumerator", "choices_order"],
+        select={"shots": 0},
+    )
     assert "template_shots" not in fewer.coords
     assert fewer.sizes["template"] == 8
 
@@ -130,10 +145,12 @@ def test_a_file_that_is_not_parquet_is_refused(tmp_path):
 
 
 def test_a_missing_field_is_named(tmp_path):
-    path = _rewrite(LLAMA_0, tmp_path / "x.parquet",
-                    lambda t: t.drop_columns(["evaluation.score"]))
-    with pytest.raises(ImporterError, match=r"header row, column 'evaluation.score': missing "
-                                            r"field of the DOVE record schema"):
+    path = _rewrite(LLAMA_0, tmp_path / "x.parquet", lambda t: t.drop_columns(["evaluation.score"]))
+    with pytest.raises(
+        ImporterError,
+        match=r"header row, column 'evaluation.score': missing "
+        r"field of the DOVE record schema",
+    ):
         dove.load(path)
 
 
@@ -145,8 +162,11 @@ def test_a_score_that_is_not_a_number_is_named(tmp_path):
         return table.set_column(index, "evaluation.score", pa.array(scores))
 
     path = _rewrite(LLAMA_0, tmp_path / "x.parquet", spoil)
-    with pytest.raises(ImporterError, match=r"row 1, column 'evaluation.score': the score '1' "
-                                            r"is a str, not a number"):
+    with pytest.raises(
+        ImporterError,
+        match=r"row 1, column 'evaluation.score': the score '1' "
+        r"is a str, not a number",
+    ):
         dove.load(path)
 
 
@@ -157,12 +177,16 @@ def test_a_score_given_as_text_is_refused(tmp_path, text):
         scores[4] = text
         index = table.schema.get_field_index("evaluation.score")
         # a column of mixed values: Parquet stores them all as text, the numbers too
-        return table.set_column(index, "evaluation.score",
-                                pa.array([str(s) for s in scores], pa.string()))
+        return table.set_column(
+            index, "evaluation.score", pa.array([str(s) for s in scores], pa.string())
+        )
 
     path = _rewrite(LLAMA_0, tmp_path / "x.parquet", spoil)
-    with pytest.raises(ImporterError, match=r"x.parquet', row 1, column 'evaluation.score': "
-                                            r"the score '.*' is a str, not a number \(DOVE"):
+    with pytest.raises(
+        ImporterError,
+        match=r"x.parquet', row 1, column 'evaluation.score': "
+        r"the score '.*' is a str, not a number \(DOVE",
+    ):
         dove.load(path)
 
 
@@ -184,8 +208,9 @@ def test_a_sample_logged_twice_with_different_scores_is_an_error(tmp_path):
         extra = table.slice(2, 1)
         if flip:
             index = extra.schema.get_field_index("evaluation.score")
-            extra = extra.set_column(index, "evaluation.score",
-                                     pc.subtract(1.0, extra["evaluation.score"]))
+            extra = extra.set_column(
+                index, "evaluation.score", pc.subtract(1.0, extra["evaluation.score"])
+            )
         return pa.concat_tables([table, extra])
 
     path = _rewrite(LLAMA_0, tmp_path / "x.parquet", lambda t: repeat(t, True))
@@ -215,8 +240,10 @@ def test_unknown_dimension_is_refused():
 def test_imported_and_reported_by_the_command(tmp_path, capsys):
     assert files.get("dove") is dove.load
     out = tmp_path / "dove.nc"
-    assert main(["import", "dove", str(FOLDER), "-o", str(out),
-                 "--option", 'select={"shots": 0}']) == 0
+    assert (
+        main(["import", "dove", str(FOLDER), "-o", str(out), "--option", 'select={"shots": 0}'])
+        == 0
+    )
     printed = capsys.readouterr().out
     # every record of the three files is read; those of five shots are not selected
     assert "dove: read 108 rows from 3 files" in printed
@@ -228,8 +255,9 @@ def test_imported_and_reported_by_the_command(tmp_path, capsys):
 def test_the_documented_command_walks_dove_s_nested_folders(tmp_path, capsys):
     # DOVE's own layout: <model>/<language>/<n>_shot/<dataset>.parquet; the folder is walked
     out = tmp_path / "dove.nc"
-    assert main(["import", "dove", str(FOLDER / "Llama-3.2-1B-Instruct" / "en"), "-o",
-                 str(out)]) == 0
+    assert (
+        main(["import", "dove", str(FOLDER / "Llama-3.2-1B-Instruct" / "en"), "-o", str(out)]) == 0
+    )
     printed = capsys.readouterr().out
     assert "dove: read 60 rows from 2 files" in printed
     assert rankstats.open_cube(out).sizes["template"] == 10

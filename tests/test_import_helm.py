@@ -27,8 +27,11 @@ def cube():
 def _label(perturbation) -> str:
     if perturbation is None:
         return "original"
-    extra = {k: v for k, v in perturbation.items()
-             if k not in ("name", "robustness", "fairness", "computed_on")}
+    extra = {
+        k: v
+        for k, v in perturbation.items()
+        if k not in ("name", "robustness", "fairness", "computed_on")
+    }
     return perturbation["name"] + "".join(f"({k}={v})" for k, v in extra.items())
 
 
@@ -56,9 +59,11 @@ def test_per_template_means_equal_the_reported_stats(source):
     for run in RUNS:
         reported.update(_reported(run))
     means = cube.score.mean("sample")
-    got = {(str(model), str(template)): float(means.sel(model=model).isel(task=0, template=t))
-           for model in cube.model.values
-           for t, template in enumerate(cube.template_id.values[0])}
+    got = {
+        (str(model), str(template)): float(means.sel(model=model).isel(task=0, template=t))
+        for model in cube.model.values
+        for t, template in enumerate(cube.template_id.values[0])
+    }
     assert got == pytest.approx(reported)
     assert len(got) == 12
 
@@ -73,9 +78,11 @@ def test_the_mapping(cube):
     assert cube.model.values.tolist() == ["meta/llama-7b", "openai/gpt2"]
     assert cube.task.values.tolist() == ["mmlu:subject=anatomy,method=multiple_choice_joint"]
     assert cube.template_perturbation.values.tolist() == [
-        ["original", "typos(prob=0.1)", "lowercase"] * 2]
+        ["original", "typos(prob=0.1)", "lowercase"] * 2
+    ]
     assert cube.template_variant.values.tolist() == [
-        ["max_train_instances=0"] * 3 + ["max_train_instances=5"] * 3]
+        ["max_train_instances=0"] * 3 + ["max_train_instances=5"] * 3
+    ]
     assert cube.sample_id.values.tolist() == [["id3", "id11", "id26", "id40", "id57"]]
     assert "10 × the stat is on split 'valid'" not in cube.attrs["import_summary"]
     assert "24 × the stat is on split 'valid', not 'test'" in cube.attrs["import_summary"]
@@ -85,7 +92,8 @@ def test_without_template_args_each_prompt_variant_is_a_task():
     cube = helm.load(SUITE)
     assert cube.task.values.tolist() == [
         "mmlu:subject=anatomy,method=multiple_choice_joint,max_train_instances=0",
-        "mmlu:subject=anatomy,method=multiple_choice_joint,max_train_instances=5"]
+        "mmlu:subject=anatomy,method=multiple_choice_joint,max_train_instances=5",
+    ]
     assert cube.sizes["template"] == 3
 
 
@@ -102,17 +110,22 @@ def test_another_split_and_metric():
         assert float(means.sel(model=model).isel(task=0, template=t)) == pytest.approx(value)
 
 
-@pytest.mark.parametrize("metric", ["num_output_tokens", "inference_runtime",
-                                    "num_prompt_tokens", "finish_reason_length"])
+@pytest.mark.parametrize(
+    "metric",
+    ["num_output_tokens", "inference_runtime", "num_prompt_tokens", "finish_reason_length"],
+)
 def test_statistics_that_are_not_scores_are_refused(metric):
     with pytest.raises(ImporterError, match=f"'{metric}' is not a score"):
         helm.load(SUITE, metric=metric)
 
 
 def test_an_absent_metric_lists_the_scores_there_are():
-    with pytest.raises(ImporterError, match=r"^no stat 'rouge_l' on split 'test' in the \d+ run "
-                                            r"folder\(s\); the scores they have: exact_match, "
-                                            r"quasi_exact_match \(pass metric=NAME; files: "):
+    with pytest.raises(
+        ImporterError,
+        match=r"^no stat 'rouge_l' on split 'test' in the \d+ run "
+        r"folder\(s\); the scores they have: exact_match, "
+        r"quasi_exact_match \(pass metric=NAME; files: ",
+    ):
         helm.load(SUITE, metric="rouge_l")
 
 
@@ -154,8 +167,11 @@ def test_malformed_files_are_named(tmp_path):
         entries[3]["stats"][0]["mean"] = "high"
 
     _edit(per_instance, spoil)
-    with pytest.raises(ImporterError, match=r"per_instance_stats.json', row 4, column "
-                                            r"'stats\[0\]\.mean': the score 'high' is not"):
+    with pytest.raises(
+        ImporterError,
+        match=r"per_instance_stats.json', row 4, column "
+        r"'stats\[0\]\.mean': the score 'high' is not",
+    ):
         helm.load(run)
     shutil.copy(RUNS[0] / "per_instance_stats.json", per_instance)
     _edit(per_instance, lambda entries: entries[5].pop("instance_id"))
@@ -202,8 +218,10 @@ def test_repeated_runs_follow_the_policy(tmp_path):
     cube = helm.load([first, second], runs="latest")
     assert cube.sizes["template"] == 3
     summary = cube.attrs["import_summary"]
-    assert "skipped 27 rows: 15 × superseded by a run folder written later; 12 × the stat " \
+    assert (
+        "skipped 27 rows: 15 × superseded by a run folder written later; 12 × the stat "
         "is on split 'valid'" in summary
+    )
     assert str(second) in summary
 
 
@@ -219,21 +237,39 @@ def test_train_trials_are_templates_or_averaged(tmp_path):
 
     _edit(run / "per_instance_stats.json", second_trial)
     cube = helm.load(run)
-    assert cube.template_id.values.tolist() == [[
-        "original|trial=0", "typos(prob=0.1)|trial=0", "lowercase|trial=0",
-        "original|trial=1", "typos(prob=0.1)|trial=1", "lowercase|trial=1"]]
+    assert cube.template_id.values.tolist() == [
+        [
+            "original|trial=0",
+            "typos(prob=0.1)|trial=0",
+            "lowercase|trial=0",
+            "original|trial=1",
+            "typos(prob=0.1)|trial=1",
+            "lowercase|trial=1",
+        ]
+    ]
     np.testing.assert_array_equal(cube.score.values[..., 3:, :], 1.0)
     mean = helm.load(run, trials="mean")
     assert mean.template_id.values.tolist() == [["original", "typos(prob=0.1)", "lowercase"]]
-    np.testing.assert_allclose(mean.score.values,
-                               (cube.score.values[..., :3, :] + 1.0) / 2)
+    np.testing.assert_allclose(mean.score.values, (cube.score.values[..., :3, :] + 1.0) / 2)
 
 
 def test_imported_by_the_command(tmp_path, capsys):
     assert files.get("helm") is helm.load
     out = tmp_path / "helm.nc"
-    assert main(["import", "helm", str(SUITE), "-o", str(out),
-                 "--option", 'template_args=["max_train_instances"]']) == 0
+    assert (
+        main(
+            [
+                "import",
+                "helm",
+                str(SUITE),
+                "-o",
+                str(out),
+                "--option",
+                'template_args=["max_train_instances"]',
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "helm: read 84 rows from 4 files" in printed and "kept 60, skipped 24" in printed
     assert main(["report", str(out), "--quiet", "--json", str(tmp_path / "r.json")]) == 0
@@ -256,8 +292,11 @@ def test_helm_run_output_means_equal_the_stats_helm_reports(metric):
         for stat in json.loads((run / "stats.json").read_text()):
             name = stat["name"]
             perturbation = name.get("perturbation")
-            if name["name"] != metric or name["split"] != "test" or (
-                    perturbation is not None and perturbation["computed_on"] != "perturbed"):
+            if (
+                name["name"] != metric
+                or name["split"] != "test"
+                or (perturbation is not None and perturbation["computed_on"] != "perturbed")
+            ):
                 continue
             expected[f"variant={variant}|{_label(perturbation)}"] = stat["mean"]
     assert set(got) == set(expected) and len(got) == 6
@@ -269,5 +308,4 @@ def test_helm_run_perturbations_are_templates_and_the_unperturbed_is_original():
     ids = cube.template_id.values[0].tolist()
     original = cube.template_is_original.values[0].tolist()
     assert original == [i.endswith("|original") for i in ids] and sum(original) == 2
-    assert set(cube.template_perturbation.values[0]) == {"original", "lowercase",
-                                                         "typos(prob=0.3)"}
+    assert set(cube.template_perturbation.values[0]) == {"original", "lowercase", "typos(prob=0.3)"}

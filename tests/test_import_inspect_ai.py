@@ -35,8 +35,15 @@ def _reported_accuracy(path: Path) -> float:
     return scores["metrics"]["accuracy"]["value"]
 
 
-def _write_eval(path: Path, samples: list[dict], *, model="openai/gpt-4o", created=None,
-                task_args=None, header_extra=None) -> Path:
+def _write_eval(
+    path: Path,
+    samples: list[dict],
+    *,
+    model="openai/gpt-4o",
+    created=None,
+    task_args=None,
+    header_extra=None,
+) -> Path:
     """A .eval log built from the real MMLU log's header and first sample."""
     with zipfile.ZipFile(MMLU) as archive:
         header = json.loads(archive.read("header.json"))
@@ -51,8 +58,9 @@ def _write_eval(path: Path, samples: list[dict], *, model="openai/gpt-4o", creat
         archive.writestr("header.json", json.dumps(header))
         for sample in samples:
             record = {**base, **sample}
-            archive.writestr(f"samples/{record['id']}_epoch_{record['epoch']}.json",
-                             json.dumps(record))
+            archive.writestr(
+                f"samples/{record['id']}_epoch_{record['epoch']}.json", json.dumps(record)
+            )
     return path
 
 
@@ -86,15 +94,21 @@ def test_json_and_eval_encodings_of_one_log_agree():
 
 
 def test_a_log_without_scores_is_refused_with_the_reason():
-    with pytest.raises(ImporterError, match=r"no scores were read.*10 × the sample was not "
-                                            r"scored"):
+    with pytest.raises(
+        ImporterError,
+        match=r"no scores were read.*10 × the sample was not "
+        r"scored",
+    ):
         inspect_ai.load(POPULARITY)
 
 
 def test_letters_and_epochs(tmp_path):
     letters = ["C", "I", "P", "C", "C", "N"]
-    samples = [_graded(sample, epoch, letters[3 * (sample - 1) + epoch - 1])
-               for sample in (1, 2) for epoch in (1, 2, 3)]
+    samples = [
+        _graded(sample, epoch, letters[3 * (sample - 1) + epoch - 1])
+        for sample in (1, 2)
+        for epoch in (1, 2, 3)
+    ]
     log = _write_eval(tmp_path / "epochs.eval", samples)
     cube = inspect_ai.load(log)
     # C=1, I=0, P=0.5, N=0, one sample per (id, epoch)
@@ -111,10 +125,15 @@ def test_letters_and_epochs(tmp_path):
 
 
 def test_custom_letters_and_numeric_values(tmp_path):
-    log = _write_eval(tmp_path / "custom.eval", [_graded(1, 1, "Y"), _graded(2, 1, 0.25),
-                                                 _graded(3, 1, "0.75"), _graded(4, 1, True)])
-    with pytest.raises(ImporterError, match=r"samples/1_epoch_1\.json', column "
-                                            r"'scores\.choice\.value': the value 'Y' is neither"):
+    log = _write_eval(
+        tmp_path / "custom.eval",
+        [_graded(1, 1, "Y"), _graded(2, 1, 0.25), _graded(3, 1, "0.75"), _graded(4, 1, True)],
+    )
+    with pytest.raises(
+        ImporterError,
+        match=r"samples/1_epoch_1\.json', column "
+        r"'scores\.choice\.value': the value 'Y' is neither",
+    ):
         inspect_ai.load(log)
     cube = inspect_ai.load(log, letters={"Y": 1, "N": 0})
     np.testing.assert_array_equal(cube.score.values.ravel(), [1, 0.25, 0.75, 1])
@@ -140,8 +159,11 @@ def test_several_scorers_need_a_choice(tmp_path):
 
 
 def test_errored_and_unscored_samples_are_skipped_and_counted(tmp_path):
-    samples = [_graded(1, 1, "C"), {"id": 2, "epoch": 1, "scores": {}, "error": {"message": "x"}},
-               {"id": 3, "epoch": 1, "scores": {}}]
+    samples = [
+        _graded(1, 1, "C"),
+        {"id": 2, "epoch": 1, "scores": {}, "error": {"message": "x"}},
+        {"id": 3, "epoch": 1, "scores": {}},
+    ]
     cube = inspect_ai.load(_write_eval(tmp_path / "mixed.eval", samples))
     summary = cube.attrs["import_summary"]
     assert "read 3 rows from 1 file" in summary and "kept 1, skipped 2" in summary
@@ -156,8 +178,11 @@ def test_a_sample_logged_twice_with_different_scores_is_an_error(tmp_path):
     first = log["samples"][0]
     log["samples"].append({**first, "scores": {"match": {"value": "C"}}})
     path.write_text(json.dumps(log))
-    with pytest.raises(ImporterError, match=r"twice\.json', row 2, column 'score'.*different "
-                                            r"scores"):
+    with pytest.raises(
+        ImporterError,
+        match=r"twice\.json', row 2, column 'score'.*different "
+        r"scores",
+    ):
         inspect_ai.load(path)
     log["samples"][1]["scores"] = first["scores"]
     path.write_text(json.dumps(log))
@@ -167,10 +192,12 @@ def test_a_sample_logged_twice_with_different_scores_is_an_error(tmp_path):
 
 def test_repeated_runs_follow_the_policy(tmp_path):
     # 10:00 at +05:00 is 05:00 UTC: earlier than 06:00 UTC, though it sorts later as text
-    old = _write_eval(tmp_path / "old.eval", [_graded(1, 1, "I")],
-                      created="2025-06-01T10:00:00+05:00")
-    new = _write_eval(tmp_path / "new.eval", [_graded(1, 1, "C")],
-                      created="2025-06-01T06:00:00+00:00")
+    old = _write_eval(
+        tmp_path / "old.eval", [_graded(1, 1, "I")], created="2025-06-01T10:00:00+05:00"
+    )
+    new = _write_eval(
+        tmp_path / "new.eval", [_graded(1, 1, "C")], created="2025-06-01T06:00:00+00:00"
+    )
     with pytest.raises(ImporterError, match=r"several runs .*runs='latest'"):
         inspect_ai.load([old, new])
     cube = inspect_ai.load([old, new], runs="latest")
@@ -179,21 +206,30 @@ def test_repeated_runs_follow_the_policy(tmp_path):
 
 
 def test_task_arguments_make_templates(tmp_path):
-    logs = [_write_eval(tmp_path / f"{cot}.eval", [_graded(1, 1, letter)],
-                        task_args={"cot": cot, "language": "EN_US"})
-            for cot, letter in ((False, "I"), (True, "C"))]
+    logs = [
+        _write_eval(
+            tmp_path / f"{cot}.eval",
+            [_graded(1, 1, letter)],
+            task_args={"cot": cot, "language": "EN_US"},
+        )
+        for cot, letter in ((False, "I"), (True, "C"))
+    ]
     cube = inspect_ai.load(logs)
-    assert cube.template_id.values.tolist() == [["cot=false,language=EN_US",
-                                                 "cot=true,language=EN_US"]]
+    assert cube.template_id.values.tolist() == [
+        ["cot=false,language=EN_US", "cot=true,language=EN_US"]
+    ]
     only = inspect_ai.load(logs, template_args=["cot"])
     assert only.template_id.values.tolist() == [["cot=false", "cot=true"]]
     with pytest.raises(ImporterError, match=r"no argument 'shots'"):
         inspect_ai.load(logs, template_args=["shots"])
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"not a zip", "not an inspect_ai .eval log"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"not a zip", "not an inspect_ai .eval log"),
+    ],
+)
 def test_a_file_that_is_not_a_log_is_refused(tmp_path, content, message):
     path = tmp_path / "broken.eval"
     path.write_bytes(content)
@@ -216,8 +252,11 @@ def test_a_header_without_a_model_is_refused(tmp_path):
     del log["eval"]["model"]
     path = tmp_path / "nomodel.json"
     path.write_text(json.dumps(log))
-    with pytest.raises(ImporterError, match=r"column 'eval.model': the log's eval spec has "
-                                            r"no 'model'"):
+    with pytest.raises(
+        ImporterError,
+        match=r"column 'eval.model': the log's eval spec has "
+        r"no 'model'",
+    ):
         inspect_ai.load(path)
 
 
@@ -225,9 +264,12 @@ def test_a_header_without_a_model_is_refused(tmp_path):
 def test_a_model_that_is_not_text_is_named_as_such(tmp_path, model):
     # the log has a model, of the wrong type: the message says that, not that it has none
     path = _write_eval(tmp_path / "log.eval", [_graded(1, 1, "C")], model=model)
-    with pytest.raises(ImporterError, match=rf"column 'eval.model': the model is "
-                                            rf"{re.escape(repr(model))}, a "
-                                            rf"{type(model).__name__}, not text"):
+    with pytest.raises(
+        ImporterError,
+        match=rf"column 'eval.model': the model is "
+        rf"{re.escape(repr(model))}, a "
+        rf"{type(model).__name__}, not text",
+    ):
         inspect_ai.load(path)
     log = json.loads((LOGS / "log_formats.json").read_text())
     log["eval"]["model"] = model
@@ -255,15 +297,25 @@ def test_a_failed_import_writes_nothing(tmp_path):
 
 
 @settings(max_examples=10, deadline=None)
-@given(grades=st.lists(st.lists(st.sampled_from(["C", "I", "P", "N", 0.25, 1, 0]),
-                                min_size=1, max_size=3), min_size=1, max_size=5)
-       .filter(lambda rows: len({len(r) for r in rows}) == 1))
+@given(
+    grades=st.lists(
+        st.lists(st.sampled_from(["C", "I", "P", "N", 0.25, 1, 0]), min_size=1, max_size=3),
+        min_size=1,
+        max_size=5,
+    ).filter(lambda rows: len({len(r) for r in rows}) == 1)
+)
 def test_any_graded_log_comes_back_unchanged(tmp_path_factory, grades):
-    samples = [_graded(s + 1, e + 1, grade) for s, row in enumerate(grades)
-               for e, grade in enumerate(row)]
+    samples = [
+        _graded(s + 1, e + 1, grade) for s, row in enumerate(grades) for e, grade in enumerate(row)
+    ]
     log = _write_eval(tmp_path_factory.mktemp("log") / "any.eval", samples)
-    expected = np.array([[inspect_ai.LETTERS.get(g, g) if isinstance(g, str) else g
-                          for g in row] for row in grades], dtype=float)
+    expected = np.array(
+        [
+            [inspect_ai.LETTERS.get(g, g) if isinstance(g, str) else g for g in row]
+            for row in grades
+        ],
+        dtype=float,
+    )
     cube = inspect_ai.load(log)
     np.testing.assert_array_equal(cube.score.values.ravel(), expected.ravel())
     reduced = inspect_ai.load(log, epochs="mean")
@@ -276,8 +328,10 @@ PRODUCED = Path(__file__).parent / "data" / "inspect_ai" / "logs"
 
 
 def _variant_accuracy(header: dict) -> tuple[str, float]:
-    return (header["eval"]["task_args"]["variant"],
-            header["results"]["scores"][0]["metrics"]["accuracy"]["value"])
+    return (
+        header["eval"]["task_args"]["variant"],
+        header["results"]["scores"][0]["metrics"]["accuracy"]["value"],
+    )
 
 
 def _check_against_reported(cube, headers):
@@ -312,6 +366,9 @@ def test_a_zstandard_eval_log_without_zstandard_says_how_to_read_it(monkeypatch)
     with zipfile.ZipFile(log) as archive:
         if archive.getinfo("header.json").compress_type != 93 or sys.version_info >= (3, 14):
             pytest.skip("this log or this Python needs no zstandard")
-    with pytest.raises(ImporterError, match=r"compressed with Zstandard .*pip install "
-                                            r"zstandard, or convert the log"):
+    with pytest.raises(
+        ImporterError,
+        match=r"compressed with Zstandard .*pip install "
+        r"zstandard, or convert the log",
+    ):
         inspect_ai.load(log)

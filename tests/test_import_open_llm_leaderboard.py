@@ -52,9 +52,13 @@ def test_refusals_name_the_file_row_and_column(tmp_path):
         acc = table.column("acc").to_pylist()
         acc[3] = float("inf")
         return table.set_column(table.schema.get_field_index("acc"), "acc", pa.array(acc))
+
     path = _rewrite(tmp_path, infinite)
-    with pytest.raises(ImporterError, match=r"row 4, column 'acc': the score inf is not a "
-                                            r"finite number"):
+    with pytest.raises(
+        ImporterError,
+        match=r"row 4, column 'acc': the score inf is not a "
+        r"finite number",
+    ):
         oll.load(path)
     cube = oll.load(path, non_finite="missing")
     assert int(cube.score.notnull().sum()) == 7
@@ -69,25 +73,41 @@ def test_refusals_name_the_file_row_and_column(tmp_path):
         oll.load(broken)
 
 
-@pytest.mark.parametrize(("doc_ids", "row", "shown"), [
-    ([0.0, 0.7, 2.0, 3.0], 2, "0.7"), ([0, 1, 2, -1.5], 4, "-1.5"),
-    (["0", "1", "2", "x"], 4, "'x'"), ([0.0, 1.0, float("nan"), 3.0], 3, "nan")])
+@pytest.mark.parametrize(
+    ("doc_ids", "row", "shown"),
+    [
+        ([0.0, 0.7, 2.0, 3.0], 2, "0.7"),
+        ([0, 1, 2, -1.5], 4, "-1.5"),
+        (["0", "1", "2", "x"], 4, "'x'"),
+        ([0.0, 1.0, float("nan"), 3.0], 3, "nan"),
+    ],
+)
 def test_a_doc_id_that_is_not_a_whole_number_is_refused(tmp_path, doc_ids, row, shown):
     # cutting 0.7 to 0 would merge two documents; the doc_id is kept exactly or refused
     folder = tmp_path / "org__m"
     folder.mkdir()
     path = folder / "samples_tiny_2024-01-01T00-00-00.parquet"
-    pq.write_table(pa.table({"doc_id": doc_ids, "metrics": [["acc"]] * 4,
-                             "acc": [1.0, 0.0, 1.0, 1.0]}), path)
-    with pytest.raises(ImporterError, match=rf"row {row}, column 'doc_id': the doc_id "
-                                            rf"{re.escape(shown)} is not a whole number"):
+    pq.write_table(
+        pa.table({"doc_id": doc_ids, "metrics": [["acc"]] * 4, "acc": [1.0, 0.0, 1.0, 1.0]}), path
+    )
+    with pytest.raises(
+        ImporterError,
+        match=rf"row {row}, column 'doc_id': the doc_id "
+        rf"{re.escape(shown)} is not a whole number",
+    ):
         oll.load(path)
-    pq.write_table(pa.table({"doc_id": [0.0, 1.0, 2.0, 3.0], "metrics": [["acc"]] * 4,
-                             "acc": [1.0, 0.0, 1.0, 1.0]}), path)
+    pq.write_table(
+        pa.table(
+            {"doc_id": [0.0, 1.0, 2.0, 3.0], "metrics": [["acc"]] * 4, "acc": [1.0, 0.0, 1.0, 1.0]}
+        ),
+        path,
+    )
     assert oll.load(path).sample_id.values.tolist() == [["0", "1", "2", "3"]]
 
 
 def test_registered(declared_importers):
-    assert declared_importers["open_llm_leaderboard"] == \
-        "rankstats_collectors.files.open_llm_leaderboard:load"
+    assert (
+        declared_importers["open_llm_leaderboard"]
+        == "rankstats_collectors.files.open_llm_leaderboard:load"
+    )
     assert rankstats_collectors.files.get("open_llm_leaderboard") is oll.load

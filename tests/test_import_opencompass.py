@@ -21,8 +21,10 @@ RESULTS = RUN / "results" / "fixed-answers"
 
 
 def reported() -> dict:
-    return {path.stem.rsplit("_", 1)[1]: json.loads(path.read_text())["score"]
-            for path in RESULTS.glob("*.json")}
+    return {
+        path.stem.rsplit("_", 1)[1]: json.loads(path.read_text())["score"]
+        for path in RESULTS.glob("*.json")
+    }
 
 
 def test_example_means_are_the_scores_opencompass_reports_as_percentages():
@@ -42,20 +44,30 @@ def test_aggregates_and_the_summary_csv_agree():
     assert cube.score.values.ravel().tolist() == [expected[t] for t in cube.template_id.values[0]]
     (csv,) = (RUN / "summary").glob("*.csv")
     rows = dict(line.split(",")[0::4] for line in csv.read_text().splitlines()[1:])
-    np.testing.assert_allclose(cube.score.values.ravel(),
-                               [float(rows[f"tiny_{t}"]) for t in cube.template_id.values[0]],
-                               atol=0.005)
+    np.testing.assert_allclose(
+        cube.score.values.ravel(),
+        [float(rows[f"tiny_{t}"]) for t in cube.template_id.values[0]],
+        atol=0.005,
+    )
 
 
 def test_runs_follow_the_policy(tmp_path):
     older = tmp_path / "20200101_000000"
     shutil.copytree(RUN, older)
     (older / "results" / "fixed-answers" / "tiny_qa.json").write_text(
-        json.dumps({"score": 0.0, "details": [{"example_abbr": f"tiny_qa_{i}", "correct": [False]}
-                                              for i in range(6)]}))
+        json.dumps(
+            {
+                "score": 0.0,
+                "details": [{"example_abbr": f"tiny_qa_{i}", "correct": [False]} for i in range(6)],
+            }
+        )
+    )
     shutil.copytree(RUN, tmp_path / RUN.name)
-    with pytest.raises(ImporterError, match=r"^model 'fixed-answers' ran 'tiny_plain' .*several "
-                                            r"runs; pass runs=latest"):
+    with pytest.raises(
+        ImporterError,
+        match=r"^model 'fixed-answers' ran 'tiny_plain' .*several "
+        r"runs; pass runs=latest",
+    ):
         opencompass.load(tmp_path)
     cube = opencompass.load(tmp_path, runs="latest", template_pattern=VARIANTS)
     assert rankstats.template_scores(cube).values.ravel().tolist() == pytest.approx([2 / 3, 0.5])
@@ -66,19 +78,28 @@ def test_refusals_name_the_file_and_what_is_wrong(tmp_path):
     results = tmp_path / "results" / "m"
     results.mkdir(parents=True)
     (results / "d.json").write_text('{"score": 50.0}')
-    with pytest.raises(ImporterError, match=r"d\.json', column 'details': the results file has "
-                                            r"no per-example 'details' \(run opencompass with "
-                                            r"--dump-eval-details"):
+    with pytest.raises(
+        ImporterError,
+        match=r"d\.json', column 'details': the results file has "
+        r"no per-example 'details' \(run opencompass with "
+        r"--dump-eval-details",
+    ):
         opencompass.load(tmp_path)
     (results / "d.json").write_text('{"score": 50.0, "details": [{"correct": "maybe"}]}')
-    with pytest.raises(ImporterError, match=r"row 1, column 'details\.correct': the score "
-                                            r"'maybe' is not a number"):
+    with pytest.raises(
+        ImporterError,
+        match=r"row 1, column 'details\.correct': the score "
+        r"'maybe' is not a number",
+    ):
         opencompass.load(tmp_path)
     other = tmp_path / "other"
     other.mkdir()
     (other / "scores.json").write_text('{"score": 50.0}')
-    with pytest.raises(ImporterError, match=r"not OpenCompass output: no "
-                                            r"results/<model>/<dataset>\.json below it"):
+    with pytest.raises(
+        ImporterError,
+        match=r"not OpenCompass output: no "
+        r"results/<model>/<dataset>\.json below it",
+    ):
         opencompass.load(other)
 
 

@@ -55,16 +55,22 @@ def test_refusals(tmp_path):
     with pytest.raises(ImporterError, match="an array of 1 dimensions"):
         prompteval.load(tmp_path / "flat.npy")
     np.save(tmp_path / "inf.npy", np.array([[1.0, np.inf]]))
-    with pytest.raises(ImporterError, match=r"inf\.npy': the score at \(model, prompt, "
-                                            r"example\) \(0, 0, 1\) is not a finite number"):
+    with pytest.raises(
+        ImporterError,
+        match=r"inf\.npy': the score at \(model, prompt, "
+        r"example\) \(0, 0, 1\) is not a finite number",
+    ):
         prompteval.load(tmp_path / "inf.npy")
     cube = prompteval.load(tmp_path / "inf.npy", non_finite="missing")
     assert "1 × a score that is not a finite number" in cube.attrs["import_summary"]
     np.save(tmp_path / "small.npy", np.ones((3, 2)))
-    with pytest.raises(ImporterError, match=r"the prompt ids differ from those of the templates "
-                                            r"file .*anatomy.csv' \(ids '3', '4', '5', '6', "
-                                            r"'7' and 92 more in the templates file but not "
-                                            r"in the array\)"):
+    with pytest.raises(
+        ImporterError,
+        match=r"the prompt ids differ from those of the templates "
+        r"file .*anatomy.csv' \(ids '3', '4', '5', '6', "
+        r"'7' and 92 more in the templates file but not "
+        r"in the array\)",
+    ):
         prompteval.load(tmp_path / "small.npy", templates=str(TEMPLATES))
     with pytest.raises(ImporterError, match="does not exist"):
         prompteval.load(tmp_path / "absent.npy")

@@ -22,8 +22,11 @@ OUT = Path(__file__).parent / "data" / "unitxt" / "out"
 
 def reported() -> dict:
     results = json.loads(RESULTS.read_text())["results"]
-    return {key.split("template=")[1]: value["score"] for key, value in results.items()
-            if isinstance(value, dict)}
+    return {
+        key.split("template=")[1]: value["score"]
+        for key, value in results.items()
+        if isinstance(value, dict)
+    }
 
 
 def test_instance_means_are_the_subset_scores_unitxt_reports():
@@ -41,8 +44,7 @@ def test_aggregates_equal_the_instance_means():
     samples = unitxt.load(SAMPLES)
     aggregates = unitxt.load(RESULTS, aggregated=True)
     assert "sample" not in aggregates.dims
-    np.testing.assert_allclose(aggregates.score.values,
-                               rankstats.template_scores(samples).values)
+    np.testing.assert_allclose(aggregates.score.values, rankstats.template_scores(samples).values)
     assert "the global score over all subsets" in aggregates.attrs["import_summary"]
     accuracy = unitxt.load(OUT, metric="accuracy")
     np.testing.assert_array_equal(accuracy.score.values, samples.score.values)
@@ -55,8 +57,11 @@ def test_runs_follow_the_policy(tmp_path):
         for instance in instances:
             instance["score"] = 0.0
     (tmp_path / "2020-01-01T00-00-00_samples.json").write_text(json.dumps(data))
-    with pytest.raises(ImporterError, match=r"^model 'org/fixed-answers' ran 'cards\.tiny' "
-                                            r"\(template 'templates\.plain'\) in several runs"):
+    with pytest.raises(
+        ImporterError,
+        match=r"^model 'org/fixed-answers' ran 'cards\.tiny' "
+        r"\(template 'templates\.plain'\) in several runs",
+    ):
         unitxt.load(tmp_path)
     latest = unitxt.load(tmp_path, runs="latest")
     np.testing.assert_array_equal(latest.score.values, unitxt.load(SAMPLES).score.values)
@@ -68,8 +73,11 @@ def test_refusals_name_the_file_and_what_is_wrong(tmp_path):
     data["samples"][first][2]["score"] = "high"
     bad = tmp_path / "x_samples.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ImporterError, match=r"x_samples\.json', row 3, column 'samples\..*"
-                                            r"\.score': the score 'high' is not a number"):
+    with pytest.raises(
+        ImporterError,
+        match=r"x_samples\.json', row 3, column 'samples\..*"
+        r"\.score': the score 'high' is not a number",
+    ):
         unitxt.load(bad)
     other = tmp_path / "y_samples.json"
     other.write_text('{"rows": []}')
@@ -94,7 +102,10 @@ def test_instances_listed_in_another_order_by_one_template_are_refused(tmp_path)
     data["samples"][subsets[1]] = data["samples"][subsets[1]][::-1]
     path = tmp_path / SAMPLES.name
     path.write_text(json.dumps(data))
-    with pytest.raises(ImporterError, match=rf"row 1, column 'samples.{re.escape(subsets[1])}': "
-                                            r"instance 1 is not instance 1 of subset .*"
-                                            r"\(answer '8', there '3'\)"):
+    with pytest.raises(
+        ImporterError,
+        match=rf"row 1, column 'samples.{re.escape(subsets[1])}': "
+        r"instance 1 is not instance 1 of subset .*"
+        r"\(answer '8', there '3'\)",
+    ):
         unitxt.load(path)

@@ -24,8 +24,7 @@ def binary_cube(models=6, tasks=3, templates=7, samples=40, seed=0):
     score = (rng.random((models, tasks, templates, samples)) < p).astype(float)
     return xr.Dataset(
         {"score": (("model", "task", "template", "sample"), score)},
-        coords={"model": [f"m{i}" for i in range(models)],
-                "task": [f"t{i}" for i in range(tasks)]},
+        coords={"model": [f"m{i}" for i in range(models)], "task": [f"t{i}" for i in range(tasks)]},
         attrs={"score_kind": "binary", "higher_is_better": 1, "metric": "accuracy"},
     )
 
@@ -39,8 +38,9 @@ def _equal(a, b):
 @pytest.mark.parametrize("dtype", [np.int8, np.bool_, np.uint8])
 @pytest.mark.parametrize("convert_block", [1, 300, 2**22])
 @pytest.mark.parametrize("budget", [1, 2**26])
-def test_replicates_of_an_integer_cube_equal_the_float_cube(dtype, convert_block, budget,
-                                                            monkeypatch):
+def test_replicates_of_an_integer_cube_equal_the_float_cube(
+    dtype, convert_block, budget, monkeypatch
+):
     # convert_block 1: a model at a time; 300: several models of one slice; 2**22: slices
     monkeypatch.setattr(_kr, "_CONVERT_BLOCK", convert_block)
     monkeypatch.setattr(_kr, "BUDGET", budget)
@@ -54,16 +54,20 @@ def test_replicates_of_an_integer_cube_equal_the_float_cube(dtype, convert_block
 def test_leaderboard_of_an_int8_cube_equals_the_float_cube():
     cube = binary_cube(models=9, samples=60)
     held = cube.assign(score=cube["score"].astype(np.int8))
-    _equal(stability.leaderboard(held, n_resamples=50, seed=0),
-           stability.leaderboard(cube, n_resamples=50, seed=0))
+    _equal(
+        stability.leaderboard(held, n_resamples=50, seed=0),
+        stability.leaderboard(cube, n_resamples=50, seed=0),
+    )
 
 
 def test_a_chunked_int8_cube_equals_the_eager_float_cube():
     pytest.importorskip("dask")
     cube = binary_cube()
     held = cube.assign(score=cube["score"].astype(np.int8)).chunk({"model": 2})
-    _equal(stability.replicates(held, n_resamples=20, seed=3).compute(),
-           stability.replicates(cube, n_resamples=20, seed=3))
+    _equal(
+        stability.replicates(held, n_resamples=20, seed=3).compute(),
+        stability.replicates(cube, n_resamples=20, seed=3),
+    )
 
 
 def test_an_int8_cube_draws_the_float_cubes_weights():
@@ -72,7 +76,8 @@ def test_an_int8_cube_draws_the_float_cubes_weights():
     for over in ("samples", "templates", "both"):
         xr.testing.assert_identical(
             stability.bootstrap_weights(held, 25, over, seed=4),
-            stability.bootstrap_weights(cube, 25, over, seed=4))
+            stability.bootstrap_weights(cube, 25, over, seed=4),
+        )
 
 
 @pytest.mark.parametrize("block", [1, 7, 2**19])
@@ -96,8 +101,9 @@ def test_weighted_sums_equal_one_matrix_product(order, dtype, block, monkeypatch
     values = rng.integers(0, 2, (4, 5, 6, 9)).astype(dtype).transpose(order)
     rows = rng.integers(0, 3, (values.shape[0], 9, 11)).astype(np.float32)
     c, m, p, s = values.shape
-    expected = (np.ascontiguousarray(values, dtype=np.float32).reshape(c, m * p, s)
-                @ rows).reshape(c, m, p, -1)
+    expected = (np.ascontiguousarray(values, dtype=np.float32).reshape(c, m * p, s) @ rows).reshape(
+        c, m, p, -1
+    )
     np.testing.assert_array_equal(_kr.weighted_sums(values, rows, np.float32), expected)
 
 
@@ -109,8 +115,9 @@ def _exact_oracle(x, n_samples, n_templates):
     return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
 
 
-@pytest.mark.parametrize("case", ["binary", "nan", "fraction", "large", "inf", "all-nan",
-                                  "empty", "negative"])
+@pytest.mark.parametrize(
+    "case", ["binary", "nan", "fraction", "large", "inf", "all-nan", "empty", "negative"]
+)
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("block", [1, 7, 2**20])
 def test_exact_in_float32_matches_its_definition(case, transposed, block):

@@ -15,11 +15,18 @@ def make_cube(kind="binary"):
             for template in templates:
                 for sample in range(4 if task == "t1" else 2):
                     value = float(rng.integers(0, 2)) if kind == "binary" else float(rng.random())
-                    records.append({"model": model, "task": task, "template": template,
-                                    "sample": sample, "score": value,
-                                    "template_text": f"Say {template} {{x}}",
-                                    "template_valid": template != "b",
-                                    "benchmark": task.upper()})
+                    records.append(
+                        {
+                            "model": model,
+                            "task": task,
+                            "template": template,
+                            "sample": sample,
+                            "score": value,
+                            "template_text": f"Say {template} {{x}}",
+                            "template_valid": template != "b",
+                            "benchmark": task.upper(),
+                        }
+                    )
     return rankstats.from_records(records, score_kind=kind, source="test")
 
 

@@ -22,17 +22,27 @@ def _scores(order, seed=0):
     values[rng.random(values.shape) < 0.3] = np.nan
     values[0, 0, 0] = np.nan  # a template with no observed sample
     x = xr.DataArray(
-        values, dims=("model", "task", "template", "sample"), name="score",
-        coords={"model": ["a", "b", "c"],
-                "sample_id": (("task", "sample"), np.arange(28).reshape(4, 7)),
-                "template_id": (("task", "template"), np.arange(20).reshape(4, 5))},
-        attrs={"metric": "accuracy"})
+        values,
+        dims=("model", "task", "template", "sample"),
+        name="score",
+        coords={
+            "model": ["a", "b", "c"],
+            "sample_id": (("task", "sample"), np.arange(28).reshape(4, 7)),
+            "template_id": (("task", "template"), np.arange(20).reshape(4, 5)),
+        },
+        attrs={"metric": "accuracy"},
+    )
     return x.transpose(*order)
 
 
-@pytest.mark.parametrize("order", [("model", "task", "template", "sample"),
-                                   ("sample", "template", "model", "task"),
-                                   ("task", "sample", "model", "template")])
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("model", "task", "template", "sample"),
+        ("sample", "template", "model", "task"),
+        ("task", "sample", "model", "template"),
+    ],
+)
 @pytest.mark.parametrize("block", [1, 64, 2**25])
 def test_mean_over_equals_xarray_bit_for_bit(order, block, monkeypatch):
     monkeypatch.setattr(_xr, "MEAN_BLOCK", block)
@@ -49,5 +59,6 @@ def test_mean_over_of_integer_scores_needs_no_mask():
 def test_mean_over_of_a_dask_array_takes_xarray_path():
     pytest.importorskip("dask")
     x = _scores(("model", "task", "template", "sample"))
-    xr.testing.assert_identical(_xr.mean_over(x.chunk({"model": 1}), "sample").compute(),
-                                _xarray_mean(x, "sample"))
+    xr.testing.assert_identical(
+        _xr.mean_over(x.chunk({"model": 1}), "sample").compute(), _xarray_mean(x, "sample")
+    )

@@ -69,8 +69,11 @@ def test_importer_registry(monkeypatch):
         files.get("unit")
     with pytest.raises(TypeError):
         files.register("unit", 42)
-    point = EntryPoint("third-party", "rankstats_collectors.files.mizrahi2024:load_metric_results",
-                       files.ENTRY_POINT_GROUP)
+    point = EntryPoint(
+        "third-party",
+        "rankstats_collectors.files.mizrahi2024:load_metric_results",
+        files.ENTRY_POINT_GROUP,
+    )
     monkeypatch.setattr(registry, "entry_points", lambda group: [point])
     try:
         assert "third-party" in files.available()
@@ -136,8 +139,11 @@ def test_the_json_copy(cube, json_cube):
     assert sorted(cube.task.values[by.any("model").values]) == SWAPPED_TASKS
     assert sorted(cube.model.values[by.any("task").values]) == ["flan-t5-base", "flan-t5-small"]
     swapped = json_cube.score.sel(task=SWAPPED_TASKS, model="flan-t5-small")
-    assert bool((swapped == cube.score.sel(task=SWAPPED_TASKS, model="flan-t5-base"))
-                .where(swapped.notnull(), True).all())
+    assert bool(
+        (swapped == cube.score.sel(task=SWAPPED_TASKS, model="flan-t5-base"))
+        .where(swapped.notnull(), True)
+        .all()
+    )
     methods = set(np.unique(json_cube.template_method.values)) - {""}
     assert methods == {"cot", "default", "gradual", "rephrase"}
     seven = json_cube.template_valid.sel(task="logical_deduction_seven_objects")
@@ -156,24 +162,49 @@ def test_bad_options():
 
 # --- cross_check ---------------------------------------------------------------------------
 
-COUNTS = {"accuracy": 964, "method_name": 50, "valid": 1, "samples": 4534, "maxp_none": 4,
-          "avgp_none": 4, "maxp_correct": 4, "avgp_correct": 4}
+COUNTS = {
+    "accuracy": 964,
+    "method_name": 50,
+    "valid": 1,
+    "samples": 4534,
+    "maxp_none": 4,
+    "avgp_none": 4,
+    "maxp_correct": 4,
+    "avgp_correct": 4,
+}
 
 
 def test_cross_check_counts(found):
-    assert list(found.columns) == ["check", "file", "other_file", "task", "model", "template",
-                                   "value", "other_value"]
+    assert list(found.columns) == [
+        "check",
+        "file",
+        "other_file",
+        "task",
+        "model",
+        "template",
+        "value",
+        "other_value",
+    ]
     assert found.groupby("check").size().to_dict() == COUNTS
     # every set of tasks, templates and models agrees; the JSON ranks, the "default prompt"
     # flags, the texts and the methods (once renamed) all agree
-    assert not set(found["check"]) & {"tasks", "templates", "models", "rank", "original",
-                                      "template_text", "method"}
+    assert not set(found["check"]) & {
+        "tasks",
+        "templates",
+        "models",
+        "rank",
+        "original",
+        "template_text",
+        "method",
+    }
 
 
 def test_flan_t5_small_and_base_are_swapped_in_two_accuracy_csvs(found):
     rows = found[found.check == "accuracy"]
-    assert rows.groupby("task").size().to_dict() == {"all_words_from_category": 488,
-                                                     "any_words_from_category": 476}
+    assert rows.groupby("task").size().to_dict() == {
+        "all_words_from_category": 488,
+        "any_words_from_category": 476,
+    }
     assert set(rows.model) == {"flan-t5-small", "flan-t5-base"}
     assert set(rows.file) == {f"{ACC}/LMentry/{t}.csv" for t in SWAPPED_TASKS}
     assert set(rows.other_file) == {f"{AGG}/LMentry/{t}.json" for t in SWAPPED_TASKS}
@@ -183,8 +214,12 @@ def test_flan_t5_small_and_base_are_swapped_in_two_accuracy_csvs(found):
         "flan-t5-small": {"value": 0.47, "other_value": 0.49},
     }
     # value and other_value are each other's, model for model
-    pivot = rows.pivot_table(index=["task", "template"], columns="model",
-                             values=["value", "other_value"], aggfunc="first")
+    pivot = rows.pivot_table(
+        index=["task", "template"],
+        columns="model",
+        values=["value", "other_value"],
+        aggfunc="first",
+    )
     assert np.array_equal(pivot["value"]["flan-t5-base"], pivot["other_value"]["flan-t5-small"])
 
 
@@ -194,18 +229,26 @@ def test_the_published_metrics_agree_with_the_json_copy(found):
     assert set(rows.task) == set(SWAPPED_TASKS)
     maxp = rows[(rows.check == "maxp_none") & (rows.model == "flan-t5-base")]
     assert maxp.set_index("task")["other_value"].to_dict() == {
-        "all_words_from_category": 0.72, "any_words_from_category": 0.87}
+        "all_words_from_category": 0.72,
+        "any_words_from_category": 0.87,
+    }
     assert maxp["other_file"].iloc[0].endswith("open-source models MaxP (no filtering).csv")
 
 
 def test_method_names_and_the_doubtful_flag(found):
     names = found[found.check == "method_name"]
     assert names.groupby(["value", "other_value"]).size().to_dict() == {
-        ("meta_cot", "cot"): 25, ("meta_desc", "gradual"): 25}
+        ("meta_cot", "cot"): 25,
+        ("meta_desc", "gradual"): 25,
+    }
     assert names.template.isna().all()
     valid = found[found.check == "valid"].iloc[0]
     assert (valid.task, valid.template, valid.value, valid.other_value) == (
-        "logical_deduction_seven_objects", 65, "0?", True)
+        "logical_deduction_seven_objects",
+        65,
+        "0?",
+        True,
+    )
     assert valid.file == f"{PARA}/BBH/logical_deduction_seven_objects.csv"
 
 
@@ -214,7 +257,8 @@ def test_word_not_containing_states_100_samples_but_has_26(found):
     assert set(rows.task) == {"word_not_containing"}
     assert rows.groupby("file").size().to_dict() == {
         f"{ACC}/LMentry/word_not_containing.csv": 2267,
-        f"{AGG}/LMentry/word_not_containing.json": 2267}
+        f"{AGG}/LMentry/word_not_containing.json": 2267,
+    }
     assert set(rows.other_value) == {100}
     values = rows["value"].to_numpy(dtype=float)
     assert np.allclose(values * 26, np.round(values * 26), atol=1e-6)
@@ -239,7 +283,8 @@ def test_cross_check_reports_a_changed_rank_and_text(release):
     found = mizrahi2024.cross_check(release)
     rank = found[found.check == "rank"]
     assert rank[["task", "model", "template", "value"]].values.tolist() == [
-        ["snarks", "t0pp", 7, 1.0]]
+        ["snarks", "t0pp", 7, 1.0]
+    ]
     assert found[found.check == "template_text"]["template"].tolist() == [8]
 
 
@@ -252,7 +297,9 @@ def test_cross_check_reports_missing_templates_and_tasks(release):
     found = mizrahi2024.cross_check(release)
     templates = found[found.check == "templates"]
     assert templates[["file", "template", "value"]].values.tolist() == [
-        [f"{PARA}/BBH/snarks.csv", 162, "present"], [f"{ACC}/BBH/snarks.csv", 162, "present"]]
+        [f"{PARA}/BBH/snarks.csv", 162, "present"],
+        [f"{ACC}/BBH/snarks.csv", 162, "present"],
+    ]
     tasks = found[found.check == "tasks"]
     assert sorted(tasks.other_file) == [f"{AGG}/BBH/navigate.json"] * 2
 
@@ -269,8 +316,10 @@ def raises_at(release, file: str, row, column: str, problem: str, **options):
     """The import stops naming the file as it can be opened: inside the release folder."""
     where = "header row" if row == "header" else f"row {row}"
     shown = (Path(release) / file).as_posix()
-    pattern = (rf"'{re.escape(shown)}', {re.escape(where)}, column "
-               rf"'{re.escape(column)}': .*{problem}")
+    pattern = (
+        rf"'{re.escape(shown)}', {re.escape(where)}, column "
+        rf"'{re.escape(column)}': .*{problem}"
+    )
     with pytest.raises(ImporterError, match=pattern) as caught:
         mizrahi2024.load(release, **options)
     assert isinstance(caught.value, rankstats.CubeError)
@@ -282,10 +331,13 @@ def test_missing_column(release):
 
 
 def test_missing_index_column(release):
-    rewrite_csv(release / ACC / "LMentry" / "homophones.csv",
-                lambda f: f.rename(columns={"paraphrase idx": "idx"}))
-    raises_at(release, f"{ACC}/LMentry/homophones.csv", "header", "paraphrase idx",
-              "missing column")
+    rewrite_csv(
+        release / ACC / "LMentry" / "homophones.csv",
+        lambda f: f.rename(columns={"paraphrase idx": "idx"}),
+    )
+    raises_at(
+        release, f"{ACC}/LMentry/homophones.csv", "header", "paraphrase idx", "missing column"
+    )
 
 
 def test_non_numeric_accuracy(release):
@@ -314,23 +366,35 @@ def test_empty_and_out_of_range_accuracies(release):
 
 
 def test_a_model_unknown_to_the_other_files(release):
-    rewrite_csv(release / ACC / "BBH" / "hyperbaton.csv",
-                lambda f: f.rename(columns={"minotaur-15b_acc": "mystery-7b_acc"}))
-    raises_at(release, f"{ACC}/BBH/hyperbaton.csv", "header", "mystery-7b_acc",
-              "model 'mystery-7b' is in no other BBH file")
+    rewrite_csv(
+        release / ACC / "BBH" / "hyperbaton.csv",
+        lambda f: f.rename(columns={"minotaur-15b_acc": "mystery-7b_acc"}),
+    )
+    raises_at(
+        release,
+        f"{ACC}/BBH/hyperbaton.csv",
+        "header",
+        "mystery-7b_acc",
+        "model 'mystery-7b' is in no other BBH file",
+    )
 
 
 def test_a_model_missing_from_one_file(release):
-    rewrite_csv(release / ACC / "BBH" / "hyperbaton.csv",
-                lambda f: f.drop(columns="minotaur-15b_acc"))
-    raises_at(release, f"{ACC}/BBH/hyperbaton.csv", "header", "minotaur-15b_acc",
-              "model 'minotaur-15b' is missing")
+    rewrite_csv(
+        release / ACC / "BBH" / "hyperbaton.csv", lambda f: f.drop(columns="minotaur-15b_acc")
+    )
+    raises_at(
+        release,
+        f"{ACC}/BBH/hyperbaton.csv",
+        "header",
+        "minotaur-15b_acc",
+        "model 'minotaur-15b' is missing",
+    )
 
 
 def test_template_index_gap(release):
     rewrite_csv(release / ACC / "BBH" / "snarks.csv", lambda f: f.drop(index=2))
-    raises_at(release, f"{ACC}/BBH/snarks.csv", 3, "paraphrase idx",
-              "template index 3 is missing")
+    raises_at(release, f"{ACC}/BBH/snarks.csv", 3, "paraphrase idx", "template index 3 is missing")
 
 
 def test_duplicated_template_index(release):
@@ -339,15 +403,24 @@ def test_duplicated_template_index(release):
         return frame
 
     rewrite_csv(release / PARA / "LMentry" / "word_before.csv", change)
-    raises_at(release, f"{PARA}/LMentry/word_before.csv", 5, "prompt idx",
-              "template index 4 repeats row 4")
+    raises_at(
+        release,
+        f"{PARA}/LMentry/word_before.csv",
+        5,
+        "prompt idx",
+        "template index 4 repeats row 4",
+    )
 
 
 def test_templates_differ_between_files(release):
     rewrite_csv(release / ACC / "BBH" / "snarks.csv", lambda f: f.iloc[:-1])
-    raises_at(release, f"{PARA}/BBH/snarks.csv", 162, "prompt idx",
-              f"template 162 is not in "
-              f"'{re.escape((release / ACC / 'BBH' / 'snarks.csv').as_posix())}'")
+    raises_at(
+        release,
+        f"{PARA}/BBH/snarks.csv",
+        162,
+        "prompt idx",
+        f"template 162 is not in '{re.escape((release / ACC / 'BBH' / 'snarks.csv').as_posix())}'",
+    )
 
 
 def test_bad_flag(release):
@@ -362,8 +435,11 @@ def test_bad_flag(release):
 def test_missing_task_file(release):
     (release / PARA / "BBH" / "snarks.csv").unlink()
     shown = re.escape((release / ACC / "BBH" / "snarks.csv").as_posix())
-    with pytest.raises(ImporterError, match=rf"^'{shown}': {PARA}/BBH/ has no file for task "
-                                            "'snarks'"):
+    with pytest.raises(
+        ImporterError,
+        match=rf"^'{shown}': {PARA}/BBH/ has no file for task "
+        "'snarks'",
+    ):
         mizrahi2024.load(release)
 
 
@@ -374,26 +450,51 @@ def edit_json(path: Path, change) -> None:
 
 
 def test_json_non_numeric_accuracy(release):
-    edit_json(release / AGG / "BBH" / "snarks.json",
-              lambda p: p["12"]["accs"].update({"t0pp": "0.5"}))
-    raises_at(release, f"{AGG}/BBH/snarks.json", "'12'", "accs.t0pp", "'0.5' is not a number",
-              accuracies="json")
+    edit_json(
+        release / AGG / "BBH" / "snarks.json", lambda p: p["12"]["accs"].update({"t0pp": "0.5"})
+    )
+    raises_at(
+        release,
+        f"{AGG}/BBH/snarks.json",
+        "'12'",
+        "accs.t0pp",
+        "'0.5' is not a number",
+        accuracies="json",
+    )
 
 
 def test_json_missing_field_and_models(release):
     path = release / AGG / "LMentry" / "homophones.json"
     edit_json(path, lambda p: p["3"].pop("correct"))
-    raises_at(release, f"{AGG}/LMentry/homophones.json", "'3'", "correct", "missing field",
-              accuracies="json")
+    raises_at(
+        release,
+        f"{AGG}/LMentry/homophones.json",
+        "'3'",
+        "correct",
+        "missing field",
+        accuracies="json",
+    )
     edit_json(path, lambda p: p["3"].update(correct=True) or p["9"]["ranks"].pop("t0pp"))
-    raises_at(release, f"{AGG}/LMentry/homophones.json", "'9'", "ranks",
-              r"missing: \['t0pp'\]", accuracies="json")
+    raises_at(
+        release,
+        f"{AGG}/LMentry/homophones.json",
+        "'9'",
+        "ranks",
+        r"missing: \['t0pp'\]",
+        accuracies="json",
+    )
 
 
 def test_json_index_gap(release):
     edit_json(release / AGG / "BBH" / "navigate.json", lambda p: p.pop("5"))
-    raises_at(release, f"{AGG}/BBH/navigate.json", "'6'", "paraphrases",
-              "template index 5 is missing", accuracies="json")
+    raises_at(
+        release,
+        f"{AGG}/BBH/navigate.json",
+        "'6'",
+        "paraphrases",
+        "template index 5 is missing",
+        accuracies="json",
+    )
 
 
 def test_metric_results_malformed(release):
@@ -419,7 +520,10 @@ def test_metric_results():
     metrics = mizrahi2024.load_metric_results(RELEASE)
     assert dict(metrics.value.sizes) == {"model": 16, "task": 39, "metric": 3, "filtering": 2}
     assert metrics.benchmark.to_series().value_counts().to_dict() == {
-        "BBH": 15, "BBL": 14, "LMentry": 10}
+        "BBH": 15,
+        "BBL": 14,
+        "LMentry": 10,
+    }
     labels = metrics.task_label.to_series()
     assert labels["word_not_containing"] == "word not containing"
     assert labels["bbq_lite"] == "bbq lite"
@@ -464,5 +568,7 @@ def test_packaged_audit_equals_the_cross_check(found):
     # every contradiction of the release that the packaged copies can show, the same count
     counts = found.groupby("check").size().to_dict()
     assert packaged.groupby("check").size().to_dict() == counts
-    assert set(packaged.loc[packaged.check == "accuracy", "model"]) == {"flan-t5-small",
-                                                                         "flan-t5-base"}
+    assert set(packaged.loc[packaged.check == "accuracy", "model"]) == {
+        "flan-t5-small",
+        "flan-t5-base",
+    }

@@ -20,6 +20,7 @@ pytest.importorskip("openai")
 from fake_openai import FakeOpenAI, _logprob, _tokens
 
 import rankstats
+from rankstats.cli import main
 from rankstats_collectors.cache import ResponseCache
 from rankstats_collectors.openai import (
     Backoff,
@@ -31,7 +32,6 @@ from rankstats_collectors.openai import (
 )
 from rankstats_collectors.openai.client import Request, run_requests
 from rankstats_collectors.tasks import load_samples, load_templates
-from rankstats.cli import main
 
 KEY = "sk-test-9f8e7d6c5b4a-do-not-leak"
 ENV = "RANKSTATS_TEST_OPENAI_KEY"
@@ -54,31 +54,68 @@ def key(monkeypatch):
 @pytest.fixture
 def task_files(tmp_path):
     templates = [
-        {"task": "parity", "id": "1", "text": "Is {x} even? Answer yes or no.",
-         "is_original": True, "method": "original"},
-        {"task": "parity", "id": "2", "text": "Even number {x}? yes/no", "is_original": False,
-         "method": "rephrase"},
-        {"task": "parity", "id": "3", "text": "Q: is {x} divisible by two?\nA:",
-         "is_original": False, "method": "cot"},
+        {
+            "task": "parity",
+            "id": "1",
+            "text": "Is {x} even? Answer yes or no.",
+            "is_original": True,
+            "method": "original",
+        },
+        {
+            "task": "parity",
+            "id": "2",
+            "text": "Even number {x}? yes/no",
+            "is_original": False,
+            "method": "rephrase",
+        },
+        {
+            "task": "parity",
+            "id": "3",
+            "text": "Q: is {x} divisible by two?\nA:",
+            "is_original": False,
+            "method": "cot",
+        },
     ]
-    samples = [{"task": "parity", "id": f"s{i}", "x": i, "gold": "yes" if i % 2 == 0 else "no",
-                "options": ["yes", "no"]} for i in range(6)]
+    samples = [
+        {
+            "task": "parity",
+            "id": f"s{i}",
+            "x": i,
+            "gold": "yes" if i % 2 == 0 else "no",
+            "options": ["yes", "no"],
+        }
+        for i in range(6)
+    ]
     (tmp_path / "templates.jsonl").write_text("\n".join(json.dumps(t) for t in templates) + "\n")
     (tmp_path / "samples.jsonl").write_text("\n".join(json.dumps(s) for s in samples) + "\n")
     return tmp_path / "templates.jsonl", tmp_path / "samples.jsonl"
 
 
 def requester(cache, fake, **options):
-    options = {"backoff": Backoff(base=0.001, cap=0.01), "timeout": 2.0, "concurrency": 4,
-               **options}
-    return Requester(ResponseCache(cache) if not isinstance(cache, ResponseCache) else cache,
-                     base_url=fake.url, api_key_env=ENV, **options)
+    options = {
+        "backoff": Backoff(base=0.001, cap=0.01),
+        "timeout": 2.0,
+        "concurrency": 4,
+        **options,
+    }
+    return Requester(
+        ResponseCache(cache) if not isinstance(cache, ResponseCache) else cache,
+        base_url=fake.url,
+        api_key_env=ENV,
+        **options,
+    )
 
 
 def run(fake, task_files, cache, models=("m1", "m2"), settings=None, **options):
     templates, samples = load_templates(task_files[0]), load_samples(task_files[1])
-    return collect(list(models), templates, samples, cache=cache,
-                   settings=settings or Settings(), requester=requester(cache, fake, **options))
+    return collect(
+        list(models),
+        templates,
+        samples,
+        cache=cache,
+        settings=settings or Settings(),
+        requester=requester(cache, fake, **options),
+    )
 
 
 def same_cube(a, b):
@@ -99,6 +136,7 @@ def files_mentioning_key(folder):
 
 # ---- a whole run with faults ----------------------------------------------------------------
 
+
 def test_faults_and_a_kill_end_with_the_fault_free_cube(fake, task_files, tmp_path):
     reference_server = FakeOpenAI(KEY)
     reference_server.url = reference_server.start()
@@ -112,14 +150,43 @@ def test_faults_and_a_kill_end_with_the_fault_free_cube(fake, task_files, tmp_pa
     fake.stall(times=1, seconds=30)
     fake.stall_after = 10  # then hold every request, so the run can be killed mid-way
     cache = tmp_path / "run.responses.jsonl"
-    command = [sys.executable, "-m", "rankstats.cli", "collect", "openai",
-               "--model", "m1", "--model", "m2", "--templates", str(task_files[0]),
-               "--samples", str(task_files[1]), "-o", str(tmp_path / "run.nc"),
-               "--cache", str(cache), "--base-url", fake.url, "--api-key-env", ENV,
-               "--timeout", "0.5", "--backoff-base", "0.01", "--concurrency", "3",
-               "--no-progress"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, env={**os.environ, ENV: KEY})
+    command = [
+        sys.executable,
+        "-m",
+        "rankstats.cli",
+        "collect",
+        "openai",
+        "--model",
+        "m1",
+        "--model",
+        "m2",
+        "--templates",
+        str(task_files[0]),
+        "--samples",
+        str(task_files[1]),
+        "-o",
+        str(tmp_path / "run.nc"),
+        "--cache",
+        str(cache),
+        "--base-url",
+        fake.url,
+        "--api-key-env",
+        ENV,
+        "--timeout",
+        "0.5",
+        "--backoff-base",
+        "0.01",
+        "--concurrency",
+        "3",
+        "--no-progress",
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, ENV: KEY},
+    )
     deadline = time.monotonic() + 60
     while len(ResponseCache(cache)) < 10 if cache.exists() else True:
         assert time.monotonic() < deadline, process.stdout.read1().decode()
@@ -150,10 +217,18 @@ def test_retry_after_is_honoured_and_backoff_used_otherwise(fake, tmp_path):
 
     fake.fail(429, times=2, retry_after="0.07")
     fake.fail(503, times=1)
-    asker = requester(tmp_path / "c.jsonl", fake, concurrency=1, sleep=sleep,
-                      backoff=Backoff(base=0.5, factor=2.0, jitter=0.0))
-    request = Request("m1", "chat", {"messages": [{"role": "user", "content": "hi"}],
-                                     "temperature": 0.0, "max_tokens": 3})
+    asker = requester(
+        tmp_path / "c.jsonl",
+        fake,
+        concurrency=1,
+        sleep=sleep,
+        backoff=Backoff(base=0.5, factor=2.0, jitter=0.0),
+    )
+    request = Request(
+        "m1",
+        "chat",
+        {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "max_tokens": 3},
+    )
     answers = run_requests([request], asker)
     assert answers[request.key]["text"] in ("yes", "no")
     assert waits == [0.07, 0.07, 2.0]  # Retry-After twice, then 0.5 * 2**2 on attempt 3
@@ -163,8 +238,9 @@ def test_retry_after_is_honoured_and_backoff_used_otherwise(fake, tmp_path):
 def test_a_stalled_response_times_out_and_is_retried(fake, tmp_path):
     fake.stall(times=1, seconds=20)
     asker = requester(tmp_path / "c.jsonl", fake, timeout=0.3, concurrency=1)
-    request = Request("m1", "completions", {"prompt": "Is 2 even?", "max_tokens": 2,
-                                            "temperature": 0.0})
+    request = Request(
+        "m1", "completions", {"prompt": "Is 2 even?", "max_tokens": 2, "temperature": 0.0}
+    )
     started = time.monotonic()
     run_requests([request], asker)
     assert time.monotonic() - started < 5
@@ -181,6 +257,7 @@ def test_retries_give_up_after_max_attempts(fake, tmp_path):
 
 # ---- stopping for good ----------------------------------------------------------------------
 
+
 def test_a_non_retryable_error_stops_and_keeps_what_was_done(fake, task_files, tmp_path):
     cache = tmp_path / "c.jsonl"
     first = run(fake, task_files, cache, models=["m1"])
@@ -195,11 +272,12 @@ def test_a_non_retryable_error_stops_and_keeps_what_was_done(fake, task_files, t
     assert no_repeats(fake) == []
 
 
-@pytest.mark.parametrize("model, wrong_key, status", [("m1", True, 401),
-                                                       ("missing-model", False, 404)])
-def test_auth_and_missing_model_stop_with_a_clear_message(fake, task_files, tmp_path,
-                                                          monkeypatch, model, wrong_key,
-                                                          status):
+@pytest.mark.parametrize(
+    "model, wrong_key, status", [("m1", True, 401), ("missing-model", False, 404)]
+)
+def test_auth_and_missing_model_stop_with_a_clear_message(
+    fake, task_files, tmp_path, monkeypatch, model, wrong_key, status
+):
     if wrong_key:
         monkeypatch.setenv(ENV, KEY + "-wrong")
     with pytest.raises(RequestError, match=f"HTTP {status}") as error:
@@ -217,6 +295,7 @@ def test_missing_key_is_named(fake, task_files, tmp_path, monkeypatch):
 
 # ---- cache, plans, costs --------------------------------------------------------------------
 
+
 def test_cache_key_ignores_transport_and_a_rerun_sends_nothing(fake, task_files, tmp_path):
     cache = tmp_path / "c.jsonl"
     first = run(fake, task_files, cache)
@@ -231,10 +310,25 @@ def test_cache_key_ignores_transport_and_a_rerun_sends_nothing(fake, task_files,
 
 
 def test_dry_run_plans_without_sending(fake, task_files, tmp_path, capsys):
-    arguments = ["collect", "openai", "--model", "m1", "--templates", str(task_files[0]),
-                 "--samples", str(task_files[1]), "--cache", str(tmp_path / "c.jsonl"),
-                 "--base-url", fake.url, "--api-key-env", ENV, "--dry-run",
-                 "--price", "m1=1.0,2.0"]
+    arguments = [
+        "collect",
+        "openai",
+        "--model",
+        "m1",
+        "--templates",
+        str(task_files[0]),
+        "--samples",
+        str(task_files[1]),
+        "--cache",
+        str(tmp_path / "c.jsonl"),
+        "--base-url",
+        fake.url,
+        "--api-key-env",
+        ENV,
+        "--dry-run",
+        "--price",
+        "m1=1.0,2.0",
+    ]
     assert main(arguments) == 0
     assert fake.log == []
     out = capsys.readouterr().out
@@ -247,8 +341,14 @@ def test_dry_run_plans_without_sending(fake, task_files, tmp_path, capsys):
 def test_costs_come_from_the_returned_usage(fake, task_files, tmp_path):
     templates, samples = load_templates(task_files[0]), load_samples(task_files[1])
     cache = tmp_path / "c.jsonl"
-    result = collect(["m1"], templates, samples, cache=cache, prices={"m1": (1.0, 10.0)},
-                     requester=requester(cache, fake))
+    result = collect(
+        ["m1"],
+        templates,
+        samples,
+        cache=cache,
+        prices={"m1": (1.0, 10.0)},
+        requester=requester(cache, fake),
+    )
     records = [json.loads(line)["record"] for line in cache.read_text().splitlines()]
     tokens_in = sum(r["usage"]["prompt_tokens"] for r in records)
     tokens_out = sum(r["usage"]["completion_tokens"] for r in records)
@@ -263,8 +363,9 @@ def test_rate_limits_pace_requests_and_tokens():
     async def sleep(seconds):
         now[0] += seconds
 
-    limiter = RateLimiter(requests_per_minute=120, tokens_per_minute=1000,
-                          clock=lambda: now[0], sleep=sleep)
+    limiter = RateLimiter(
+        requests_per_minute=120, tokens_per_minute=1000, clock=lambda: now[0], sleep=sleep
+    )
 
     async def go():
         await limiter.acquire(600)
@@ -275,6 +376,7 @@ def test_rate_limits_pace_requests_and_tokens():
 
 
 # ---- scoring --------------------------------------------------------------------------------
+
 
 def test_generated_answers_are_scored_against_gold(fake, task_files, tmp_path):
     cube = run(fake, task_files, tmp_path / "c.jsonl").cube
@@ -297,8 +399,13 @@ def test_completion_options_pick_the_likeliest_by_logprobs(fake, task_files, tmp
             for option in ("yes", "no"):
                 tokens = _tokens(prompt + " " + option)
                 offsets = np.cumsum([0] + [len(x) for x in tokens[:-1]])
-                totals.append(sum(_logprob(x) for x, o in zip(tokens, offsets, strict=True)
-                                  if o + len(x) > len(prompt)))
+                totals.append(
+                    sum(
+                        _logprob(x)
+                        for x, o in zip(tokens, offsets, strict=True)
+                        if o + len(x) > len(prompt)
+                    )
+                )
             assert cube.response.values[0, 0, t, s] == ("yes", "no")[int(np.argmax(totals))]
             # the cube keeps each option's log-probability and length, and the response's
             np.testing.assert_allclose(cube.option_logprob.values[0, 0, t, s], totals)
@@ -316,12 +423,32 @@ def test_chat_options_use_the_first_token_alternatives(fake, task_files, tmp_pat
     np.testing.assert_array_equal(cube.response.values, plain.response.values)
 
 
-def test_the_collect_command_writes_a_cube_and_a_cost_summary(fake, task_files, tmp_path,
-                                                              capsys):
+def test_the_collect_command_writes_a_cube_and_a_cost_summary(fake, task_files, tmp_path, capsys):
     output = tmp_path / "cube.nc"
-    assert main(["collect", "openai", "--model", "m1", "--templates", str(task_files[0]),
-                 "--samples", str(task_files[1]), "-o", str(output), "--base-url", fake.url,
-                 "--api-key-env", ENV, "--no-progress", "--price", "m1=0.5,1.5"]) == 0
+    assert (
+        main(
+            [
+                "collect",
+                "openai",
+                "--model",
+                "m1",
+                "--templates",
+                str(task_files[0]),
+                "--samples",
+                str(task_files[1]),
+                "-o",
+                str(output),
+                "--base-url",
+                fake.url,
+                "--api-key-env",
+                ENV,
+                "--no-progress",
+                "--price",
+                "m1=0.5,1.5",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "m1: 18 requests (0 from the cache)" in out and "$" in out
     cube = rankstats.open_cube(output)
@@ -330,15 +457,36 @@ def test_the_collect_command_writes_a_cube_and_a_cost_summary(fake, task_files, 
 
 
 @pytest.mark.parametrize("target", ["samples", "folder", "missing"])
-def test_the_collect_command_refuses_a_bad_output_before_any_request(fake, task_files, tmp_path,
-                                                                     capsys, target):
+def test_the_collect_command_refuses_a_bad_output_before_any_request(
+    fake, task_files, tmp_path, capsys, target
+):
     samples = task_files[1]
     before = samples.read_bytes()
-    output = {"samples": samples, "folder": tmp_path,
-              "missing": tmp_path / "missing" / "cube.nc"}[target]
-    assert main(["collect", "openai", "--model", "m1", "--templates", str(task_files[0]),
-                 "--samples", str(samples), "-o", str(output), "--base-url", fake.url,
-                 "--api-key-env", ENV, "--no-progress"]) == 2
+    output = {"samples": samples, "folder": tmp_path, "missing": tmp_path / "missing" / "cube.nc"}[
+        target
+    ]
+    assert (
+        main(
+            [
+                "collect",
+                "openai",
+                "--model",
+                "m1",
+                "--templates",
+                str(task_files[0]),
+                "--samples",
+                str(samples),
+                "-o",
+                str(output),
+                "--base-url",
+                fake.url,
+                "--api-key-env",
+                ENV,
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert fake.log == [] and samples.read_bytes() == before
@@ -351,26 +499,50 @@ def test_budgeted_search_through_the_collector_bills_each_cell_once(fake, task_f
     samples = load_samples(task_files[1])["parity"]
     asker = requester(tmp_path / "c.jsonl", fake)
     score = cell_scorer("m1", "parity", templates, samples, asker)
-    best = rankstats.estimate_maxp(score, [t.id for t in templates], [s.id for s in samples],
-                                   stages=[(None, 2), (2, 2), (1, None)], seed=0)
+    best = rankstats.estimate_maxp(
+        score,
+        [t.id for t in templates],
+        [s.id for s in samples],
+        stages=[(None, 2), (2, 2), (1, None)],
+        seed=0,
+    )
     assert best.calls == 3 * 2 + 2 * 2 + 1 * 2 == len(fake.completed())
-    full = collect(["m1"], {"parity": templates}, {"parity": samples}, cache=asker.cache,
-                   requester=asker).cube
+    full = collect(
+        ["m1"], {"parity": templates}, {"parity": samples}, cache=asker.cache, requester=asker
+    ).cube
     exact = full.score.sel(model="m1", task="parity").mean("sample")
     chosen = [t.id for t in templates].index(best.template)
     seen = full.score.sel(model="m1", task="parity").isel(template=chosen)
     assert 0.0 <= best.estimate <= 1.0 and float(exact.max()) >= float(seen.mean()) - 1e-12
     assert no_repeats(fake) == []
-    average = rankstats.estimate_avgp(score, [t.id for t in templates],
-                                      [s.id for s in samples], templates_per_sample=4, seed=0)
+    average = rankstats.estimate_avgp(
+        score, [t.id for t in templates], [s.id for s in samples], templates_per_sample=4, seed=0
+    )
     assert no_repeats(fake) == [] and average.calls <= 4 * 6
 
 
 def test_the_collect_command_estimates_on_a_budget(fake, task_files, tmp_path, capsys):
-    arguments = ["collect", "openai", "--model", "m1", "--templates", str(task_files[0]),
-                 "--samples", str(task_files[1]), "--cache", str(tmp_path / "c.jsonl"),
-                 "--base-url", fake.url, "--api-key-env", ENV, "--no-progress",
-                 "--estimate", "maxp", "--stages", "all:2,2:2,1:rest"]
+    arguments = [
+        "collect",
+        "openai",
+        "--model",
+        "m1",
+        "--templates",
+        str(task_files[0]),
+        "--samples",
+        str(task_files[1]),
+        "--cache",
+        str(tmp_path / "c.jsonl"),
+        "--base-url",
+        fake.url,
+        "--api-key-env",
+        ENV,
+        "--no-progress",
+        "--estimate",
+        "maxp",
+        "--stages",
+        "all:2,2:2,1:rest",
+    ]
     assert main([*arguments, "--dry-run"]) == 0
     assert "m1 parity: 12 calls" in capsys.readouterr().out and fake.log == []
     assert main(arguments) == 0
@@ -385,8 +557,16 @@ LABEL = "(task 'parity', template '2', sample 's3')"
 
 
 def one_request():
-    return Request("m1", "chat", {"messages": [{"role": "user", "content": "Is 3 even?"}],
-                                  "temperature": 0.0, "max_tokens": 3}, label=LABEL)
+    return Request(
+        "m1",
+        "chat",
+        {
+            "messages": [{"role": "user", "content": "Is 3 even?"}],
+            "temperature": 0.0,
+            "max_tokens": 3,
+        },
+        label=LABEL,
+    )
 
 
 @pytest.mark.parametrize("kind", ["json", "html", "shape", "truncated"])
@@ -408,8 +588,15 @@ def test_a_body_malformed_every_time_names_the_request_and_status(fake, tmp_path
     with pytest.raises(RequestError) as error:
         run_requests([one_request()], asker)
     message = str(error.value)
-    for part in ("m1 chat request", "task 'parity'", "template '2'", "sample 's3'",
-                 "HTTP 200 with a malformed body", "after 3 attempts", "0 of 1 new requests"):
+    for part in (
+        "m1 chat request",
+        "task 'parity'",
+        "template '2'",
+        "sample 's3'",
+        "HTTP 200 with a malformed body",
+        "after 3 attempts",
+        "0 of 1 new requests",
+    ):
         assert part in message, part
     assert KEY not in message
     assert len(ResponseCache(tmp_path / "c.jsonl")) == 0
@@ -421,19 +608,24 @@ def _read_only(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("output, error", [
-    (lambda folder: folder / "missing" / "cube.nc", "does not exist"),
-    (lambda folder: folder, "is a folder"),
-    (lambda folder: _read_only(folder / "cube.nc"), "write-protected"),
-])
-def test_an_output_that_cannot_be_written_stops_before_any_request(fake, task_files, tmp_path,
-                                                                   output, error):
+@pytest.mark.parametrize(
+    "output, error",
+    [
+        (lambda folder: folder / "missing" / "cube.nc", "does not exist"),
+        (lambda folder: folder, "is a folder"),
+        (lambda folder: _read_only(folder / "cube.nc"), "write-protected"),
+    ],
+)
+def test_an_output_that_cannot_be_written_stops_before_any_request(
+    fake, task_files, tmp_path, output, error
+):
     target = output(tmp_path)
     cache = tmp_path / "c.jsonl"
     templates, samples = load_templates(task_files[0]), load_samples(task_files[1])
     with pytest.raises(rankstats.errors.PathError, match=error):
-        collect(["m1"], templates, samples, cache=cache, output=target,
-                requester=requester(cache, fake))
+        collect(
+            ["m1"], templates, samples, cache=cache, output=target, requester=requester(cache, fake)
+        )
     assert fake.log == [] and not cache.exists()
     if target.is_file():
         assert target.read_bytes() == b"previous cube"
@@ -451,8 +643,12 @@ with cache.locked():
 
 def _holding(cache: Path, seconds: float) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
-    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(cache), str(seconds)],
-                               stdout=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(cache), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert process.stdout.readline().strip() == "locked"
     return process
 
@@ -476,8 +672,15 @@ def test_a_cache_written_by_another_run_is_refused_before_sending(fake, tmp_path
 
 def test_a_second_run_waits_for_the_cache_and_sends_only_what_is_missing(fake, tmp_path):
     cache = tmp_path / "c.jsonl"
-    first, second = one_request(), Request("m1", "chat", {"messages": [
-        {"role": "user", "content": "Is 4 even?"}], "max_tokens": 3}, label=LABEL)
+    first, second = (
+        one_request(),
+        Request(
+            "m1",
+            "chat",
+            {"messages": [{"role": "user", "content": "Is 4 even?"}], "max_tokens": 3},
+            label=LABEL,
+        ),
+    )
     waiting = requester(cache, fake, lock_timeout=30)  # opened while the cache is empty
     holder = _holding(cache, 3)
     # what the other run answered while this one waited is read, not asked again
@@ -497,6 +700,7 @@ def test_a_second_run_waits_for_the_cache_and_sends_only_what_is_missing(fake, t
 
 # ---- the OpenAI-compatible servers of the serving engines ---------------------------------------
 
+
 @pytest.fixture(params=["vllm", "tgi", "llamacpp"])
 def engine(request):
     server = FakeOpenAI(KEY, dialect=request.param)
@@ -513,31 +717,42 @@ def test_generated_answers_through_each_engine_s_server(engine, task_files, tmp_
     finally:
         reference.stop()
     for endpoint in ("chat", "completions"):
-        cube = run(engine, task_files, tmp_path / f"{endpoint}.jsonl", models=["m1"],
-                   settings=Settings(endpoint=endpoint)).cube
+        cube = run(
+            engine,
+            task_files,
+            tmp_path / f"{endpoint}.jsonl",
+            models=["m1"],
+            settings=Settings(endpoint=endpoint),
+        ).cube
         if endpoint == "chat":
             np.testing.assert_array_equal(cube.response.values, expected.response.values)
         gold = np.array(["yes" if i % 2 == 0 else "no" for i in range(6)])
-        np.testing.assert_array_equal(cube.score.values,
-                                      (cube.response.values == gold).astype(float))
+        np.testing.assert_array_equal(
+            cube.score.values, (cube.response.values == gold).astype(float)
+        )
         served = {"vllm": "m1", "tgi": "tgi", "llamacpp": "local-model.gguf"}[engine.dialect]
         assert cube.model_revision.values.tolist() == [served]
     # options from the first token's top_logprobs: the chat dialect every engine speaks
-    options = run(engine, task_files, tmp_path / "options.jsonl", models=["m1"],
-                  settings=Settings(endpoint="chat", scoring="options")).cube
+    options = run(
+        engine,
+        task_files,
+        tmp_path / "options.jsonl",
+        models=["m1"],
+        settings=Settings(endpoint="chat", scoring="options"),
+    ).cube
     np.testing.assert_array_equal(options.response.values, expected.response.values)
 
 
 def test_options_by_echoed_logprobs_where_the_engine_echoes(engine, task_files, tmp_path):
     settings = Settings(endpoint="completions", scoring="options")
     if engine.dialect == "vllm":
-        cube = run(engine, task_files, tmp_path / "c.jsonl", models=["m1"],
-                   settings=settings).cube
+        cube = run(engine, task_files, tmp_path / "c.jsonl", models=["m1"], settings=settings).cube
         reference = FakeOpenAI(KEY)
         reference.url = reference.start()
         try:
-            expected = run(reference, task_files, tmp_path / "r.jsonl", models=["m1"],
-                           settings=settings).cube
+            expected = run(
+                reference, task_files, tmp_path / "r.jsonl", models=["m1"], settings=settings
+            ).cube
         finally:
             reference.stop()
         np.testing.assert_array_equal(cube.response.values, expected.response.values)

@@ -30,8 +30,13 @@ RTOL = 1e-10
 
 
 def close(actual, desired):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=RTOL, atol=0, equal_nan=False)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float),
+        np.asarray(desired, dtype=float),
+        rtol=RTOL,
+        atol=0,
+        equal_nan=False,
+    )
 
 
 def long_frame(x: np.ndarray) -> pd.DataFrame:
@@ -42,8 +47,9 @@ def long_frame(x: np.ndarray) -> pd.DataFrame:
 
 def pg_friedman(x: np.ndarray, method: str = "chisq") -> pd.Series:
     # oracle: pingouin.friedman(data, dv="dv", within="within", subject="subject", method=method)
-    out = pingouin.friedman(data=long_frame(x), dv="dv", within="within", subject="subject",
-                            method=method)
+    out = pingouin.friedman(
+        data=long_frame(x), dv="dv", within="within", subject="subject", method=method
+    )
     return out.loc["Friedman"]
 
 
@@ -73,6 +79,7 @@ CASES = [
 
 
 # --------------------------------------------------------------------------- Kendall's W
+
 
 @pytest.mark.parametrize(("kind", "seed"), CASES)
 def test_kendall_w_matches_pingouin_chisq(kind, seed):
@@ -116,8 +123,12 @@ def test_kendall_w_of_a_cube_judges_templates_objects_models():
     rng = np.random.default_rng(9)
     scores = rng.integers(0, 8, size=(3, 6, 5)) / 8  # task x model x template
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": f"t{t}", "template": f"p{j}", "score": scores[t, i, j]}
-         for t in range(3) for i in range(6) for j in range(5)]
+        [
+            {"model": f"m{i}", "task": f"t{t}", "template": f"p{j}", "score": scores[t, i, j]}
+            for t in range(3)
+            for i in range(6)
+            for j in range(5)
+        ]
     )
     result = rankstats.kendall_w(cube)
     for t in range(3):
@@ -139,6 +150,7 @@ def test_kendall_w_omit_is_pingouin_listwise_deletion():
 
 
 # --------------------------------------------------------------------------- Friedman
+
 
 @pytest.mark.parametrize(("kind", "seed"), CASES)
 def test_friedman_matches_pingouin(kind, seed):
@@ -165,8 +177,11 @@ def test_friedman_of_a_cube_blocks_models_treatments_templates():
     rng = np.random.default_rng(13)
     scores = rng.integers(0, 6, size=(7, 4)) / 6  # model x template
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": "t", "template": f"p{j}", "score": scores[i, j]}
-         for i in range(7) for j in range(4)]
+        [
+            {"model": f"m{i}", "task": "t", "template": f"p{j}", "score": scores[i, j]}
+            for i in range(7)
+            for j in range(4)
+        ]
     )
     result = rankstats.friedman(cube).isel(task=0)
     # subject = model (block), within = template (treatment)
@@ -195,9 +210,7 @@ def test_friedman_of_a_cube_blocks_models_treatments_templates():
 # S = 9 + 4 + 1 + 16 = 30, and the uncorrected W = 12 * 30 / 540 = 2/3 (the form the
 # paper's Table 3 uses). Corrected, the denominator is m times the judges' summed squared
 # rank deviations, 3 * (5 + 4.75 + 2.75) = 37.5, so W = 30 / 37.5 = 4/5.
-HAND = np.array([[4.0, 3.0, 2.0, 1.0],
-                 [4.0, 3.0, 3.0, 1.0],
-                 [3.0, 4.0, 2.0, 2.0]])
+HAND = np.array([[4.0, 3.0, 2.0, 1.0], [4.0, 3.0, 3.0, 1.0], [3.0, 4.0, 2.0, 2.0]])
 
 
 def f(q: Fraction) -> float:
@@ -241,6 +254,7 @@ def test_kendall_w_by_hand_agrees_with_pingouin():
 
 
 # --------------------------------------------------------------------------- McNemar
+
 
 def _paired(n: int, p_x: float, p_y: float, seed: int):
     rng = np.random.default_rng(seed)
@@ -295,6 +309,7 @@ def test_mcnemar_counts_match_pingouin_crosstab():
 
 # --------------------------------------------------------------------------- Cochran's Q
 
+
 def _binary_blocks(n_blocks: int, k: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     rate = np.linspace(0.3, 0.7, k)
@@ -311,8 +326,9 @@ COCHRAN_CASES = [
 
 def pg_cochran(x: np.ndarray) -> pd.Series:
     # oracle: pingouin.cochran(data, dv="dv", within="within", subject="subject")
-    return pingouin.cochran(data=long_frame(x), dv="dv", within="within",
-                            subject="subject").loc["cochran"]
+    return pingouin.cochran(data=long_frame(x), dv="dv", within="within", subject="subject").loc[
+        "cochran"
+    ]
 
 
 @pytest.mark.parametrize(("n_blocks", "k", "seed"), COCHRAN_CASES)
@@ -339,9 +355,18 @@ def test_cochran_q_of_a_cube_blocks_samples_treatments_templates():
     rng = np.random.default_rng(17)
     correct = (rng.random((2, 3, 40)) < np.array([0.3, 0.5, 0.6])[:, None]).astype(float)
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": "t", "template": f"p{j}", "sample": f"s{s}",
-          "score": correct[i, j, s]}
-         for i in range(2) for j in range(3) for s in range(40)]
+        [
+            {
+                "model": f"m{i}",
+                "task": "t",
+                "template": f"p{j}",
+                "sample": f"s{s}",
+                "score": correct[i, j, s],
+            }
+            for i in range(2)
+            for j in range(3)
+            for s in range(40)
+        ]
     )
     result = rankstats.cochran_q(cube).isel(task=0)
     for i in range(2):

@@ -24,11 +24,17 @@ TIES = ["average", "min", "max", "dense", "ordinal"]
 
 
 def close(actual, desired, *, equal_nan=False):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=RTOL, atol=0, equal_nan=equal_nan)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float),
+        np.asarray(desired, dtype=float),
+        rtol=RTOL,
+        atol=0,
+        equal_nan=equal_nan,
+    )
 
 
 # --------------------------------------------------------------------------- ranks
+
 
 def _rank_data(kind: str) -> np.ndarray:
     rng = np.random.default_rng(20240101)
@@ -91,8 +97,11 @@ def test_rank_follows_a_lower_is_better_cube(ties):
     rng = np.random.default_rng(12)
     losses = rng.integers(0, 4, size=(6, 2)).astype(float)
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": "t", "template": f"p{j}", "score": losses[i, j]}
-         for i in range(6) for j in range(2)],
+        [
+            {"model": f"m{i}", "task": "t", "template": f"p{j}", "score": losses[i, j]}
+            for i in range(6)
+            for j in range(2)
+        ],
         higher_is_better=False,
     )
     ranks = rankstats.rank(cube, "model", ties=ties).isel(task=0).transpose("model", "template")
@@ -101,6 +110,7 @@ def test_rank_follows_a_lower_is_better_cube(ties):
 
 
 # --------------------------------------------------------------------------- Kendall's tau
+
 
 def _tau_pair(kind: str, n: int, seed: int):
     rng = np.random.default_rng(seed)
@@ -134,8 +144,9 @@ TAU_CASES = [
 def _hand_tau_a(x, y):
     """(C - D) / (n (n - 1) / 2), counting pairs one by one."""
     n = len(x)
-    s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
-            for i, j in itertools.combinations(range(n), 2))
+    s = sum(
+        np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i, j in itertools.combinations(range(n), 2)
+    )
     return s / (n * (n - 1) / 2)
 
 
@@ -174,8 +185,13 @@ def test_kendall_tau_exact_matches_scipy(n):
 @pytest.mark.parametrize(
     ("n", "swaps"),
     [(40, 0), (40, 1), (100, 0), (100, 1), (171, 1)],
-    ids=["n40-concordant", "n40-one-inversion", "n100-concordant", "n100-one-inversion",
-         "n171-one-inversion"],
+    ids=[
+        "n40-concordant",
+        "n40-one-inversion",
+        "n100-concordant",
+        "n100-one-inversion",
+        "n171-one-inversion",
+    ],
 )
 def test_kendall_tau_auto_is_exact_for_at_most_one_inversion(n, swaps):
     x = np.arange(n, dtype=float)
@@ -226,8 +242,11 @@ def test_kendall_tau_omit_is_pairwise_deletion_like_scipy(variant):
 def test_kendall_tau_of_many_objects_matches_scipy(n, levels, variant):
     # from 16 objects tau is counted by sort and merge (Knight 1966), not by pair signs
     rng = np.random.default_rng(n)
-    draw = (lambda: rng.normal(size=n)) if levels is None else (
-        lambda: rng.integers(0, levels, size=n).astype(float))
+    draw = (
+        (lambda: rng.normal(size=n))
+        if levels is None
+        else (lambda: rng.integers(0, levels, size=n).astype(float))
+    )
     x, y = draw(), draw()
     y = np.where(rng.random(n) < 0.5, x, y)  # some agreement, so the p-value is not ~1
     x[[1, 7]] = np.nan
@@ -280,6 +299,7 @@ def test_kendall_tau_labelled_pair_along_model():
 
 # --------------------------------------------------------------------------- tau matrices
 
+
 def _tau_rows(kind: str, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     if kind == "untied":
@@ -299,8 +319,9 @@ def _scipy_tau_matrix(rows, variant, method, nan_policy="propagate"):
     pvalue = np.empty((m, m))
     for a, b in itertools.product(range(m), repeat=2):
         # oracle: scipy.stats.kendalltau(rows[a], rows[b], variant=..., method=..., nan_policy=...)
-        res = stats.kendalltau(rows[a], rows[b], variant=variant, method=method,
-                               nan_policy=nan_policy)
+        res = stats.kendalltau(
+            rows[a], rows[b], variant=variant, method=method, nan_policy=nan_policy
+        )
         tau[a, b], pvalue[a, b] = res.statistic, res.pvalue
     return tau, pvalue
 
@@ -362,8 +383,11 @@ def test_kendall_tau_matrix_of_a_cube():
     rng = np.random.default_rng(43)
     scores = rng.integers(0, 10, size=(7, 4)) / 10  # model x template
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": "t", "template": f"p{j}", "score": scores[i, j]}
-         for i in range(7) for j in range(4)]
+        [
+            {"model": f"m{i}", "task": "t", "template": f"p{j}", "score": scores[i, j]}
+            for i in range(7)
+            for j in range(4)
+        ]
     )
     result = rankstats.kendall_tau_matrix(cube).isel(task=0)
     assert result.statistic.dims == ("template", "template_b")
@@ -373,6 +397,7 @@ def test_kendall_tau_matrix_of_a_cube():
 
 
 # --------------------------------------------------------------------------- Friedman
+
 
 def _friedman_data(kind: str, seed: int) -> np.ndarray:
     """Blocks x treatments."""
@@ -409,8 +434,10 @@ def test_friedman_uncorrected_is_scipy_times_the_tie_correction(kind, seed):
     x = _friedman_data(kind, seed)
     b, k = x.shape
     # scipy divides by c = 1 - sum(t^3 - t) / (b (k^3 - k)); undo it by hand
-    tie_sum = sum(((counts**3) - counts).sum()
-                  for counts in (np.unique(row, return_counts=True)[1] for row in x))
+    tie_sum = sum(
+        ((counts**3) - counts).sum()
+        for counts in (np.unique(row, return_counts=True)[1] for row in x)
+    )
     c = 1 - tie_sum / (b * (k**3 - k))
     # oracle: scipy.stats.friedmanchisquare(*x.T).statistic * c
     expected = stats.friedmanchisquare(*x.T).statistic * c
@@ -442,8 +469,12 @@ def test_friedman_of_a_cube_blocks_models_treatments_templates():
     rng = np.random.default_rng(53)
     scores = rng.integers(0, 5, size=(2, 8, 6)) / 5  # task x model x template
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": f"t{t}", "template": f"p{j}", "score": scores[t, i, j]}
-         for t in range(2) for i in range(8) for j in range(6)]
+        [
+            {"model": f"m{i}", "task": f"t{t}", "template": f"p{j}", "score": scores[t, i, j]}
+            for t in range(2)
+            for i in range(8)
+            for j in range(6)
+        ]
     )
     result = rankstats.friedman(cube)
     for t in range(2):
@@ -457,9 +488,18 @@ def test_friedman_of_a_cube_with_samples_uses_template_means():
     rng = np.random.default_rng(57)
     correct = rng.integers(0, 2, size=(5, 4, 7))  # model x template x sample
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": "t", "template": f"p{j}", "sample": f"s{s}",
-          "score": float(correct[i, j, s])}
-         for i in range(5) for j in range(4) for s in range(7)]
+        [
+            {
+                "model": f"m{i}",
+                "task": "t",
+                "template": f"p{j}",
+                "sample": f"s{s}",
+                "score": float(correct[i, j, s]),
+            }
+            for i in range(5)
+            for j in range(4)
+            for s in range(7)
+        ]
     )
     accuracy = correct.mean(axis=-1)
     # oracle: scipy.stats.friedmanchisquare(*accuracy.T)

@@ -27,14 +27,23 @@ RTOL = 1e-10
 
 
 def close(actual, desired):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=RTOL, atol=0, equal_nan=False)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float),
+        np.asarray(desired, dtype=float),
+        rtol=RTOL,
+        atol=0,
+        equal_nan=False,
+    )
 
 
 def table_of(x, y):
     """2x2 table with x's outcome on rows and y's on columns, 1 (right) first."""
-    return np.array([[np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
-                     [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))]])
+    return np.array(
+        [
+            [np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0))],
+            [np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))],
+        ]
+    )
 
 
 def _paired(n: int, p_x: float, p_y: float, seed: int):
@@ -63,6 +72,7 @@ MCNEMAR_CASES = [
 
 # --------------------------------------------------------------------------- McNemar
 
+
 @pytest.mark.parametrize(("n", "p_x", "p_y", "seed"), MCNEMAR_CASES)
 def test_mcnemar_exact_matches_statsmodels(n, p_x, p_y, seed):
     x, y = _paired(n, p_x, p_y, seed)
@@ -86,9 +96,10 @@ def test_mcnemar_chi2_matches_statsmodels(n, p_x, p_y, seed, method, correction)
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 1), (1, 0), (1, 1), (1, 2), (2, 1), (4, 4)])
-@pytest.mark.parametrize(("method", "exact", "correction"),
-                         [("exact", True, True), ("chi2_cc", False, True),
-                          ("chi2", False, False)])
+@pytest.mark.parametrize(
+    ("method", "exact", "correction"),
+    [("exact", True, True), ("chi2_cc", False, True), ("chi2", False, False)],
+)
 def test_mcnemar_small_discordant_counts_match_statsmodels(b, c, method, exact, correction):
     # chi2_cc is unclamped, as statsmodels: |b - c| < 1 gives (|b - c| - 1)^2 / (b + c) > 0
     x, y = _discordant(b, c)
@@ -169,8 +180,9 @@ FAGERLAND_BEFORE = np.array([1.0] * 2 + [0.0] * 19)
 FAGERLAND_AFTER = np.array([1.0, 0.0] + [1.0] * 7 + [0.0] * 12)
 
 
-@pytest.mark.parametrize(("method", "printed"),
-                         [("chi2", 0.034), ("exact", 0.070), ("midp", 0.039)])
+@pytest.mark.parametrize(
+    ("method", "printed"), [("chi2", 0.034), ("exact", 0.070), ("midp", 0.039)]
+)
 def test_mcnemar_fagerland_2013_example(method, printed):
     result = rankstats.mcnemar(FAGERLAND_BEFORE, FAGERLAND_AFTER, method=method)
     assert (float(result.b), float(result.c)) == (1, 7)
@@ -210,9 +222,18 @@ def test_mcnemar_of_a_cube_compares_templates_over_samples():
     rng = np.random.default_rng(10)
     correct = (rng.random((3, 2, 60)) < 0.5).astype(float)  # model x template x sample
     cube = rankstats.from_records(
-        [{"model": f"m{i}", "task": "t", "template": f"p{j}", "sample": f"s{s}",
-          "score": correct[i, j, s]}
-         for i in range(3) for j in range(2) for s in range(60)]
+        [
+            {
+                "model": f"m{i}",
+                "task": "t",
+                "template": f"p{j}",
+                "sample": f"s{s}",
+                "score": correct[i, j, s],
+            }
+            for i in range(3)
+            for j in range(2)
+            for s in range(60)
+        ]
     )
     template_coords = ["template_id"]
     p0 = cube.score.isel(template=0).drop_vars(template_coords)
@@ -222,8 +243,7 @@ def test_mcnemar_of_a_cube_compares_templates_over_samples():
     assert every_pair.statistic.dims[-2:] == ("template", "template_b")
     for i in range(3):
         # oracle: statsmodels mcnemar(table, exact=False, correction=True)
-        expected = sm_mcnemar(table_of(correct[i, 0], correct[i, 1]), exact=False,
-                              correction=True)
+        expected = sm_mcnemar(table_of(correct[i, 0], correct[i, 1]), exact=False, correction=True)
         where = {"model": f"m{i}", "task": "t"}
         close(pair.statistic.sel(where), expected.statistic)
         close(pair.pvalue.sel(where), expected.pvalue)
@@ -232,6 +252,7 @@ def test_mcnemar_of_a_cube_compares_templates_over_samples():
 
 
 # --------------------------------------------------------------------------- Cochran's Q
+
 
 def _binary_blocks(n_blocks: int, k: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)

@@ -21,9 +21,23 @@ def test_import_is_light():
 
 def test_public_api():
     expected = {
-        "rank", "kendall_w", "kendall_tau", "kendall_tau_matrix", "friedman", "mcnemar",
-        "cochran_q", "maxp", "avgp", "saturation", "cps", "divergence", "template_scores",
-        "from_records", "validate", "save", "open_cube",
+        "rank",
+        "kendall_w",
+        "kendall_tau",
+        "kendall_tau_matrix",
+        "friedman",
+        "mcnemar",
+        "cochran_q",
+        "maxp",
+        "avgp",
+        "saturation",
+        "cps",
+        "divergence",
+        "template_scores",
+        "from_records",
+        "validate",
+        "save",
+        "open_cube",
     }
     assert expected <= set(rankstats.__all__)
     for name in rankstats.__all__:
@@ -47,24 +61,29 @@ def test_collector_registry():
         assert "unit" in rankstats_collectors.available()
     finally:
         rankstats_collectors.unregister("unit")
-    with pytest.raises(rankstats_collectors.UnknownCollectorError,
-                       match="no collector named 'unit'"):
+    with pytest.raises(
+        rankstats_collectors.UnknownCollectorError, match="no collector named 'unit'"
+    ):
         rankstats_collectors.get("unit")
 
 
 def test_missing_extra_names_the_extra():
-    with pytest.raises(rankstats_collectors.MissingExtraError,
-                       match=r'pip install "rankstats\[openai\]"'):
+    with pytest.raises(
+        rankstats_collectors.MissingExtraError, match=r'pip install "rankstats\[openai\]"'
+    ):
         rankstats_collectors.require("a_module_that_is_not_installed", "openai")
 
 
 def test_cli_validate_and_info(tmp_path, capsys):
     from rankstats.cli import main
 
-    cube = rankstats.from_records([
-        {"model": "m", "task": "t", "template": "a", "sample": 1, "score": 1},
-        {"model": "m", "task": "t", "template": "b", "sample": 1, "score": 0},
-    ], metric="accuracy")
+    cube = rankstats.from_records(
+        [
+            {"model": "m", "task": "t", "template": "a", "sample": 1, "score": 1},
+            {"model": "m", "task": "t", "template": "b", "sample": 1, "score": 0},
+        ],
+        metric="accuracy",
+    )
     path = rankstats.save(cube, tmp_path / "cube.nc")
     assert main(["validate", str(path)]) == 0
     assert "ok:" in capsys.readouterr().out
@@ -79,8 +98,12 @@ def test_cli_validate_and_info(tmp_path, capsys):
 
 
 def test_cli_entry_point_runs():
-    out = subprocess.run([sys.executable, "-m", "rankstats.cli", "--version"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "rankstats.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == f"rankstats {rankstats.__version__}"
 
 

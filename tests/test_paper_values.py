@@ -80,8 +80,9 @@ def cube():
 
 @pytest.fixture(scope="module")
 def paper_w(cube):
-    return rankstats.kendall_w(cube.score.where(cube.template_valid), ties="min",
-                               tie_correction=False)
+    return rankstats.kendall_w(
+        cube.score.where(cube.template_valid), ties="min", tie_correction=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -165,8 +166,13 @@ ORIGINAL = np.array([True, False, False, False])
 
 
 def close(actual, desired):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=RTOL, atol=0, equal_nan=False)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float),
+        np.asarray(desired, dtype=float),
+        rtol=RTOL,
+        atol=0,
+        equal_nan=False,
+    )
 
 
 @pytest.mark.parametrize(

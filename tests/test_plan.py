@@ -267,9 +267,11 @@ def _one_template_leaderboard(models=9, items=100, seed=0):
     skill = rng.normal(0, 1, (models, 1, 1, 1))
     difficulty = rng.normal(0, 1.5, (1, 1, 1, items))
     p = 1 / (1 + np.exp(difficulty - skill))
-    return xr.DataArray((rng.random(p.shape) < p).astype(float),
-                        dims=("model", "task", "template", "sample"),
-                        coords={"task": ["t"]})
+    return xr.DataArray(
+        (rng.random(p.shape) < p).astype(float),
+        dims=("model", "task", "template", "sample"),
+        coords={"task": ["t"]},
+    )
 
 
 def test_one_template_gets_its_items_and_the_reason():
@@ -288,21 +290,37 @@ def test_one_template_gets_its_items_and_the_reason():
 def test_plan_command_on_a_one_template_leaderboard(capsys, tmp_path):
     x = _one_template_leaderboard()
     path = tmp_path / "one.nc"
-    rankstats.save(rankstats.from_records(
-        [{"model": f"m{m}", "task": "t", "template": "only", "sample": f"s{s}",
-          "score": float(x[m, 0, 0, s])} for m in range(9) for s in range(100)]), path)
+    rankstats.save(
+        rankstats.from_records(
+            [
+                {
+                    "model": f"m{m}",
+                    "task": "t",
+                    "template": "only",
+                    "sample": f"s{s}",
+                    "score": float(x[m, 0, 0, s]),
+                }
+                for m in range(9)
+                for s in range(100)
+            ]
+        ),
+        path,
+    )
     assert main(["plan", str(path)]) == 0
     out = capsys.readouterr().out
     assert "- t: one template" in out and "samples" in out
     assert "with the templates held fixed" not in out or "nan" not in out
 
 
-@pytest.mark.parametrize("case, words", [
-    ("one model", "fewer than two models"),
-    ("one sample", "fewer than two samples"),
-    ("constant", "do not differ"),
-    ("all missing", "no scores"),
-])
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("one model", "fewer than two models"),
+        ("one sample", "fewer than two samples"),
+        ("constant", "do not differ"),
+        ("all missing", "no scores"),
+    ],
+)
 def test_nothing_estimable_says_why_without_numpy_warnings(case, words, capsys, tmp_path):
     rng = np.random.default_rng(0)
     x = rng.random((4, 1, 3, 5))
@@ -319,13 +337,25 @@ def test_nothing_estimable_says_why_without_numpy_warnings(case, words, capsys, 
     assert words in str(planned.reason.values[0])
     assert np.isnan(planned.n_templates_needed).all()
     path = tmp_path / "cube.nc"
-    rankstats.save(rankstats.from_records(
-        [{"model": f"m{m}", "task": "t", "template": f"p{p}", "sample": f"s{s}",
-          "score": float(x[m, 0, p, s])}
-         for m in range(x.shape[0]) for p in range(x.shape[2]) for s in range(x.shape[3])
-         if x[m, 0, p, s] == x[m, 0, p, s]] or
-        [{"model": "m0", "task": "t", "template": "p0", "sample": "s0", "score": 0.5}]),
-        path) if case != "all missing" else None
+    rankstats.save(
+        rankstats.from_records(
+            [
+                {
+                    "model": f"m{m}",
+                    "task": "t",
+                    "template": f"p{p}",
+                    "sample": f"s{s}",
+                    "score": float(x[m, 0, p, s]),
+                }
+                for m in range(x.shape[0])
+                for p in range(x.shape[2])
+                for s in range(x.shape[3])
+                if x[m, 0, p, s] == x[m, 0, p, s]
+            ]
+            or [{"model": "m0", "task": "t", "template": "p0", "sample": "s0", "score": 0.5}]
+        ),
+        path,
+    ) if case != "all missing" else None
     if case != "all missing":
         assert main(["plan", str(path)]) == 0
         out = capsys.readouterr()
@@ -338,8 +368,9 @@ def test_plan_and_templates_needed_give_one_number_for_one_question():
     planned = rankstats.plan(cube)
     found = rankstats.templates_needed(cube, seed=0, max_resamples=200)
     summary = stability.variance_summary(cube, n_resamples=20, seed=0)
-    np.testing.assert_array_equal(found.k_planned.values,
-                                  planned.n_templates_needed_fixed_samples.values)
+    np.testing.assert_array_equal(
+        found.k_planned.values, planned.n_templates_needed_fixed_samples.values
+    )
     np.testing.assert_array_equal(summary.templates_for_tau.values, found.k_planned.values)
     assert planned.attrs["probability"] == found.attrs["probability"] == 0.95
     assert planned.attrs["target_tau"] == found.attrs["target"] == 0.9

@@ -44,8 +44,13 @@ SM_METHODS = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh", "by": 
 
 
 def close(actual, desired, rtol=RTOL, atol=0.0):
-    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(desired, dtype=float),
-                               rtol=rtol, atol=atol, equal_nan=True)
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=float),
+        np.asarray(desired, dtype=float),
+        rtol=rtol,
+        atol=atol,
+        equal_nan=True,
+    )
 
 
 def scores(seed, blocks=12, k=5, tied=False):
@@ -57,15 +62,17 @@ def scores(seed, blocks=12, k=5, tied=False):
 
 # Conover (1999), the Durbin test: seven judges each rank three of seven ice creams (1 = best).
 N = np.nan
-CONOVER = np.array([
-    [2, 3, N, 1, N, N, N],
-    [N, 3, 1, N, 2, N, N],
-    [N, N, 2, 1, N, 3, N],
-    [N, N, N, 1, 2, N, 3],
-    [3, N, N, N, 1, 2, N],
-    [N, 3, N, N, N, 1, 2],
-    [3, N, 1, N, N, N, 2],
-])
+CONOVER = np.array(
+    [
+        [2, 3, N, 1, N, N, N],
+        [N, 3, 1, N, 2, N, N],
+        [N, N, 2, 1, N, 3, N],
+        [N, N, N, 1, 2, N, 3],
+        [3, N, N, N, 1, 2, N],
+        [N, 3, N, N, N, 1, 2],
+        [3, N, 1, N, N, N, 2],
+    ]
+)
 
 
 def cyclic_bibd(values):
@@ -139,14 +146,18 @@ def test_nemenyi_average_ranks_best_first_and_higher_is_better():
     close(lower.average_rank, stats.rankdata(x, axis=1).mean(0))
     close(lower.pvalue, result.pvalue)
     k = x.shape[1]
-    close(result.critical_difference,
-          stats.studentized_range.ppf(0.95, k, np.inf) / np.sqrt(2) * np.sqrt(k * (k + 1) / 72))
+    close(
+        result.critical_difference,
+        stats.studentized_range.ppf(0.95, k, np.inf) / np.sqrt(2) * np.sqrt(k * (k + 1) / 72),
+    )
 
 
 def test_nemenyi_honours_the_cube_attribute():
-    records = [{"model": m, "task": f"t{t}", "template": "p", "score": s}
-               for t, row in enumerate([[0.1, 0.5, 0.9], [0.2, 0.4, 0.3], [0.3, 0.6, 0.8]])
-               for m, s in zip("abc", row, strict=True)]
+    records = [
+        {"model": m, "task": f"t{t}", "template": "p", "score": s}
+        for t, row in enumerate([[0.1, 0.5, 0.9], [0.2, 0.4, 0.3], [0.3, 0.6, 0.8]])
+        for m, s in zip("abc", row, strict=True)
+    ]
     cube = rankstats.from_records(records)
     ranks = nemenyi(cube, blocks="task").average_rank.isel(template=0)
     close(ranks, [3.0, 5 / 3, 4 / 3])
@@ -163,8 +174,11 @@ def test_nemenyi_significance_agrees_with_critical_difference():
 
 def test_nemenyi_blocks_over_two_dims_equal_stacked_blocks():
     rng = np.random.default_rng(3)
-    data = xr.DataArray(rng.normal(size=(4, 5, 3)), dims=("model", "task", "template"),
-                        coords={"model": list("abcd")})
+    data = xr.DataArray(
+        rng.normal(size=(4, 5, 3)),
+        dims=("model", "task", "template"),
+        coords={"model": list("abcd")},
+    )
     joined = nemenyi(data, blocks=("task", "template"))
     stacked = data.stack(block=("task", "template")).transpose("block", "model").values
     close(joined.pvalue, sp.posthoc_nemenyi_friedman(stacked).to_numpy())
@@ -316,11 +330,19 @@ def test_skillings_mack_matches_loop_reference(seed):
 def test_skillings_mack_skillings_and_mack_table_1():
     # Skillings & Mack (1981), table 1: four assembly methods in nine blocks, four cells missing
     # (as in the R package Skillings.Mack's example). Checked against the loop reference.
-    y = np.array([
-        [3.2, 4.1, 3.8, 4.2], [3.1, 3.9, 3.4, 4.0], [4.3, 3.5, 4.6, 4.8],
-        [3.5, 3.6, 3.9, 4.0], [3.6, 4.2, 3.7, 3.9], [4.5, 4.7, 3.7, N],
-        [N, 4.2, 3.4, N], [4.3, 4.6, 4.4, 4.9], [3.5, N, 3.7, 3.9],
-    ])
+    y = np.array(
+        [
+            [3.2, 4.1, 3.8, 4.2],
+            [3.1, 3.9, 3.4, 4.0],
+            [4.3, 3.5, 4.6, 4.8],
+            [3.5, 3.6, 3.9, 4.0],
+            [3.6, 4.2, 3.7, 3.9],
+            [4.5, 4.7, 3.7, N],
+            [N, 4.2, 3.4, N],
+            [4.3, 4.6, 4.4, 4.9],
+            [3.5, N, 3.7, 3.9],
+        ]
+    )
     statistic, _ = skillings_mack_loop(y)
     result = skillings_mack(y, tie_correction=False)
     close(result.statistic, statistic, rtol=1e-9)
@@ -330,8 +352,10 @@ def test_skillings_mack_skillings_and_mack_table_1():
 def test_skillings_mack_on_complete_data_is_friedman():
     x = scores(5, blocks=8, k=4, tied=True)
     close(skillings_mack(x).statistic, rankstats.friedman(x, blocks=0, treatments=1).statistic)
-    close(skillings_mack(x, tie_correction=False).statistic,
-          rankstats.friedman(x, blocks=0, treatments=1, tie_correction=False).statistic)
+    close(
+        skillings_mack(x, tie_correction=False).statistic,
+        rankstats.friedman(x, blocks=0, treatments=1, tie_correction=False).statistic,
+    )
 
 
 def test_skillings_mack_on_a_balanced_design_is_durbin():
@@ -412,8 +436,12 @@ def test_adjust_pvalues_matches_multipletests(method, n):
     p = rng.uniform(size=n) ** 2
     p[: n // 3] = np.round(p[: n // 3], 1)  # some ties
     # oracle: statsmodels.stats.multitest.multipletests(p, method=...)[1]
-    close(adjust_pvalues(p, method), multipletests(p, method=SM_METHODS[method])[1], rtol=0,
-          atol=1e-12)
+    close(
+        adjust_pvalues(p, method),
+        multipletests(p, method=SM_METHODS[method])[1],
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("method", list(SM_METHODS))
@@ -434,8 +462,12 @@ def test_adjust_pvalues_along_a_dim():
         close(rows[i], multipletests(p[i], method="holm")[1], rtol=0, atol=1e-12)
     for j in range(6):
         close(columns[:, j], multipletests(p[:, j], method="holm")[1], rtol=0, atol=1e-12)
-    close(adjust_pvalues(p, "holm"), multipletests(p.ravel(), method="holm")[1].reshape(3, 6),
-          rtol=0, atol=1e-12)
+    close(
+        adjust_pvalues(p, "holm"),
+        multipletests(p.ravel(), method="holm")[1].reshape(3, 6),
+        rtol=0,
+        atol=1e-12,
+    )
     labelled = xr.DataArray(p, dims=("task", "model"))
     out = adjust_pvalues(labelled, "holm", family="model")
     assert out.dims == ("task", "model")
@@ -463,8 +495,11 @@ def binary_cube():
     skill = np.array([0.9, 0.6, 0.55, 0.3])[:, None, None, None]
     values = (rng.random((4, 2, 3, 25)) < skill).astype(float)
     values[3, 1] = np.nan  # model m3 absent on task t1
-    return xr.DataArray(values, dims=("model", "task", "template", "sample"),
-                        coords={"model": ["m0", "m1", "m2", "m3"], "task": ["t0", "t1"]})
+    return xr.DataArray(
+        values,
+        dims=("model", "task", "template", "sample"),
+        coords={"model": ["m0", "m1", "m2", "m3"], "task": ["t0", "t1"]},
+    )
 
 
 @pytest.mark.parametrize("p_adjust", list(SM_METHODS))
@@ -521,11 +556,15 @@ def test_nonsignificant_groups_are_maximal_runs():
 
 
 def test_nonsignificant_groups_of_a_labelled_slice():
-    data = xr.DataArray(scores(2, 10, 3) + np.array([2.0, 1.0, 0.0]), dims=("task", "model"),
-                        coords={"model": ["x", "y", "z"]})
+    data = xr.DataArray(
+        scores(2, 10, 3) + np.array([2.0, 1.0, 0.0]),
+        dims=("task", "model"),
+        coords={"model": ["x", "y", "z"]},
+    )
     result = nemenyi(data)
     assert nonsignificant_groups(result) == nonsignificant_groups(
-        nemenyi(data.values), names=["x", "y", "z"])
+        nemenyi(data.values), names=["x", "y", "z"]
+    )
     stacked = nemenyi(data.expand_dims(template=2), blocks="task")
     with pytest.raises(DimensionError, match="select along 'template' first"):
         nonsignificant_groups(stacked)
@@ -554,8 +593,10 @@ def test_critical_difference_diagram():
 def test_posthoc_imports_no_matplotlib():
     import subprocess
 
-    code = ("import sys, rankstats.statistics.posthoc; "
-            "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
+    code = (
+        "import sys, rankstats.statistics.posthoc; "
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -572,14 +613,16 @@ def template_cube(holes=False):
     if holes:
         values[1, 0, 2] = np.nan
         values[3, 2, 0] = np.nan
-    return xr.DataArray(values, dims=CUBE_DIMS,
-                        coords={"model": [f"m{i}" for i in range(5)], "task": ["t0", "t1", "t2"]})
+    return xr.DataArray(
+        values,
+        dims=CUBE_DIMS,
+        coords={"model": [f"m{i}" for i in range(5)], "task": ["t0", "t1", "t2"]},
+    )
 
 
 CALLS = {
     "nemenyi": lambda x, **kw: nemenyi(x, **kw),
-    "bonferroni_dunn": lambda x, **kw: bonferroni_dunn(
-        x, "m1" if hasattr(x, "dims") else 1, **kw),
+    "bonferroni_dunn": lambda x, **kw: bonferroni_dunn(x, "m1" if hasattr(x, "dims") else 1, **kw),
     "durbin": lambda x, **kw: durbin(x, **kw),
     "skillings_mack": lambda x, **kw: skillings_mack(x, **kw),
 }
@@ -631,7 +674,8 @@ def test_dask_chunked_adjust_and_pairwise_mcnemar():
     p = eager.pvalue
     xr.testing.assert_allclose(
         adjust_pvalues(p.chunk({"template": 1}), "bh", family=("model", "model_b")).compute(),
-        adjust_pvalues(p, "bh", family=("model", "model_b")))
+        adjust_pvalues(p, "bh", family=("model", "model_b")),
+    )
 
 
 def test_one_block_gives_nan_with_a_warning_like_friedman():

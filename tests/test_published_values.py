@@ -320,8 +320,17 @@ def test_labels_occur_in_raw(tables):
 
 def test_row_lines_match_raw(tables):
     """Row-major tables: each row is one printed line, in order."""
-    for name in ("table_4", "table_13", "table_14", "table_15", "table_16", "table_21",
-                 "table_22", "table_23", "table_24"):
+    for name in (
+        "table_4",
+        "table_13",
+        "table_14",
+        "table_15",
+        "table_16",
+        "table_21",
+        "table_22",
+        "table_23",
+        "table_24",
+    ):
         table = tables[name]
         printed = [
             " ".join(
@@ -503,22 +512,37 @@ PINNED = [
 
 # claim id -> (a fragment of its sentence, the number as printed in it)
 CLAIMS = {
-    "friedman_significant": ("significant differences in model accuracies for 21 out of the "
-                             "25 tasks", "21"),
-    "negative_tau_tasks": ("Overall, 15 tasks have instruction template paraphrases with "
-                           "negative Kendall", "15"),
-    "alpaca_13b_divergence": ("Alpaca-13B deviated by more than one standard deviation for 7 "
-                              "out of the 10 LMentry tasks", "7"),
-    "openai_original_above_average": ("In 72.5% of the cases, the average performance of the "
-                                      "original instruction template was higher", "72.5%"),
-    "davinci_original_gain": ("the original prompts added, on average, 21 more accuracy "
-                              "points", "21"),
+    "friedman_significant": (
+        "significant differences in model accuracies for 21 out of the 25 tasks",
+        "21",
+    ),
+    "negative_tau_tasks": (
+        "Overall, 15 tasks have instruction template paraphrases with negative Kendall",
+        "15",
+    ),
+    "alpaca_13b_divergence": (
+        "Alpaca-13B deviated by more than one standard deviation for 7 out of the 10 LMentry tasks",
+        "7",
+    ),
+    "openai_original_above_average": (
+        "In 72.5% of the cases, the average performance of the "
+        "original instruction template was higher",
+        "72.5%",
+    ),
+    "davinci_original_gain": (
+        "the original prompts added, on average, 21 more accuracy points",
+        "21",
+    ),
     "td002_maxp_above_90": ("above 90% for 8 out of 10 tasks", "8"),
-    "openai_average_agreement": ("Agreement was observed in only 5 out of 10 tasks for the "
-                                 "average metric", "5"),
+    "openai_average_agreement": (
+        "Agreement was observed in only 5 out of 10 tasks for the average metric",
+        "5",
+    ),
     "openai_maximum_agreement": ("and in 4 out of 10 tasks for the maximum metric", "4"),
-    "gpt35_first_in_maxp": ("gpt-3.5-turbo notably ranked first in the maximum metric for 8 "
-                            "out of 10 tasks", "8"),
+    "gpt35_first_in_maxp": (
+        "gpt-3.5-turbo notably ranked first in the maximum metric for 8 out of 10 tasks",
+        "8",
+    ),
 }
 
 

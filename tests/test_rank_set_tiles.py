@@ -57,8 +57,12 @@ def scans(draw):
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
-@given(case=scans(), flip=st.booleans(), tile=st.sampled_from([1, 3, 8]),
-       block=st.sampled_from([1, 64, 2**18]))
+@given(
+    case=scans(),
+    flip=st.booleans(),
+    tile=st.sampled_from([1, 3, 8]),
+    block=st.sampled_from([1, 64, 2**18]),
+)
 def test_tiles_give_the_largest_scaled_deviation_exactly(case, flip, tile, block):
     deviation, weight, floor = case
     with pytest.MonkeyPatch.context() as patch:
@@ -90,26 +94,27 @@ def test_a_leaderboard_sized_scan_rules_out_most_tiles():
     got = tiles.largest(False, 2**18)
     assert got is not None  # the tiles paid: no hand-back to the dense scan
     np.testing.assert_array_equal(got, definition(deviation, weight, False))
-    counted = upper.reshape(m // _krs.TILE, _krs.TILE, m // _krs.TILE, _krs.TILE).any(
-        axis=(1, 3)).sum() * n
+    counted = (
+        upper.reshape(m // _krs.TILE, _krs.TILE, m // _krs.TILE, _krs.TILE).any(axis=(1, 3)).sum()
+        * n
+    )
     assert sum(scaled) < 0.1 * counted
 
 
 @pytest.mark.parametrize("share", [np.inf, 0.0, _krs.DENSE_SHARE])
 @pytest.mark.parametrize("stepdown", [True, False])
 @pytest.mark.parametrize("gaussian", [False, True])
-def test_rank_sets_through_the_tiles_equal_the_dense_kernel(share, stepdown, gaussian,
-                                                            monkeypatch):
+def test_rank_sets_through_the_tiles_equal_the_dense_kernel(share, stepdown, gaussian, monkeypatch):
     """Tiles of 8 over 41 models (a partial last tile), every step of the stepdown."""
     replicates, estimate = ragged(4, models=41, n=90)
     monkeypatch.setattr(_krs, "TILED_FROM", 2)
     monkeypatch.setattr(_krs, "DENSE_SHARE", share)
     for level, budget in ((0.95, _krs.BUDGET), (0.5, 4096)):
-        options = dict(confidence_level=level, gaussian=gaussian, stepdown=stepdown,
-                       budget=budget)
+        options = dict(confidence_level=level, gaussian=gaussian, stepdown=stepdown, budget=budget)
         tiled = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]), **options)
-        dense = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]),
-                               pair_kernel="dense", **options)
+        dense = _krs.rank_sets(
+            replicates, estimate, np.array([9.0, np.nan, 4.0]), pair_kernel="dense", **options
+        )
         for key in tiled:
             np.testing.assert_array_equal(tiled[key], dense[key], err_msg=key)
 
@@ -122,12 +127,14 @@ def spread_cube(n_models=96, seed=3):
     return xr.Dataset(
         {"score": (("model", "task", "template", "sample"), x)},
         coords={"model": [f"m{i}" for i in range(n_models)], "task": ["t0", "t1", "t2"]},
-        attrs={"higher_is_better": 1, "score_kind": "binary"})
+        attrs={"higher_is_better": 1, "score_kind": "binary"},
+    )
 
 
 @pytest.mark.parametrize("nan_policy", ["propagate", "omit"])
-def test_a_leaderboard_above_the_tile_threshold_equals_the_scan_of_every_pair(nan_policy,
-                                                                            monkeypatch):
+def test_a_leaderboard_above_the_tile_threshold_equals_the_scan_of_every_pair(
+    nan_policy, monkeypatch
+):
     """Through the public API, 96 models with absent and incomplete ones, 8-model tiles."""
     from rankstats import stability
 

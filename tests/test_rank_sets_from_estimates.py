@@ -60,8 +60,9 @@ def test_marginal_sets_equal_csranks():
     gave 6; ours give 6 or 7 by seed (6 with this one)."""
     x, sigma = csranks_case()
     expected = pd.read_csv(DATA / "sets_marginal.csv")
-    found = stability.rank_sets(x, covariance=sigma, rank_sets="marginal",
-                                n_resamples=100_000, seed=10)
+    found = stability.rank_sets(
+        x, covariance=sigma, rank_sets="marginal", n_resamples=100_000, seed=10
+    )
     np.testing.assert_array_equal(found["rank_low"].values, expected["L"])
     np.testing.assert_array_equal(found["rank_high"].values, expected["U"])
 
@@ -86,8 +87,11 @@ def csdiffmeans(x, sigma, z, level, cstype, indices=None, stepdown=True):
         scaled = (z[:, a] - z[:, b]) / sd[a, b]
         c = np.quantile(scaled.max(1) if cstype == "lower" else (-scaled).max(1), level)
         t = (x[a] - x[b]) / sd[a, b]
-        new = {pair for pair, value in zip(pairs, t, strict=True)
-               if (value > c if cstype == "lower" else value < -c)}
+        new = {
+            pair
+            for pair, value in zip(pairs, t, strict=True)
+            if (value > c if cstype == "lower" else value < -c)
+        }
         rejected |= new
         family -= new
         if not new or not family or not stepdown:
@@ -104,8 +108,7 @@ def test_kernel_is_csdiffmeans_pair_by_pair(seed):
     z = rng.multivariate_normal(np.zeros(p), sigma, size=4000)
     draws = z.T.copy()
     simultaneous = _krs.normal_rank_sets(x, sigma, draws=draws, confidence_level=0.9)
-    marginal = _krs.normal_rank_sets(x, sigma, draws=draws, confidence_level=0.9,
-                                     marginal=True)
+    marginal = _krs.normal_rank_sets(x, sigma, draws=draws, confidence_level=0.9, marginal=True)
     two_sided = csdiffmeans(x, sigma, z, 0.9, "lower")
     low = [1 + sum((k, j) in two_sided for k in range(p)) for j in range(p)]
     high = [p - sum((j, k) in two_sided for k in range(p)) for j in range(p)]
@@ -128,8 +131,7 @@ def test_the_leaderboard_path_through_the_kernel_is_the_same_bit_for_bit(margina
     rng = np.random.default_rng(3)
     s, m, n = 3, 12, 400
     means = np.linspace(0.7, 0.5, m)
-    replicates = (means[:, None] + rng.normal(0, 0.02, (s, 1, n))
-                  + rng.normal(0, 0.02, (s, m, n)))
+    replicates = means[:, None] + rng.normal(0, 0.02, (s, 1, n)) + rng.normal(0, 0.02, (s, m, n))
     estimate = means + rng.normal(0, 0.01, (s, m))
     estimate[1, 4] = np.nan
     spread = replicates - replicates.mean(-1, keepdims=True)
@@ -137,10 +139,12 @@ def test_the_leaderboard_path_through_the_kernel_is_the_same_bit_for_bit(margina
     product = spread @ np.swapaxes(spread, 1, 2)
     covariance = (product + np.swapaxes(product, 1, 2)) / (2 * (n - 1))
     draws = _krs.gaussian_draws(spread)
-    given = _krs.normal_rank_sets(estimate, covariance, draws=draws, confidence_level=0.9,
-                                  marginal=marginal)
-    from_replicates = _krs.rank_sets(replicates, estimate, confidence_level=0.9,
-                                     marginal=marginal, gaussian=True)
+    given = _krs.normal_rank_sets(
+        estimate, covariance, draws=draws, confidence_level=0.9, marginal=marginal
+    )
+    from_replicates = _krs.rank_sets(
+        replicates, estimate, confidence_level=0.9, marginal=marginal, gaussian=True
+    )
     for key in from_replicates:
         np.testing.assert_array_equal(given[key], from_replicates[key])
 
@@ -152,11 +156,10 @@ def test_agrees_with_the_leaderboard_given_the_paired_covariance():
     rng = np.random.default_rng(5)
     ability = np.linspace(1.2, -0.6, 8)
     difficulty = rng.normal(0, 1, 300)
-    logit = ability[:, None, None] - difficulty[None, None, :] + rng.normal(0, .2, (8, 3, 1))
+    logit = ability[:, None, None] - difficulty[None, None, :] + rng.normal(0, 0.2, (8, 3, 1))
     correct = (rng.random(logit.shape) < 1 / (1 + np.exp(-logit))).astype(float)
     cube = xr.DataArray(correct[None], dims=["task", "model", "template", "sample"])
-    reps = stability.replicates(cube, n_resamples=2000, seed=1,
-                                statistics=["avgp", "rank"])
+    reps = stability.replicates(cube, n_resamples=2000, seed=1, statistics=["avgp", "rank"])
     board = stability.leaderboard(reps, confidence_level=0.95)
     avgp = reps.avgp.isel(task=0).values  # (replicate, model) or (model, replicate)
     avgp = avgp if avgp.shape[0] == 8 else avgp.T
@@ -207,8 +210,9 @@ def test_two_objects_are_a_two_sided_z_test():
     critical value is the two-sided normal quantile, |t| > 1.96 at 95%."""
     for gap, separated in ((1.90, False), (2.02, True)):
         x = np.array([gap, 0.0])
-        found = stability.rank_sets(x, standard_errors=[1 / np.sqrt(2)] * 2,
-                                    n_resamples=200_000, seed=0)
+        found = stability.rank_sets(
+            x, standard_errors=[1 / np.sqrt(2)] * 2, n_resamples=200_000, seed=0
+        )
         assert bool(found["rank_low"].values[1] == 2) is separated
 
 
@@ -216,8 +220,9 @@ def test_lower_is_better_mirrors_and_labels_travel():
     x, sigma = csranks_case()
     labels = [f"m{i}" for i in range(25)]
     up = stability.rank_sets(x, covariance=sigma, labels=labels, seed=4, top_k=3)
-    down = stability.rank_sets(-x, covariance=sigma, labels=labels, seed=4, top_k=3,
-                               higher_is_better=False)
+    down = stability.rank_sets(
+        -x, covariance=sigma, labels=labels, seed=4, top_k=3, higher_is_better=False
+    )
     for name in ("rank", "rank_low", "rank_high", "tie_group", "in_top_k"):
         xr.testing.assert_equal(up[name], down[name])
     assert list(up.model.values) == labels
@@ -229,19 +234,16 @@ def test_lower_is_better_mirrors_and_labels_travel():
     xr.testing.assert_equal(labelled, up)
     errors = pd.Series(np.sqrt(np.diag(sigma)), index=labels).iloc[order]
     independent = stability.rank_sets(series, standard_errors=errors, seed=4)
-    plain = stability.rank_sets(x, standard_errors=np.sqrt(np.diag(sigma)), labels=labels,
-                                seed=4)
+    plain = stability.rank_sets(x, standard_errors=np.sqrt(np.diag(sigma)), labels=labels, seed=4)
     xr.testing.assert_equal(independent, plain)
 
 
 def test_in_top_k_is_the_simultaneous_lower_bound_whatever_rank_sets_is():
     x, sigma = csranks_case()
     simultaneous = stability.rank_sets(x, covariance=sigma, seed=3, top_k=5)
-    marginal = stability.rank_sets(x, covariance=sigma, seed=3, top_k=5,
-                                   rank_sets="marginal")
+    marginal = stability.rank_sets(x, covariance=sigma, seed=3, top_k=5, rank_sets="marginal")
     xr.testing.assert_equal(simultaneous["in_top_k"], marginal["in_top_k"])
-    np.testing.assert_array_equal(simultaneous["in_top_k"],
-                                  simultaneous["rank_low"].values <= 5)
+    np.testing.assert_array_equal(simultaneous["in_top_k"], simultaneous["rank_low"].values <= 5)
     assert (marginal["rank_low"] >= simultaneous["rank_low"]).all()
     assert (marginal["rank_high"] <= simultaneous["rank_high"]).all()
 
@@ -254,23 +256,37 @@ def test_series_array_and_dataarray_agree_and_extra_dims_are_rankings():
     x = rng.normal(0, 1, (3, 6))
     se = rng.uniform(0.1, 0.4, (3, 6))
     models = list("abcdef")
-    da = xr.DataArray(x, dims=["task", "model"],
-                      coords={"task": ["t1", "t2", "t3"], "model": models})
+    da = xr.DataArray(
+        x, dims=["task", "model"], coords={"task": ["t1", "t2", "t3"], "model": models}
+    )
     together = stability.rank_sets(da, standard_errors=da.copy(data=se), seed=1, top_k=2)
     assert together["rank_low"].dims == ("task", "model")
     for t in range(3):
-        alone = stability.rank_sets(pd.Series(x[t], index=models),
-                                    standard_errors=pd.Series(se[t], index=models),
-                                    seed=1, top_k=2)
-        for name in ("estimate", "standard_error", "rank", "rank_low", "rank_high",
-                     "tie_group", "in_top_k"):
+        alone = stability.rank_sets(
+            pd.Series(x[t], index=models),
+            standard_errors=pd.Series(se[t], index=models),
+            seed=1,
+            top_k=2,
+        )
+        for name in (
+            "estimate",
+            "standard_error",
+            "rank",
+            "rank_low",
+            "rank_high",
+            "tie_group",
+            "in_top_k",
+        ):
             np.testing.assert_array_equal(together[name].values[t], alone[name].values)
-    per_task = xr.DataArray(np.stack([np.diag(v ** 2) for v in se]),
-                            dims=["task", "model", "model_b"],
-                            coords={"task": da.task, "model": models, "model_b": models})
+    per_task = xr.DataArray(
+        np.stack([np.diag(v**2) for v in se]),
+        dims=["task", "model", "model_b"],
+        coords={"task": da.task, "model": models, "model_b": models},
+    )
     covariance = stability.rank_sets(da, covariance=per_task, seed=1, top_k=2)
-    xr.testing.assert_equal(covariance[["rank_low", "rank_high"]],
-                            together[["rank_low", "rank_high"]])
+    xr.testing.assert_equal(
+        covariance[["rank_low", "rank_high"]], together[["rank_low", "rank_high"]]
+    )
     assert together.attrs["rank_sets"] == "simultaneous"
     assert together.attrs["n_resamples"] == 1000 and together.attrs["seed"] == 1
     assert together.attrs["confidence_level"] == 0.95 and together.attrs["top_k"] == 2
@@ -291,51 +307,107 @@ def test_nan_estimates_follow_nan_policy():
         stability.rank_sets(x, standard_errors=se, nan_policy="raise")
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: stability.rank_sets([1.0, 2.0]), InputTypeError, "either"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1],
-                                 covariance=np.eye(2)), InputTypeError, "not both"),
-    (lambda: stability.rank_sets([1.0, 2.0, 3.0], standard_errors=[1, 1]),
-     DimensionError, "2 values, the estimates 3"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, -0.1]),
-     OptionError, "non-negative"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, np.nan]),
-     OptionError, "non-negative"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, np.inf]),
-     OptionError, "finite"),
-    (lambda: stability.rank_sets([1.0], standard_errors=[1.0]), DimensionError,
-     "at least two"),
-    (lambda: stability.rank_sets([1.0, 2.0], covariance=[[1, 0.5], [0.2, 1]]),
-     OptionError, "not symmetric"),
-    (lambda: stability.rank_sets([1.0, 2.0, 0.0],
-                                 covariance=[[1, 2, 0], [2, 1, 0], [0, 0, 1]]),
-     OptionError, "not positive semi-definite"),
-    (lambda: stability.rank_sets([1.0, 2.0], covariance=[[0, 0.1], [0.1, 1]]),
-     OptionError, "not positive semi-definite"),
-    (lambda: stability.rank_sets([1.0, 2.0], covariance=np.eye(3)), DimensionError,
-     "2 x 2"),
-    (lambda: stability.rank_sets(pd.Series([1.0, 2.0], index=["a", "b"]),
-                                 standard_errors=pd.Series([1.0, 1.0], index=["a", "c"])),
-     CoordinateMismatchError, "labels"),
-    (lambda: stability.rank_sets(pd.Series([1.0, 2.0], index=["a", "b"]),
-                                 covariance=pd.DataFrame(np.eye(2), index=["a", "b"],
-                                                         columns=["a", "x"])),
-     CoordinateMismatchError, "labels"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], labels=["a"]),
-     DimensionError, "1 labels"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], labels=["a", "a"]),
-     DimensionError, "repeat"),
-    (lambda: stability.rank_sets(["a", "b"], standard_errors=[1, 1]), InputTypeError,
-     "numbers"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], rank_sets="bootstrap"),
-     OptionError, "rank_sets"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], n_resamples=1),
-     OptionError, "n_resamples"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], confidence_level=1.5),
-     OptionError, "confidence_level"),
-    (lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], top_k=0),
-     OptionError, "top_k"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: stability.rank_sets([1.0, 2.0]), InputTypeError, "either"),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], covariance=np.eye(2)),
+            InputTypeError,
+            "not both",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0, 3.0], standard_errors=[1, 1]),
+            DimensionError,
+            "2 values, the estimates 3",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, -0.1]),
+            OptionError,
+            "non-negative",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, np.nan]),
+            OptionError,
+            "non-negative",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, np.inf]),
+            OptionError,
+            "finite",
+        ),
+        (lambda: stability.rank_sets([1.0], standard_errors=[1.0]), DimensionError, "at least two"),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], covariance=[[1, 0.5], [0.2, 1]]),
+            OptionError,
+            "not symmetric",
+        ),
+        (
+            lambda: stability.rank_sets(
+                [1.0, 2.0, 0.0], covariance=[[1, 2, 0], [2, 1, 0], [0, 0, 1]]
+            ),
+            OptionError,
+            "not positive semi-definite",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], covariance=[[0, 0.1], [0.1, 1]]),
+            OptionError,
+            "not positive semi-definite",
+        ),
+        (lambda: stability.rank_sets([1.0, 2.0], covariance=np.eye(3)), DimensionError, "2 x 2"),
+        (
+            lambda: stability.rank_sets(
+                pd.Series([1.0, 2.0], index=["a", "b"]),
+                standard_errors=pd.Series([1.0, 1.0], index=["a", "c"]),
+            ),
+            CoordinateMismatchError,
+            "labels",
+        ),
+        (
+            lambda: stability.rank_sets(
+                pd.Series([1.0, 2.0], index=["a", "b"]),
+                covariance=pd.DataFrame(np.eye(2), index=["a", "b"], columns=["a", "x"]),
+            ),
+            CoordinateMismatchError,
+            "labels",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], labels=["a"]),
+            DimensionError,
+            "1 labels",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], labels=["a", "a"]),
+            DimensionError,
+            "repeat",
+        ),
+        (
+            lambda: stability.rank_sets(["a", "b"], standard_errors=[1, 1]),
+            InputTypeError,
+            "numbers",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], rank_sets="bootstrap"),
+            OptionError,
+            "rank_sets",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], n_resamples=1),
+            OptionError,
+            "n_resamples",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], confidence_level=1.5),
+            OptionError,
+            "confidence_level",
+        ),
+        (
+            lambda: stability.rank_sets([1.0, 2.0], standard_errors=[1, 1], top_k=0),
+            OptionError,
+            "top_k",
+        ),
+    ],
+)
 def test_bad_input_is_a_clear_error(call, error, match):
     with pytest.raises(error, match=match) as caught:
         call()
@@ -364,7 +436,7 @@ def truths(m, kind):
     (3 standard errors), with standard error 1, and a block of exact ties."""
     step = {"near": 0.3, "gaps": 3.0}[kind]
     theta = -step * np.arange(m, dtype=float)
-    theta[m // 2: m // 2 + 3] = theta[m // 2]  # three exactly tied
+    theta[m // 2 : m // 2 + 3] = theta[m // 2]  # three exactly tied
     return theta
 
 
@@ -376,8 +448,13 @@ def simulate(m, kind, repetitions, n_resamples, seed, top_k):
     se = rng.uniform(0.5, 1.5, m)
     x = theta + se * rng.standard_normal((repetitions, m))
     da = xr.DataArray(x, dims=["repetition", "model"])
-    found = stability.rank_sets(da, standard_errors=da.copy(data=np.broadcast_to(se, x.shape)),
-                                n_resamples=n_resamples, seed=seed + 1, top_k=top_k)
+    found = stability.rank_sets(
+        da,
+        standard_errors=da.copy(data=np.broadcast_to(se, x.shape)),
+        n_resamples=n_resamples,
+        seed=seed + 1,
+        top_k=top_k,
+    )
     best = (theta[None, :] > theta[:, None]).sum(1) + 1  # min rank of each true value
     worst = (theta[None, :] >= theta[:, None]).sum(1)  # max rank
     low, high = found["rank_low"].values, found["rank_high"].values
@@ -420,7 +497,7 @@ def shared_items(m, n_items, repetitions, seed, spread=1.0, span=0.6):
     difficulty = rng.normal(0, spread, (repetitions, 1, n_items))
     logit = ability[None, :, None] - difficulty
     p = 1 / (1 + np.exp(-logit))
-    truth = (1 / (1 + np.exp(-(ability[:, None] - rng.normal(0, spread, 200_000)))))
+    truth = 1 / (1 + np.exp(-(ability[:, None] - rng.normal(0, spread, 200_000))))
     truth = truth.mean(-1)
     correct = (rng.random(p.shape) < p).astype(float)
     x = correct.mean(-1)
@@ -429,15 +506,15 @@ def shared_items(m, n_items, repetitions, seed, spread=1.0, span=0.6):
     covariance = centred @ np.swapaxes(centred, 1, 2) / (n_items - 1) / n_items
     da = xr.DataArray(x, dims=["repetition", "model"])
     independent = stability.rank_sets(da, standard_errors=da.copy(data=se), seed=1)
-    paired = stability.rank_sets(da, covariance=xr.DataArray(
-        covariance, dims=["repetition", "model", "model_b"]), seed=1)
+    paired = stability.rank_sets(
+        da, covariance=xr.DataArray(covariance, dims=["repetition", "model", "model_b"]), seed=1
+    )
     best = (truth[None, :] > truth[:, None]).sum(1) + 1
     worst = (truth[None, :] >= truth[:, None]).sum(1)
     out = {}
     for name, found in (("independent", independent), ("paired", paired)):
         low, high = found["rank_low"].values, found["rank_high"].values
-        out[name] = (((low <= best) & (high >= worst)).all(-1).mean(),
-                     (high - low).mean())
+        out[name] = (((low <= best) & (high >= worst)).all(-1).mean(), (high - low).mean())
     return out
 
 
@@ -480,33 +557,84 @@ def test_ranks_command(tmp_path, capsys):
     from rankstats.cli import main
 
     table = tmp_path / "board.csv"
-    table.write_text("model,accuracy,se\nm1,0.842,0.008\nm2,0.835,0.009\nm3,0.801,0.010\n"
-                     "m4,0.774,0.011\nm5,0.770,0.011\nm6,0.652,0.012\n")
+    table.write_text(
+        "model,accuracy,se\nm1,0.842,0.008\nm2,0.835,0.009\nm3,0.801,0.010\n"
+        "m4,0.774,0.011\nm5,0.770,0.011\nm6,0.652,0.012\n"
+    )
     out = tmp_path / "sets.json"
-    assert main(["ranks", str(table), "--estimates", "accuracy", "--standard-errors", "se",
-                 "--top-k", "2", "--seed", "0", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "ranks",
+                str(table),
+                "--estimates",
+                "accuracy",
+                "--standard-errors",
+                "se",
+                "--top-k",
+                "2",
+                "--seed",
+                "0",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "| m3 | 0.801 | 3 | 2-5 | 1 | yes |" in printed
     rows = json.loads(out.read_text())["tables"]["rank_sets"]
-    expected = stability.rank_sets(pd.Series([0.842, 0.835, 0.801, 0.774, 0.770, 0.652],
-                                             index=["m1", "m2", "m3", "m4", "m5", "m6"]),
-                                   standard_errors=pd.Series(
-                                       [0.008, 0.009, 0.010, 0.011, 0.011, 0.012],
-                                       index=["m1", "m2", "m3", "m4", "m5", "m6"]),
-                                   top_k=2, seed=0)
+    expected = stability.rank_sets(
+        pd.Series(
+            [0.842, 0.835, 0.801, 0.774, 0.770, 0.652], index=["m1", "m2", "m3", "m4", "m5", "m6"]
+        ),
+        standard_errors=pd.Series(
+            [0.008, 0.009, 0.010, 0.011, 0.011, 0.012], index=["m1", "m2", "m3", "m4", "m5", "m6"]
+        ),
+        top_k=2,
+        seed=0,
+    )
     assert [r["rank_low"] for r in rows] == list(expected["rank_low"].values)
     assert [r["in_top_k"] for r in rows] == list(expected["in_top_k"].values)
     covariance = tmp_path / "covariance.csv"
     labels = ["m1", "m2", "m3", "m4", "m5", "m6"]
     se = np.array([0.008, 0.009, 0.010, 0.011, 0.011, 0.012])
-    pd.DataFrame(np.diag(se ** 2), index=labels, columns=labels).iloc[::-1, ::-1].to_csv(
-        covariance)
-    assert main(["ranks", str(table), "--estimates", "accuracy", "--covariance",
-                 str(covariance), "--seed", "0", "--quiet", "--csv", "-"]) == 0
+    pd.DataFrame(np.diag(se**2), index=labels, columns=labels).iloc[::-1, ::-1].to_csv(covariance)
+    assert (
+        main(
+            [
+                "ranks",
+                str(table),
+                "--estimates",
+                "accuracy",
+                "--covariance",
+                str(covariance),
+                "--seed",
+                "0",
+                "--quiet",
+                "--csv",
+                "-",
+            ]
+        )
+        == 0
+    )
     csv = capsys.readouterr().out
     assert csv.startswith("# rank_sets\nmodel,estimate,standard_error,rank,rank_low")
     assert main(["ranks", str(table), "--estimates", "acc", "--standard-errors", "se"]) == 2
     assert "not a column" in capsys.readouterr().err
     assert main(["ranks", str(table), "--estimates", "accuracy"]) == 2
-    assert main(["ranks", str(table), "--estimates", "accuracy", "--standard-errors", "se",
-                 "--json", str(table)]) == 2  # an output that is an input
+    assert (
+        main(
+            [
+                "ranks",
+                str(table),
+                "--estimates",
+                "accuracy",
+                "--standard-errors",
+                "se",
+                "--json",
+                str(table),
+            ]
+        )
+        == 2
+    )  # an output that is an input

@@ -30,20 +30,30 @@ def looped_rank_sets(replicates, estimate, level, marginal=False, stepdown=True)
     bootstrap deviations in place of its normal draws)."""
     m, n = replicates.shape
     deviation = replicates - estimate[:, None]
-    se = np.array([[np.std(replicates[j] - replicates[k], ddof=1) for k in range(m)]
-                   for j in range(m)])
-    t = np.array([[(estimate[j] - estimate[k]) / se[j, k] if j != k else 0.0
-                   for k in range(m)] for j in range(m)])
+    se = np.array(
+        [[np.std(replicates[j] - replicates[k], ddof=1) for k in range(m)] for j in range(m)]
+    )
+    t = np.array(
+        [
+            [(estimate[j] - estimate[k]) / se[j, k] if j != k else 0.0 for k in range(m)]
+            for j in range(m)
+        ]
+    )
 
     def family_of(j):
-        return {(a, b) for a in range(m) for b in range(m) if a != b
-                and (j is None or j in (a, b))}
+        return {(a, b) for a in range(m) for b in range(m) if a != b and (j is None or j in (a, b))}
 
     def rejections(family):
         active, rejected = set(family), set()
         while True:
-            maxima = [max((deviation[a, r] - deviation[b, r]) / se[a, b] for a, b in active)
-                      for r in range(n)] if active else []
+            maxima = (
+                [
+                    max((deviation[a, r] - deviation[b, r]) / se[a, b] for a, b in active)
+                    for r in range(n)
+                ]
+                if active
+                else []
+            )
             critical = np.quantile(maxima, level) if active else np.inf
             new = {(a, b) for a, b in active if t[a, b] > critical}
             rejected |= new
@@ -74,8 +84,9 @@ def noisy(seed, means, n=300, spread=0.05, shared=0.5):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_rank_sets_equal_the_pair_by_pair_procedure(marginal, stepdown, seed):
     replicates, estimate = noisy(seed, np.array([0.9, 0.85, 0.6, 0.58, 0.57, 0.2]), n=200)
-    found = _krs.rank_sets(replicates, estimate, confidence_level=0.9, marginal=marginal,
-                           stepdown=stepdown)
+    found = _krs.rank_sets(
+        replicates, estimate, confidence_level=0.9, marginal=marginal, stepdown=stepdown
+    )
     low, high = looped_rank_sets(replicates, estimate, 0.9, marginal, stepdown)
     np.testing.assert_array_equal(found["low"], low)
     np.testing.assert_array_equal(found["high"], high)
@@ -241,12 +252,25 @@ def test_sorted_pair_kernel_equals_every_pair_at_every_step(gaussian, stepdown, 
     replicates, estimate = ragged(seed, models=30, n=100)
     budgets = ((0.95, _krs.BUDGET), (0.5, 4096)) + (((0.99, 1),) if seed == 0 else ())
     for level, budget in budgets:
-        fast = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]),
-                              confidence_level=level, gaussian=gaussian, stepdown=stepdown,
-                              budget=budget)
-        dense = _krs.rank_sets(replicates, estimate, np.array([9.0, np.nan, 4.0]),
-                               confidence_level=level, gaussian=gaussian, stepdown=stepdown,
-                               budget=budget, pair_kernel="dense")
+        fast = _krs.rank_sets(
+            replicates,
+            estimate,
+            np.array([9.0, np.nan, 4.0]),
+            confidence_level=level,
+            gaussian=gaussian,
+            stepdown=stepdown,
+            budget=budget,
+        )
+        dense = _krs.rank_sets(
+            replicates,
+            estimate,
+            np.array([9.0, np.nan, 4.0]),
+            confidence_level=level,
+            gaussian=gaussian,
+            stepdown=stepdown,
+            budget=budget,
+            pair_kernel="dense",
+        )
         for key in fast:  # equal, not close: the same products of the same floats
             np.testing.assert_array_equal(fast[key], dense[key], err_msg=key)
 
@@ -260,8 +284,10 @@ def test_sorted_maxima_equal_the_dense_ones_over_any_hypotheses_in_play():
     pairs = _krs._Pairs(better, oriented, present, np.full(2, np.nan), gaussian=False)
     ordered = _krs._Sorted(pairs, oriented, present, budget=2**14)
     index = np.arange(2)
-    np.testing.assert_array_equal(ordered.maxima(index, pairs.pairs, _krs.BUDGET),
-                                  pairs.maxima(pairs.pairs, None, _krs.BUDGET))
+    np.testing.assert_array_equal(
+        ordered.maxima(index, pairs.pairs, _krs.BUDGET),
+        pairs.maxima(pairs.pairs, None, _krs.BUDGET),
+    )
     rng = np.random.default_rng(3)
     worse = oriented[:, :, None] < oriented[:, None, :]  # H_jk with t < 0
     for keep in (0.0, 0.2, 0.9):
@@ -272,7 +298,8 @@ def test_sorted_maxima_equal_the_dense_ones_over_any_hypotheses_in_play():
             for part in (index, index[1:]):
                 np.testing.assert_array_equal(
                     ordered.maxima(part, active[part], _krs.BUDGET),
-                    _krs._Subset(pairs, part).maxima(active[part], None, _krs.BUDGET))
+                    _krs._Subset(pairs, part).maxima(active[part], None, _krs.BUDGET),
+                )
 
 
 def test_tie_groups_split_only_separated_pairs_and_are_contiguous():
@@ -298,20 +325,23 @@ def small_cube(seed=0, n_models=5):
     return xr.Dataset(
         {"score": (("model", "task", "template", "sample"), x)},
         coords={"model": [f"m{i}" for i in range(n_models)], "task": ["t0", "t1", "t2"]},
-        attrs={"higher_is_better": 1, "score_kind": "binary"})
+        attrs={"higher_is_better": 1, "score_kind": "binary"},
+    )
 
 
 @pytest.mark.parametrize("rank_sets", ["simultaneous", "marginal"])
 def test_leaderboard_rank_sets_are_the_kernels(rank_sets):
     cube = small_cube()
-    reps = stability.replicates(cube, n_resamples=200, over="both", seed=0,
-                                statistics=["avgp", "rank"])
+    reps = stability.replicates(
+        cube, n_resamples=200, over="both", seed=0, statistics=["avgp", "rank"]
+    )
     board = stability.leaderboard(reps, rank_sets=rank_sets, top_k=2)
     values = reps.avgp.transpose("task", "model", "replicate").values
     estimate = reps.avgp_estimate.transpose("task", "model").values
     # 4 templates and 40 samples resampled: Student's t with 4 - 1 degrees of freedom
-    out = _krs.rank_sets(values, estimate, np.full(3, 3.0), marginal=rank_sets == "marginal",
-                         gaussian=True)
+    out = _krs.rank_sets(
+        values, estimate, np.full(3, 3.0), marginal=rank_sets == "marginal", gaussian=True
+    )
     np.testing.assert_array_equal(board.rank_low.transpose("task", "model"), out["low"])
     np.testing.assert_array_equal(board.rank_high.transpose("task", "model"), out["high"])
     np.testing.assert_array_equal(board.tie_group.transpose("task", "model"), out["tie_group"])
@@ -349,8 +379,9 @@ def test_dask_equals_eager_and_extra_dims():
     pytest.importorskip("dask")
     cube = small_cube(3)
     eager = stability.leaderboard(cube, n_resamples=100, over="both", seed=0, top_k=2)
-    lazy = stability.leaderboard(cube.chunk({"task": 1}), n_resamples=100, over="both",
-                                 seed=0, top_k=2)
+    lazy = stability.leaderboard(
+        cube.chunk({"task": 1}), n_resamples=100, over="both", seed=0, top_k=2
+    )
     assert lazy.rank_low.chunks is not None
     xr.testing.assert_identical(lazy.compute(), eager)
     # an extra dim (two seeds of the runs) is carried along, each slice its own ranking
@@ -359,12 +390,18 @@ def test_dask_equals_eager_and_extra_dims():
     assert set(board.rank_low.dims) == {"model", "task", "run"}
 
 
-@pytest.mark.parametrize(("option", "match"), [
-    ({"rank_sets": "joint"}, "rank_sets='joint' is not allowed; rank_sets must be one of "
-                             "'simultaneous', 'marginal', 'bootstrap'"),
-    ({"top_k": 0}, "top_k=0 is not allowed"),
-    ({"top_k": 1.5}, "top_k=1.5 is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("option", "match"),
+    [
+        (
+            {"rank_sets": "joint"},
+            "rank_sets='joint' is not allowed; rank_sets must be one of "
+            "'simultaneous', 'marginal', 'bootstrap'",
+        ),
+        ({"top_k": 0}, "top_k=0 is not allowed"),
+        ({"top_k": 1.5}, "top_k=1.5 is not allowed"),
+    ],
+)
 def test_options_are_checked_before_any_work(option, match, monkeypatch):
     dask = pytest.importorskip("dask")
     from rankstats._kernels import resample as _kr
@@ -374,8 +411,10 @@ def test_options_are_checked_before_any_work(option, match, monkeypatch):
 
     drawn = []
     monkeypatch.setattr(_kr, "draw_counts", lambda *args, **kwargs: drawn.append(args))
-    with dask.config.set(scheduler=no_compute), pytest.raises(OptionError,
-                                                              match=f"leaderboard: {match}"):
+    with (
+        dask.config.set(scheduler=no_compute),
+        pytest.raises(OptionError, match=f"leaderboard: {match}"),
+    ):
         stability.leaderboard(small_cube().chunk({"task": 1}), **option)
     assert not drawn
 
@@ -401,13 +440,20 @@ def abilities_for(targets, offsets, sd):
     for _ in range(60):
         middle = (low + high) / 2
         found = expected_correct(middle[:, None] + offsets, sd).mean(-1)
-        low, high = np.where(found < targets, middle, low), np.where(found < targets, high,
-                                                                         middle)
+        low, high = np.where(found < targets, middle, low), np.where(found < targets, high, middle)
     return (low + high) / 2
 
 
-def simulate(repetitions, targets, over, n_templates=5, n_samples=50, seed=0,
-             n_resamples=500, kinds=("simultaneous", "marginal", "bootstrap")):
+def simulate(
+    repetitions,
+    targets,
+    over,
+    n_templates=5,
+    n_samples=50,
+    seed=0,
+    n_resamples=500,
+    kinds=("simultaneous", "marginal", "bootstrap"),
+):
     """Coverage of rank sets and splits of tied models by tie groups, for each kind.
 
     Scores are Bernoulli with logit ability_m + template_t + wording_mt + item_i +
@@ -420,22 +466,26 @@ def simulate(repetitions, targets, over, n_templates=5, n_samples=50, seed=0,
     m = len(targets)
     item_sd = np.hypot(EFFECTS["item"], EFFECTS["model_item"])
     if over == "samples":  # one fixed set of templates
-        offsets = (rng.normal(0, EFFECTS["template"], (1, n_templates))
-                   + rng.normal(0, EFFECTS["wording"], (m, n_templates)))
+        offsets = rng.normal(0, EFFECTS["template"], (1, n_templates)) + rng.normal(
+            0, EFFECTS["wording"], (m, n_templates)
+        )
         ability = abilities_for(targets, offsets, item_sd)
         template = np.broadcast_to(offsets, (repetitions, m, n_templates))
     else:
-        total = np.sqrt(item_sd**2 + EFFECTS["template"]**2 + EFFECTS["wording"]**2)
+        total = np.sqrt(item_sd**2 + EFFECTS["template"] ** 2 + EFFECTS["wording"] ** 2)
         ability = abilities_for(targets, np.zeros((m, 1)), total)
-        template = (rng.normal(0, EFFECTS["template"], (repetitions, 1, n_templates))
-                    + rng.normal(0, EFFECTS["wording"], (repetitions, m, n_templates)))
-    item = (rng.normal(0, EFFECTS["item"], (repetitions, 1, 1, n_samples))
-            + rng.normal(0, EFFECTS["model_item"], (repetitions, m, 1, n_samples)))
+        template = rng.normal(0, EFFECTS["template"], (repetitions, 1, n_templates)) + rng.normal(
+            0, EFFECTS["wording"], (repetitions, m, n_templates)
+        )
+    item = rng.normal(0, EFFECTS["item"], (repetitions, 1, 1, n_samples)) + rng.normal(
+        0, EFFECTS["model_item"], (repetitions, m, 1, n_samples)
+    )
     logit = ability[:, None, None] + template[..., None] + item
     x = (rng.random(logit.shape) < special.expit(logit)).astype(float)
     cube = xr.DataArray(x, dims=("task", "model", "template", "sample"))
-    reps = stability.replicates(cube, n_resamples=n_resamples, over=over, seed=seed + 1,
-                                statistics=["avgp", "rank"])
+    reps = stability.replicates(
+        cube, n_resamples=n_resamples, over=over, seed=seed + 1, statistics=["avgp", "rank"]
+    )
     true_rank = stats.rankdata(-targets)
     tied = (targets[:, None] == targets[None, :]) & ~np.eye(m, dtype=bool)
     found = {}
@@ -445,10 +495,15 @@ def simulate(repetitions, targets, over, n_templates=5, n_samples=50, seed=0,
         groups = board.tie_group.values
         split = ((groups[:, :, None] != groups[:, None, :]) & tied).any(axis=(1, 2))
         low, high = board.rank_low.values, board.rank_high.values
-        found[kind] = {"mean": hit.mean(), "worst": hit.mean(0).min(),
-                       "jointly": hit.all(1).mean(), "tie_split": split.mean(),
-                       "any_separated": ((low > 1) | (high < m)).any(1).mean(),
-                       "groups": groups.max(1).mean(), "width": (high - low).mean()}
+        found[kind] = {
+            "mean": hit.mean(),
+            "worst": hit.mean(0).min(),
+            "jointly": hit.all(1).mean(),
+            "tie_split": split.mean(),
+            "any_separated": ((low > 1) | (high < m)).any(1).mean(),
+            "groups": groups.max(1).mean(),
+            "width": (high - low).mean(),
+        }
     return found
 
 
@@ -469,15 +524,13 @@ def test_simultaneous_sets_cover_sixteen_near_ties_jointly():
 
 def test_sixteen_equal_models_are_separated_at_about_the_nominal_rate():
     # the complete null: any separation at all is a family-wise error
-    found = simulate(150, np.full(16, 0.6), "samples", n_samples=100,
-                     kinds=("simultaneous",))
+    found = simulate(150, np.full(16, 0.6), "samples", n_samples=100, kinds=("simultaneous",))
     assert found["simultaneous"]["any_separated"] <= 0.12, found
     assert found["simultaneous"]["tie_split"] <= 0.12, found
 
 
 def test_tie_groups_rarely_split_exact_ties_and_separate_distinct_blocks():
-    found = simulate(100, EXACT_TIES, "samples", n_samples=200,
-                     kinds=("simultaneous", "bootstrap"))
+    found = simulate(100, EXACT_TIES, "samples", n_samples=200, kinds=("simultaneous", "bootstrap"))
     assert found["simultaneous"]["tie_split"] <= 0.1, found
     assert found["simultaneous"]["jointly"] >= 0.9, found
     assert found["simultaneous"]["groups"] >= 2, found  # blocks 0.1 apart are told apart
@@ -493,8 +546,11 @@ def separations_among_equal_models_over_templates(repetitions, n_templates, seed
     """Exact per-template scores of sixteen equal models resampled over their templates:
     the share of draws in which the simultaneous test calls some pair "surely better"."""
     rng = np.random.default_rng(seed)
-    logit = (special.logit(0.6) + rng.normal(0, EFFECTS["template"], (repetitions, 1, n_templates))
-             + rng.normal(0, EFFECTS["wording"], (repetitions, 16, n_templates)))
+    logit = (
+        special.logit(0.6)
+        + rng.normal(0, EFFECTS["template"], (repetitions, 1, n_templates))
+        + rng.normal(0, EFFECTS["wording"], (repetitions, 16, n_templates))
+    )
     cube = xr.DataArray(special.expit(logit), dims=("task", "model", "template"))
     board = stability.leaderboard(cube, n_resamples=500, over="templates", seed=seed + 1)
     board = board.transpose("task", "model")

@@ -21,8 +21,9 @@ def cube():
 def analysis(cube):
     with warnings.catch_warnings():
         # 2,645 template pairs with constant scores over the models: tau is undefined there
-        warnings.filterwarnings("ignore", "kendall_tau: .* a ranking is constant",
-                                rankstats.RankstatsWarning)
+        warnings.filterwarnings(
+            "ignore", "kendall_tau: .* a ranking is constant", rankstats.RankstatsWarning
+        )
         return rankstats.report(cube, seed=0)
 
 
@@ -44,16 +45,16 @@ def test_least_agreeing_pair_is_the_matrix_minimum(cube, analysis):
         matrix = tau.sel(task=task).values
         upper = np.triu(np.ones_like(matrix, dtype=bool), 1)
         assert float(analysis.tau_min.sel(task=task)) == np.nanmin(np.where(upper, matrix, np.nan))
-        assert int(analysis.negative_tau_pairs.sel(task=task)) == int(
-            np.sum(upper & (matrix < 0)))
+        assert int(analysis.negative_tau_pairs.sel(task=task)) == int(np.sum(upper & (matrix < 0)))
         first = str(analysis.tau_min_template.sel(task=task).item())
         second = str(analysis.tau_min_template_b.sel(task=task).item())
         ids = cube.template_id.sel(task=task).values.tolist()
         a, b = ids.index(first), ids.index(second)
         assert matrix[a, b] == float(analysis.tau_min.sel(task=task))
         scores = cube.score.sel(task=task)
-        np.testing.assert_array_equal(analysis.tau_min_score.sel(task=task),
-                                      scores.isel(template=a))
+        np.testing.assert_array_equal(
+            analysis.tau_min_score.sel(task=task), scores.isel(template=a)
+        )
         expected_rank = rankstats.rank(scores.isel(template=b), "model")
         np.testing.assert_array_equal(analysis.tau_min_rank_b.sel(task=task), expected_rank)
 
@@ -61,8 +62,9 @@ def test_least_agreeing_pair_is_the_matrix_minimum(cube, analysis):
 def test_metrics_ranks_and_shares(cube, analysis):
     np.testing.assert_array_equal(analysis.metric_value.sel(metric="cps"), rankstats.cps(cube))
     maxp = analysis.metric_value.sel(metric="maxp")
-    np.testing.assert_array_equal(analysis.metric_rank.sel(metric="maxp"),
-                                  rankstats.rank(maxp, "model"))
+    np.testing.assert_array_equal(
+        analysis.metric_rank.sel(metric="maxp"), rankstats.rank(maxp, "model")
+    )
     share = analysis.share_above_threshold.sel(task="word_before", model="alpaca-7b")
     scores = cube.score.sel(task="word_before", model="alpaca-7b").dropna("template")
     assert float(share) == pytest.approx(float((scores > 0.05).mean()))
@@ -74,8 +76,9 @@ def test_average_rank_per_benchmark(analysis):
     ranks = analysis.metric_rank.sel(metric="avgp")
     lmentry = analysis.task_benchmark == "LMentry"
     expected = ranks.where(lmentry).mean("task")
-    np.testing.assert_allclose(analysis.average_rank.sel(benchmark="LMentry", metric="avgp"),
-                               expected)
+    np.testing.assert_allclose(
+        analysis.average_rank.sel(benchmark="LMentry", metric="avgp"), expected
+    )
 
 
 def test_best_template_methods(cube, analysis):
@@ -88,8 +91,9 @@ def test_best_template_methods(cube, analysis):
     counts = {m: int((best & (methods == m)).sum()) for m in share.generation_method.values}
     total = sum(counts.values())
     for method, count in counts.items():
-        cell = share.sel({"model": "vicuna-13b", "benchmark": "LMentry",
-                          "generation_method": method})
+        cell = share.sel(
+            {"model": "vicuna-13b", "benchmark": "LMentry", "generation_method": method}
+        )
         assert float(cell) == pytest.approx(count / total)
 
 
@@ -123,8 +127,12 @@ def test_no_python_loop_over_tasks(cube, monkeypatch):
 def test_markdown_html_json_csv(analysis, tmp_path):
     markdown = render.to_markdown(analysis)
     assert markdown.startswith("# Multi-prompt report: accuracy of 16 models × 25 tasks")
-    for title in ("Agreement across templates", "Divergence of the original templates",
-                  "Average rank per benchmark", "Sensitivity to dropping invalid templates"):
+    for title in (
+        "Agreement across templates",
+        "Divergence of the original templates",
+        "Average rank per benchmark",
+        "Sensitivity to dropping invalid templates",
+    ):
         assert f"## {title}" in markdown
     page = render.to_html(analysis, {"agreement": b"\x89PNG fake"})
     assert page.count("<table") == len(render.sections(analysis))
@@ -150,9 +158,19 @@ def test_report_cli(cube, tmp_path, capsys):
     path = rankstats.save(cube, tmp_path / "cube.nc", float_dtype="float64")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankstats.RankstatsWarning)
-        status = main(["report", str(path), "--json", str(tmp_path / "r.json"),
-                       "--csv", str(tmp_path / "csv"), "--html", str(tmp_path / "r.html"),
-                       "--no-figures"])
+        status = main(
+            [
+                "report",
+                str(path),
+                "--json",
+                str(tmp_path / "r.json"),
+                "--csv",
+                str(tmp_path / "csv"),
+                "--html",
+                str(tmp_path / "r.html"),
+                "--no-figures",
+            ]
+        )
     assert status == 0
     assert "## Agreement across templates" in capsys.readouterr().out
     assert json.loads((tmp_path / "r.json").read_text())["attrs"]["metric"] == "accuracy"
@@ -170,8 +188,16 @@ def binary_cube():
         for task, templates in (("t1", 4), ("t2", 3)):
             for k in range(templates):
                 shift = 0.15 * k if model == "c" else 0.0  # c's templates differ
-                records += [{"model": model, "task": task, "template": f"p{k}", "sample": s,
-                             "score": float(rng.random() < base + shift)} for s in range(60)]
+                records += [
+                    {
+                        "model": model,
+                        "task": task,
+                        "template": f"p{k}",
+                        "sample": s,
+                        "score": float(rng.random() < base + shift),
+                    }
+                    for s in range(60)
+                ]
     return rankstats.from_records(records)
 
 
@@ -188,8 +214,9 @@ def test_item_level_tests_match_statsmodels_and_scipy(binary_cube):
             block = x.sel(model=model, task=task).dropna("template", how="all")
             result = cochrans_q(block.transpose("sample", "template").values)
             raw[model, task] = result.pvalue
-            assert float(analysis.template_effect_q.sel(model=model, task=task)) == \
-                pytest.approx(result.statistic, rel=1e-10)
+            assert float(analysis.template_effect_q.sel(model=model, task=task)) == pytest.approx(
+                result.statistic, rel=1e-10
+            )
     keys = list(raw)
     holm = multipletests([raw[k] for k in keys], method="holm")[1]
     for key, expected in zip(keys, holm, strict=True):
@@ -209,30 +236,39 @@ def test_item_level_tests_match_statsmodels_and_scipy(binary_cube):
             pvalues.append(binomtest(min(b, c), b + c).pvalue if b + c else 1.0)
             better.append(b > c)
         rejected = multipletests(pvalues, method="holm")[0]
-        assert int(analysis.leader_better_templates.sel(task=task)) == \
-            int((rejected & np.array(better)).sum())
-        assert int(analysis.runner_up_better_templates.sel(task=task)) == \
-            int((rejected & ~np.array(better)).sum())
+        assert int(analysis.leader_better_templates.sel(task=task)) == int(
+            (rejected & np.array(better)).sum()
+        )
+        assert int(analysis.runner_up_better_templates.sel(task=task)) == int(
+            (rejected & ~np.array(better)).sum()
+        )
     assert int(analysis.leader_better_templates.sum()) > 0  # a is far ahead of b
 
 
 def test_item_level_sections_render_only_for_binary_samples(binary_cube, analysis):
-    keys = [section.key for section in render.sections(rankstats.report(binary_cube,
-                                                                        n_resamples=0))]
+    keys = [
+        section.key for section in render.sections(rankstats.report(binary_cube, n_resamples=0))
+    ]
     assert "template_effect" in keys and "leaders" in keys
     assert "template_effect" not in [section.key for section in render.sections(analysis)]
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"n_resamples": 1}, OptionError, "report: n_resamples=1 is not allowed; n_resamples must "
-                                      "be 0"),
-    ({"n_resamples": -1}, OptionError, "report: n_resamples=-1 is not allowed"),
-    ({"threshold": float("nan")}, OptionError, "report: threshold=nan is not allowed"),
-    ({"seed": "x"}, OptionError, "report: seed='x' is not allowed"),
-    ({"nan_policy": "drop"}, OptionError, "report: nan_policy='drop' is not allowed"),
-    ({"higher_is_better": "no"}, OptionError, "report: higher_is_better='no' is not allowed"),
-    ({"resamples": 10}, InputTypeError, "report: got an unexpected keyword argument"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (
+            {"n_resamples": 1},
+            OptionError,
+            "report: n_resamples=1 is not allowed; n_resamples must be 0",
+        ),
+        ({"n_resamples": -1}, OptionError, "report: n_resamples=-1 is not allowed"),
+        ({"threshold": float("nan")}, OptionError, "report: threshold=nan is not allowed"),
+        ({"seed": "x"}, OptionError, "report: seed='x' is not allowed"),
+        ({"nan_policy": "drop"}, OptionError, "report: nan_policy='drop' is not allowed"),
+        ({"higher_is_better": "no"}, OptionError, "report: higher_is_better='no' is not allowed"),
+        ({"resamples": 10}, InputTypeError, "report: got an unexpected keyword argument"),
+    ],
+)
 def test_options_are_checked_before_any_statistic(cube, kwargs, error, match, monkeypatch):
     module = importlib.import_module("rankstats.analyses.report")
 
@@ -262,15 +298,22 @@ def test_variance_and_sensitivity_sections_come_from_their_functions(binary_cube
 
     analysis = rankstats.report(binary_cube, n_resamples=40, seed=3)
     summary = variance_summary(binary_cube, n_resamples=40, seed=3)
-    for name in ("variance_share", "variance_estimate", "variance_low", "variance_high",
-                 "g_coefficient", "replication_tau", "templates_for_tau"):
+    for name in (
+        "variance_share",
+        "variance_estimate",
+        "variance_low",
+        "variance_high",
+        "g_coefficient",
+        "replication_tau",
+        "templates_for_tau",
+    ):
         np.testing.assert_array_equal(analysis[name].values, summary[name].values)
     sensitivity = rankstats.prompt_sensitivity(binary_cube, nan_policy="omit")
-    np.testing.assert_allclose(analysis.prompt_sensitivity.values,
-                               sensitivity.mean("model").values, rtol=1e-12)
+    np.testing.assert_allclose(
+        analysis.prompt_sensitivity.values, sensitivity.mean("model").values, rtol=1e-12
+    )
     listed = rankstats.sensitive_samples(binary_cube, top=5)
-    np.testing.assert_array_equal(analysis.sensitive_sensitivity.values,
-                                  listed.sensitivity.values)
+    np.testing.assert_array_equal(analysis.sensitive_sensitivity.values, listed.sensitivity.values)
     markdown = render.to_markdown(analysis)
     assert "## Where the variance comes from (%)" in markdown
     assert "## Samples most sensitive to wording" in markdown
@@ -289,8 +332,11 @@ def test_variance_section_says_which_cells_it_left_out(binary_cube):
     analysis = rankstats.report(holed, n_resamples=20, seed=0)
     rows = analysis.drop_section.values == "variance"
     assert rows.sum() == 1
-    assert int(analysis.drop_count.values[rows][0]) == int(
-        analysis.variance_cells_missing.sel(task="t1")) > 0
+    assert (
+        int(analysis.drop_count.values[rows][0])
+        == int(analysis.variance_cells_missing.sel(task="t1"))
+        > 0
+    )
     assert "missing model × template" in render.to_markdown(analysis)
 
 
@@ -319,5 +365,7 @@ def test_a_cube_without_template_ids_names_templates_by_label_or_position(labell
     analysis = rankstats.report(cube, n_resamples=0)
     # the same pair as the cube with ids p1..p3 in report's own example
     expected = (["p1"], ["p3"]) if labelled else (["0"], ["2"])
-    assert (analysis.tau_min_template.values.tolist(),
-            analysis.tau_min_template_b.values.tolist()) == expected
+    assert (
+        analysis.tau_min_template.values.tolist(),
+        analysis.tau_min_template_b.values.tolist(),
+    ) == expected

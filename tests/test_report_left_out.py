@@ -23,15 +23,19 @@ pytestmark = pytest.mark.filterwarnings("ignore::rankstats.RankstatsWarning")
 
 def cube_of(rows, **options):
     return rankstats.from_records(
-        [{"model": m, "task": t, "template": p, "score": s, **extra}
-         for m, t, p, s, extra in rows], **options)
+        [{"model": m, "task": t, "template": p, "score": s, **extra} for m, t, p, s, extra in rows],
+        **options,
+    )
 
 
 def holes_cube():
     """t1: p3 lacks model c; t2: model a alone; t3: complete."""
     rows = []
-    for model, scores in {"a": [0.9, 0.8, 0.7, 0.6], "b": [0.5, 0.6, 0.55, 0.4],
-                          "c": [0.1, 0.3, 0.2, None]}.items():
+    for model, scores in {
+        "a": [0.9, 0.8, 0.7, 0.6],
+        "b": [0.5, 0.6, 0.55, 0.4],
+        "c": [0.1, 0.3, 0.2, None],
+    }.items():
         rows += [(model, "t1", f"p{k}", s, {}) for k, s in enumerate(scores) if s is not None]
     rows += [("a", "t2", f"q{k}", 0.5 + 0.1 * k, {}) for k in range(3)]
     for model, scores in {"a": [0.9, 0.7], "b": [0.4, 0.5], "c": [0.2, 0.1]}.items():
@@ -40,8 +44,9 @@ def holes_cube():
 
 
 def dropped(analysis, section=None) -> pd.DataFrame:
-    frame = analysis[[f"drop_{c}" for c in ("section", "task", "model", "what", "count",
-                                             "which", "why")]].to_dataframe()
+    frame = analysis[
+        [f"drop_{c}" for c in ("section", "task", "model", "what", "count", "which", "why")]
+    ].to_dataframe()
     frame.columns = [c.removeprefix("drop_") for c in frame.columns]
     return frame if section is None else frame[frame["section"] == section]
 
@@ -70,8 +75,9 @@ def test_listwise_deletion_is_counted_and_named(holes, analysis):
     # W over the three complete templates, which kendall_w itself gives NaN for
     assert int(analysis.w_n_templates.sel(task="t1")) == 3
     complete = holes.sel(task="t1").where(holes.template_id.sel(task="t1") != "p3")
-    assert float(analysis.w.sel(task="t1")) == pytest.approx(float(
-        rankstats.kendall_w(complete.score, nan_policy="omit").statistic))
+    assert float(analysis.w.sel(task="t1")) == pytest.approx(
+        float(rankstats.kendall_w(complete.score, nan_policy="omit").statistic)
+    )
     assert np.isnan(float(rankstats.kendall_w(holes).statistic.sel(task="t1")))
     # Friedman (templates) leaves the model out instead
     row = one(dropped(analysis, "agreement"), task="t1", what="models")
@@ -98,8 +104,9 @@ def test_too_few_models_and_absent_models(analysis):
 def test_markdown_html_json_csv_say_what_was_left_out(analysis, tmp_path):
     markdown = render.to_markdown(analysis)
     agreement = markdown.split("## Agreement across templates")[1].split("\n## ")[0]
-    assert ("Left out: task t1: 1 template (p3) — lacking a score for some model present on "
-            "the task") in agreement
+    assert (
+        "Left out: task t1: 1 template (p3) — lacking a score for some model present on the task"
+    ) in agreement
     assert "Task t2: fewer than two models on the task" in agreement
     assert "## What the analyses left out, and why" in markdown
     assert "| agreement | t1 |  | templates | 1 | p3 |" in markdown
@@ -119,8 +126,12 @@ def test_markdown_html_json_csv_say_what_was_left_out(analysis, tmp_path):
 
 
 def test_conventions_in_every_output(analysis, tmp_path):
-    assert {"templates": "all", "ties": "average", "tie_correction": 1,
-            "nan_policy": "omit"}.items() <= analysis.attrs.items()
+    assert {
+        "templates": "all",
+        "ties": "average",
+        "tie_correction": 1,
+        "nan_policy": "omit",
+    }.items() <= analysis.attrs.items()
     markdown = render.to_markdown(analysis)
     assert "| ties | average (tied models share the mean of their ranks) |" in markdown
     assert "| missing values | nan_policy='omit': W, Friedman (models)" in markdown
@@ -139,9 +150,13 @@ def test_propagate_says_what_became_nan(holes):
 
 
 def test_a_complete_cube_leaves_nothing_out(tmp_path):
-    cube = cube_of([(m, "t", p, s, {}) for m, row in {"a": [0.9, 0.7], "b": [0.4, 0.5],
-                                                       "c": [0.2, 0.1]}.items()
-                    for p, s in zip(["x", "y"], row, strict=True)])
+    cube = cube_of(
+        [
+            (m, "t", p, s, {})
+            for m, row in {"a": [0.9, 0.7], "b": [0.4, 0.5], "c": [0.2, 0.1]}.items()
+            for p, s in zip(["x", "y"], row, strict=True)
+        ]
+    )
     cube = cube.assign_coords(template_is_original=(("task", "template"), [[True, False]]))
     analysis = rankstats.report(cube, n_resamples=0)
     table = dropped(analysis)
@@ -149,17 +164,23 @@ def test_a_complete_cube_leaves_nothing_out(tmp_path):
     assert set(table["what"]) == {"task", "section"}
     assert one(table, section="divergence")["why"].startswith("fewer than two paraphrases")
     assert "template_valid" in one(table, section="filtering")["why"]
-    complete = rankstats.report(cube.drop_vars("template_is_original").assign_coords(
-        template_valid=(("task", "template"), [[True, True]])), n_resamples=0)
+    complete = rankstats.report(
+        cube.drop_vars("template_is_original").assign_coords(
+            template_valid=(("task", "template"), [[True, True]])
+        ),
+        n_resamples=0,
+    )
     assert set(dropped(complete)["section"]) == {"divergence", "template_effect", "edits"}
 
 
 def test_tasks_without_an_original_template():
-    rows = [(m, t, p, s, {"template_is_original": p == "o"})
-            for t, templates in (("t", ["o", "x", "y"]), ("u", ["x", "y", "z"]))
-            for m, base in (("a", 0.8), ("b", 0.5), ("c", 0.2))
-            for k, p in enumerate(templates)
-            for s in [base + 0.05 * k]]
+    rows = [
+        (m, t, p, s, {"template_is_original": p == "o"})
+        for t, templates in (("t", ["o", "x", "y"]), ("u", ["x", "y", "z"]))
+        for m, base in (("a", 0.8), ("b", 0.5), ("c", 0.2))
+        for k, p in enumerate(templates)
+        for s in [base + 0.05 * k]
+    ]
     analysis = rankstats.report(cube_of(rows), n_resamples=0)
     row = one(dropped(analysis, "divergence"), task="u")
     assert row["what"] == "task" and "no template with a score is marked original" in row["why"]
@@ -179,16 +200,27 @@ def test_an_extra_dimension_is_refused_at_once(tmp_path, capsys):
     path = rankstats.save(stacked, tmp_path / "stacked.nc")
     assert main(["report", str(path)]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("rankstats: error: report: the cube's scores have the extra "
-                          "dimension(s) 'run'")
+    assert err.startswith(
+        "rankstats: error: report: the cube's scores have the extra dimension(s) 'run'"
+    )
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def binary_records(models=("a", "b", "c"), tasks=("t1", "t2")):
     rng = np.random.default_rng(0)
-    return [{"model": m, "task": t, "template": f"p{k}", "sample": s,
-             "score": float(rng.random() < 0.3 + 0.2 * i)}
-            for i, m in enumerate(models) for t in tasks for k in range(3) for s in range(20)]
+    return [
+        {
+            "model": m,
+            "task": t,
+            "template": f"p{k}",
+            "sample": s,
+            "score": float(rng.random() < 0.3 + 0.2 * i),
+        }
+        for i, m in enumerate(models)
+        for t in tasks
+        for k in range(3)
+        for s in range(20)
+    ]
 
 
 def binary_cube():
@@ -213,8 +245,11 @@ def test_text_false_is_lower_is_better():
 def test_score_kind_that_is_an_array_is_named(value):
     cube = binary_cube()
     cube.attrs["score_kind"] = value
-    for call in (lambda: rankstats.validate(cube), lambda: rankstats.report(cube),
-                 lambda: stability.leaderboard(cube, n_resamples=20, seed=0)):
+    for call in (
+        lambda: rankstats.validate(cube),
+        lambda: rankstats.report(cube),
+        lambda: stability.leaderboard(cube, n_resamples=20, seed=0),
+    ):
         with pytest.raises(CubeError, match=r"attribute score_kind=.*binary.* is not one of"):
             call()
 
@@ -250,47 +285,91 @@ def test_non_binary_cubes_say_why_there_are_no_item_level_tests(analysis):
 
 def test_report_command_writes_the_drops(holes, tmp_path, capsys):
     path = rankstats.save(holes, tmp_path / "holes.nc")
-    assert main(["report", str(path), "--n-resamples", "0", "--json", str(tmp_path / "r.json"),
-                 "--csv", str(tmp_path / "csv")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(path),
+                "--n-resamples",
+                "0",
+                "--json",
+                str(tmp_path / "r.json"),
+                "--csv",
+                str(tmp_path / "csv"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Left out: task t1: 1 template (p3)" in out
     document = json.loads((tmp_path / "r.json").read_text())
     assert document["attrs"]["ties"] == "average"
-    row = one(pd.DataFrame(document["tables"]["dropped"]), section="agreement", task="t1",
-              **{"left out": "templates"})
+    row = one(
+        pd.DataFrame(document["tables"]["dropped"]),
+        section="agreement",
+        task="t1",
+        **{"left out": "templates"},
+    )
     assert (row["count"], row["which"]) == (1, "p3")
     assert {row["setting"] for row in document["tables"]["conventions"]} >= {
-        "templates", "ties", "tie correction", "missing values"}
+        "templates",
+        "ties",
+        "tie correction",
+        "missing values",
+    }
     assert (tmp_path / "csv" / "dropped.csv").read_text().count("p3") >= 3
 
 
 def test_stability_command_says_why_a_model_has_no_rank(tmp_path, capsys):
     cube = holes_cube()
     path = rankstats.save(cube, tmp_path / "holes.nc")
-    assert main(["stability", str(path), "--n-resamples", "30", "--seed", "0", "--over",
-                 "templates", "--json", str(tmp_path / "board.json")]) == 0
+    assert (
+        main(
+            [
+                "stability",
+                str(path),
+                "--n-resamples",
+                "30",
+                "--seed",
+                "0",
+                "--over",
+                "templates",
+                "--json",
+                str(tmp_path / "board.json"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     t1 = out.split("## t1")[1].split("## t2")[0]
     assert "Not ranked: c: no score on 1 template (p3), so its score is NaN" in t1
     assert "Not ranked: b, c: absent: no score on any template of the task" in out
-    left_out = pd.DataFrame(json.loads((tmp_path / "board.json").read_text())
-                            ["tables"]["left_out"])
+    left_out = pd.DataFrame(json.loads((tmp_path / "board.json").read_text())["tables"]["left_out"])
     assert set(zip(left_out["task"], left_out["model"], strict=True)) == {
-        ("t1", "c"), ("t2", "b"), ("t2", "c")}
+        ("t1", "c"),
+        ("t2", "b"),
+        ("t2", "c"),
+    }
 
 
 def test_stability_command_refuses_when_nothing_is_ranked(tmp_path, capsys):
-    cube = cube_of([(m, "t", p, s, {}) for m, row in {"a": [0.9, None], "b": [None, 0.5]}.items()
-                    for p, s in zip(["x", "y"], row, strict=True) if s is not None])
+    cube = cube_of(
+        [
+            (m, "t", p, s, {})
+            for m, row in {"a": [0.9, None], "b": [None, 0.5]}.items()
+            for p, s in zip(["x", "y"], row, strict=True)
+            if s is not None
+        ]
+    )
     path = rankstats.save(cube, tmp_path / "sparse.nc")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        status = main(["stability", str(path), "--n-resamples", "20", "--seed", "0",
-                       "--quiet"])
+        status = main(["stability", str(path), "--n-resamples", "20", "--seed", "0", "--quiet"])
     assert status == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("rankstats: error: no task has a ranked model: t, a: no score on "
-                          "1 template (y)")
+    assert err.startswith(
+        "rankstats: error: no task has a ranked model: t, a: no score on 1 template (y)"
+    )
 
 
 def every_format(analysis, tmp_path, titles: dict) -> dict:
@@ -300,15 +379,22 @@ def every_format(analysis, tmp_path, titles: dict) -> dict:
     render.to_csv(analysis, tmp_path / "csv")
     csv = pd.read_csv(tmp_path / "csv" / "dropped.csv", keep_default_na=False)
     document = json.loads(render.to_json(analysis))["data_vars"]
-    rows = pd.DataFrame({name.removeprefix("drop_"): document[name]["data"]
-                         for name in document if name.startswith("drop_")})
+    rows = pd.DataFrame(
+        {
+            name.removeprefix("drop_"): document[name]["data"]
+            for name in document
+            if name.startswith("drop_")
+        }
+    )
     out = {}
     for section, title in titles.items():
         assert f"## {title}" in markdown, title
-        out[section] = {"markdown": markdown.split(f"## {title}")[1].split("\n## ")[0],
-                        "html": page.split(f'id="{section}"')[1].split("<h2")[0],
-                        "csv": csv[csv["section"] == section],
-                        "json": rows[rows["section"] == section]}
+        out[section] = {
+            "markdown": markdown.split(f"## {title}")[1].split("\n## ")[0],
+            "html": page.split(f'id="{section}"')[1].split("<h2")[0],
+            "csv": csv[csv["section"] == section],
+            "json": rows[rows["section"] == section],
+        }
     return out
 
 
@@ -326,14 +412,29 @@ def edits_cube():
                     continue
                 if m == "c" and ((p == "p0" and s >= 10) or (p == "p1" and s < 10)):
                     continue
-                records.append({"model": m, "task": "t1", "template": p, "sample": s,
-                                "template_text": text, "score": float(rng.random() < accuracy)})
+                records.append(
+                    {
+                        "model": m,
+                        "task": "t1",
+                        "template": p,
+                        "sample": s,
+                        "template_text": text,
+                        "score": float(rng.random() < accuracy),
+                    }
+                )
         for p, text in {"q0": "Name {y}.", "q1": ""}.items():
-            records += [{"model": m, "task": "t2", "template": p, "sample": s,
-                         "template_text": text, "score": float(rng.random() < accuracy)}
-                        for s in range(20)]
-    return rankstats.from_records(records, score_kind="binary",
-                                  template_attrs=("template_text",))
+            records += [
+                {
+                    "model": m,
+                    "task": "t2",
+                    "template": p,
+                    "sample": s,
+                    "template_text": text,
+                    "score": float(rng.random() < accuracy),
+                }
+                for s in range(20)
+            ]
+    return rankstats.from_records(records, score_kind="binary", template_attrs=("template_text",))
 
 
 def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
@@ -349,8 +450,10 @@ def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
     assert (row["count"], row["which"]) == (2, "p0 ~ p1, p1 ~ p2")
     assert "no score from this model under one of the two templates" in row["why"]
     row = one(rows, task="t1", model="c", what="template pairs")
-    assert (row["which"], row["why"]) == ("p0 ~ p1", "no sample scored under both templates: "
-                                                     "not tested")
+    assert (row["which"], row["why"]) == (
+        "p0 ~ p1",
+        "no sample scored under both templates: not tested",
+    )
     row = one(rows, task="t1", model="a", what="samples")
     assert (row["count"], row["which"]) == (2, "3, 4") and "pairwise deletion" in row["why"]
     row = one(rows, task="t1", model="c", what="samples")
@@ -360,16 +463,22 @@ def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
     test = rankstats.mcnemar(
         cube.score.isel(task=0, template=0).reset_coords(drop=True).sel(model="a"),
         cube.score.isel(task=0, template=2).reset_coords(drop=True).sel(model="a"),
-        nan_policy="omit")
+        nan_policy="omit",
+    )
     assert int(test.n_dropped) == 2
     pair = int(np.flatnonzero((edits.template.values == 0) & (edits.template_b.values == 2))[0])
     assert int(edits.n_dropped.sel(model="a").values[pair]) == 2
-    shown = pd.DataFrame({name: analysis[f"edit_{name}"].values
-                          for name in ("model", "template", "template_b", "n_dropped")})
+    shown = pd.DataFrame(
+        {
+            name: analysis[f"edit_{name}"].values
+            for name in ("model", "template", "template_b", "n_dropped")
+        }
+    )
     mine = shown[(shown.model == "a") & (shown.template == "p0") & (shown.template_b == "p2")]
     assert mine["n_dropped"].tolist() == [2]
-    out = every_format(analysis, tmp_path,
-                       {"edits": "Minimal template edits: the largest effects"})["edits"]
+    out = every_format(
+        analysis, tmp_path, {"edits": "Minimal template edits: the largest effects"}
+    )["edits"]
     for form in ("markdown", "html"):
         assert "task t1: 1 template (p3)" in out[form]
         assert "task t1, model b: 2 template pairs (p0 ~ p1, p1 ~ p2)" in out[form]
@@ -380,8 +489,20 @@ def test_minimal_edits_say_what_they_left_out_in_every_format(tmp_path):
     table = pd.read_csv(tmp_path / "csv" / "edits.csv")
     assert "samples left out" in table.columns and table["samples left out"].max() >= 2
     path = rankstats.save(cube, tmp_path / "edits.nc")
-    assert main(["report", str(path), "--n-resamples", "0", "--quiet", "--json",
-                 str(tmp_path / "edits.json")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(path),
+                "--n-resamples",
+                "0",
+                "--quiet",
+                "--json",
+                str(tmp_path / "edits.json"),
+            ]
+        )
+        == 0
+    )
     tables = json.loads((tmp_path / "edits.json").read_text())["tables"]
     rows = pd.DataFrame(tables["dropped"])
     row = one(rows, section="edits", task="t1", model="a", **{"left out": "samples"})
@@ -399,22 +520,38 @@ def verbalizer_cube():
     """Direct natural and unnatural, a CoT unnatural and an ungrouped template; m2 lacks the
     natural one, m1 sample 3 under it and sample 5 under CoT; m3 has no family."""
     rng = np.random.default_rng(6)
-    forms = {"nat": ("natural", "golden", "direct"),
-             "unnat": ("unnatural", "flipped golden", "direct"),
-             "cot": ("unnatural", "flipped golden", "cot"), "other": ("", "", "direct")}
+    forms = {
+        "nat": ("natural", "golden", "direct"),
+        "unnat": ("unnatural", "flipped golden", "direct"),
+        "cot": ("unnatural", "flipped golden", "cot"),
+        "other": ("", "", "direct"),
+    }
     records = []
     for m, family, size in (("m1", "F", 1.0), ("m2", "F", 2.0), ("m3", "", 1.0)):
         for p, (group, name, prompting) in forms.items():
             for s in range(10):
                 if (m, p) == ("m2", "nat") or (m, p, s) in {("m1", "nat", 3), ("m1", "cot", 5)}:
                     continue
-                records.append({"model": m, "task": "t", "template": p, "sample": s,
-                                "verbalizer_group": group, "verbalizer": name,
-                                "prompting": prompting, "family": family, "parameters": size,
-                                "score": float(rng.random() < 0.6)})
+                records.append(
+                    {
+                        "model": m,
+                        "task": "t",
+                        "template": p,
+                        "sample": s,
+                        "verbalizer_group": group,
+                        "verbalizer": name,
+                        "prompting": prompting,
+                        "family": family,
+                        "parameters": size,
+                        "score": float(rng.random() < 0.6),
+                    }
+                )
     return rankstats.from_records(
-        records, score_kind="binary", model_attrs=("family", "parameters"),
-        template_attrs=("verbalizer_group", "verbalizer", "prompting"))
+        records,
+        score_kind="binary",
+        model_attrs=("family", "parameters"),
+        template_attrs=("verbalizer_group", "verbalizer", "prompting"),
+    )
 
 
 def test_verbalizer_sections_say_what_they_left_out_in_every_format(tmp_path):
@@ -433,14 +570,18 @@ def test_verbalizer_sections_say_what_they_left_out_in_every_format(tmp_path):
     assert int(analysis.cot_n_items_dropped.sel(model="m1")) == 1
     row = one(dropped(analysis, "verbalizer_shapes"))
     assert (row["what"], row["which"]) == ("models", "m3")
-    titles = {"verbalizer_groups": "Instruction following: accuracy per verbalizer group",
-              "verbalizer_chance": "Against random guessing",
-              "verbalizer_cot": "Direct against chain-of-thought prompting",
-              "verbalizer_shapes": "Scaling within each model family"}
-    expected = {"verbalizer_groups": "task t, model m2: 1 template (nat)",
-                "verbalizer_chance": "task t, model m1: 1 sample (3)",
-                "verbalizer_cot": "task t, model m1: 1 sample (5)",
-                "verbalizer_shapes": "1 model (m3)"}
+    titles = {
+        "verbalizer_groups": "Instruction following: accuracy per verbalizer group",
+        "verbalizer_chance": "Against random guessing",
+        "verbalizer_cot": "Direct against chain-of-thought prompting",
+        "verbalizer_shapes": "Scaling within each model family",
+    }
+    expected = {
+        "verbalizer_groups": "task t, model m2: 1 template (nat)",
+        "verbalizer_chance": "task t, model m1: 1 sample (3)",
+        "verbalizer_cot": "task t, model m1: 1 sample (5)",
+        "verbalizer_shapes": "1 model (m3)",
+    }
     for section, out in every_format(analysis, tmp_path, titles).items():
         for form in ("markdown", "html"):
             assert expected[section] in out[form], (section, form)
@@ -455,9 +596,10 @@ def test_verbalizer_sections_the_cube_cannot_have_are_named():
     plain = cube.mean("sample").drop_vars(["family", "parameters"])
     plain = plain.where(plain.prompting != "cot", drop=True)
     analysis = rankstats.report(plain, n_resamples=0)
-    for section, why in (("verbalizer_chance", "no sample dimension"),
-                         ("verbalizer_cot", "no chain-of-thought templates"),
-                         ("verbalizer_shapes", "no model coordinates 'family' and "
-                                               "'parameters'")):
+    for section, why in (
+        ("verbalizer_chance", "no sample dimension"),
+        ("verbalizer_cot", "no chain-of-thought templates"),
+        ("verbalizer_shapes", "no model coordinates 'family' and 'parameters'"),
+    ):
         row = one(dropped(analysis, section))
         assert row["what"] == "section" and why in row["why"]

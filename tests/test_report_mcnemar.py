@@ -69,11 +69,11 @@ def test_propagate_counts_the_same_samples_and_is_nan_where_it_drops():
 def test_labelled_result_has_the_count_variable():
     x, y = holed_pairs(np.random.default_rng(9), n_pairs=3)
     dims = ("template", "sample")
-    result = rankstats.mcnemar(xr.DataArray(x, dims=dims), xr.DataArray(y, dims=dims),
-                               nan_policy="omit")
+    result = rankstats.mcnemar(
+        xr.DataArray(x, dims=dims), xr.DataArray(y, dims=dims), nan_policy="omit"
+    )
     assert result["n_dropped"].dims == ("template",)
-    np.testing.assert_array_equal(result["n_dropped"].values,
-                                  (np.isnan(x) ^ np.isnan(y)).sum(-1))
+    np.testing.assert_array_equal(result["n_dropped"].values, (np.isnan(x) ^ np.isnan(y)).sum(-1))
     for function in (rankstats.mcnemar, rankstats.pairwise_mcnemar):
         assert "``n_dropped``" in function.__doc__
 
@@ -103,10 +103,19 @@ def test_pairwise_mcnemar_counts_per_pair_and_matches_statsmodels():
 def leaders_cube():
     """Binary scores where a (leader) and b (runner-up) differ; b lacks samples 3, 4 of p0."""
     rng = np.random.default_rng(0)
-    records = [{"model": m, "task": t, "template": f"p{k}", "sample": s,
-                "score": float(rng.random() < accuracy)}
-               for m, accuracy in {"a": 0.9, "b": 0.5, "c": 0.2}.items()
-               for t in ("t1", "t2") for k in range(3) for s in range(20)]
+    records = [
+        {
+            "model": m,
+            "task": t,
+            "template": f"p{k}",
+            "sample": s,
+            "score": float(rng.random() < accuracy),
+        }
+        for m, accuracy in {"a": 0.9, "b": 0.5, "c": 0.2}.items()
+        for t in ("t1", "t2")
+        for k in range(3)
+        for s in range(20)
+    ]
     cube = rankstats.from_records(records)
     cube["score"].loc[{"model": "b", "task": "t1", "template": 0, "sample": [3, 4]}] = np.nan
     return cube
@@ -121,11 +130,13 @@ def test_report_says_what_mcnemar_dropped_in_every_format(tmp_path, capsys):
     assert int(analysis.leaders_samples_dropped.sel(task="t2")) == 0
     # the count is McNemar's own, on the template the samples are missing from
     one = cube.score.sel(task="t1").reset_coords(drop=True)
-    direct = rankstats.mcnemar(one.sel(model="a", drop=True), one.sel(model="b", drop=True),
-                               nan_policy="omit")
+    direct = rankstats.mcnemar(
+        one.sel(model="a", drop=True), one.sel(model="b", drop=True), nan_policy="omit"
+    )
     assert direct.n_dropped.values.tolist() == [2, 0, 0]
-    frame = analysis[["drop_section", "drop_task", "drop_what", "drop_count", "drop_which",
-                      "drop_why"]].to_dataframe()
+    frame = analysis[
+        ["drop_section", "drop_task", "drop_what", "drop_count", "drop_which", "drop_why"]
+    ].to_dataframe()
     row = frame[(frame.drop_section == "leaders") & (frame.drop_what == "samples")]
     assert len(row) == 1
     row = row.iloc[0]
@@ -146,12 +157,27 @@ def test_report_says_what_mcnemar_dropped_in_every_format(tmp_path, capsys):
     document = json.loads(render.to_json(analysis))
     assert document["data_vars"]["leaders_samples_dropped"]["data"] == [2, 0]
     path = rankstats.save(cube, tmp_path / "binary.nc")
-    assert main(["report", str(path), "--n-resamples", "0", "--quiet", "--json",
-                 str(tmp_path / "r.json")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(path),
+                "--n-resamples",
+                "0",
+                "--quiet",
+                "--json",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     tables = json.loads((tmp_path / "r.json").read_text())["tables"]
     leaders = pd.DataFrame(tables["leaders"]).set_index("task")
     assert leaders.loc["t1", "samples left out"] == 2
     dropped = pd.DataFrame(tables["dropped"])
-    assert ((dropped["section"] == "leaders") & (dropped["left out"] == "samples")
-            & (dropped["count"] == 2)).sum() == 1
+    assert (
+        (dropped["section"] == "leaders")
+        & (dropped["left out"] == "samples")
+        & (dropped["count"] == 2)
+    ).sum() == 1

@@ -31,11 +31,14 @@ def test_studies():
 def test_kendall_w_needs_the_papers_convention(comparisons):
     w = comparisons["table_3_w"]
     # the printed W: templates marked correct only, min ranks, no tie correction
-    assert w.convention == {"source": "csv", "templates": "valid", "ties": "min",
-                            "tie_correction": False}
+    assert w.convention == {
+        "source": "csv",
+        "templates": "valid",
+        "ties": "min",
+        "tie_correction": False,
+    }
     assert (w.matched, w.total) == (22, 25)
-    assert verdicts(w) == {"all_words_from_category", "penguins_in_a_table",
-                           "sports_understanding"}
+    assert verdicts(w) == {"all_words_from_category", "penguins_in_a_table", "sports_understanding"}
     cell = w.cells.loc[("word_not_containing", "kendall_w")]
     assert cell["printed"] == ".271"
     assert cell["reproduced"] == pytest.approx(0.27119, abs=5e-5)
@@ -46,12 +49,17 @@ def test_kendall_w_needs_the_papers_convention(comparisons):
 
 def test_friedman_p_values(comparisons):
     p = comparisons["table_3_friedman"]
-    assert p.convention == {"source": "csv", "templates": "all",
-                            "orientation": "blocks=models", "tie_correction": True}
+    assert p.convention == {
+        "source": "csv",
+        "templates": "all",
+        "orientation": "blocks=models",
+        "tie_correction": True,
+    }
     assert verdicts(p) == {"ends_with_word", "hyperbaton"}
     # "0.0*" means below 1E-50, but the data give 9.8E-48 for ends_with_word
     assert p.cells.loc[("ends_with_word", "friedman_p"), "reproduced"] == pytest.approx(
-        9.768e-48, rel=1e-3)
+        9.768e-48, rel=1e-3
+    )
 
 
 def test_filtering_sensitivity(comparisons):
@@ -62,12 +70,19 @@ def test_filtering_sensitivity(comparisons):
 
 
 def test_average_ranks(comparisons):
-    assert comparisons["table_15"].convention == {"source": "csv", "templates": "valid",
-                                                  "ties": "min"}
+    assert comparisons["table_15"].convention == {
+        "source": "csv",
+        "templates": "valid",
+        "ties": "min",
+    }
     assert (comparisons["table_16"].matched, comparisons["table_16"].total) == (43, 44)
     # LMentry's combined column is the one that does not follow
-    mismatched_columns = {column for _, column in comparisons["table_15"].cells.index[
-        comparisons["table_15"].cells["verdict"] == "mismatch"]}
+    mismatched_columns = {
+        column
+        for _, column in comparisons["table_15"].cells.index[
+            comparisons["table_15"].cells["verdict"] == "mismatch"
+        ]
+    }
     assert "combined" in mismatched_columns
 
 
@@ -77,8 +92,12 @@ def test_best_template_sources(comparisons):
     # every model row matches; the 'all paraphrases' row is the share of each method in the
     # paper's own Table 7 counts (30, 461, 1286, 652 of 2429), which the release exceeds
     assert verdicts(lmentry) == {"all_paraphrases"}
-    for column, printed in (("default", "1.24"), ("rephrase", "18.98"), ("cot", "52.94"),
-                            ("gradual", "26.84")):  # Table 17, row "all paraphrases"
+    for column, printed in (
+        ("default", "1.24"),
+        ("rephrase", "18.98"),
+        ("cot", "52.94"),
+        ("gradual", "26.84"),
+    ):  # Table 17, row "all paraphrases"
         cell = lmentry.cells.loc[("all_paraphrases", column)]
         assert cell["printed"] == printed
         assert "the paper's own counts of Table 7" in cell["explained_by"]
@@ -88,8 +107,12 @@ def test_all_paraphrases_row_is_over_every_paraphrase(comparisons):
     # Table 18 keeps valid templates for the model rows, but its last row is over all
     bbh = comparisons["table_18"]
     assert bbh.convention["templates"] == "valid"
-    for column, printed in (("default", "0.57"), ("rephrase", "28.07"), ("cot", "29.64"),
-                            ("gradual", "41.72")):  # Table 18, row "all paraphrases"
+    for column, printed in (
+        ("default", "0.57"),
+        ("rephrase", "28.07"),
+        ("cot", "29.64"),
+        ("gradual", "41.72"),
+    ):  # Table 18, row "all paraphrases"
         cell = bbh.cells.loc[("all_paraphrases", column)]
         assert cell["printed"] == printed
         assert cell["verdict"] == "match"
@@ -97,15 +120,24 @@ def test_all_paraphrases_row_is_over_every_paraphrase(comparisons):
     assert (bbh.matched, bbh.total) == (52, 52)
 
 
-@pytest.mark.parametrize(("table", "task", "printed", "note"), [
-    # Table 9 and 10, column tau: texts the release repeats, and a placeholder without braces
-    ("table_9", "first_alphabetically", "-0.095", "4 templates have the printed text"),
-    ("table_9", "less_letters", "-0.128", "2 templates have the printed text"),
-    ("table_9", "homophones", "0.087", "similarity 0.994"),
-    ("table_10", "logical_deduction_three_objects", "0.056", "2 templates have the printed text"),
-])
-def test_example_template_pairs_found_among_every_candidate(comparisons, table, task, printed,
-                                                              note):
+@pytest.mark.parametrize(
+    ("table", "task", "printed", "note"),
+    [
+        # Table 9 and 10, column tau: texts the release repeats, and a placeholder without braces
+        ("table_9", "first_alphabetically", "-0.095", "4 templates have the printed text"),
+        ("table_9", "less_letters", "-0.128", "2 templates have the printed text"),
+        ("table_9", "homophones", "0.087", "similarity 0.994"),
+        (
+            "table_10",
+            "logical_deduction_three_objects",
+            "0.056",
+            "2 templates have the printed text",
+        ),
+    ],
+)
+def test_example_template_pairs_found_among_every_candidate(
+    comparisons, table, task, printed, note
+):
     cell = comparisons[table].cells.loc[(task, "tau")]
     assert cell["printed"] == printed
     assert cell["verdict"] == "match"
@@ -122,17 +154,20 @@ def test_formal_fallacies_tau_is_the_tasks_minimum(comparisons):
     assert comparisons["table_10"].tried > 6  # the candidate pairs count as conventions
 
 
-@pytest.mark.parametrize(("table", "method", "column", "printed"), [
-    # Tables 7 and 8, row "all tasks": the means of the per-task rows
-    ("table_7", "all", "accuracy_avg", ".296"),
-    ("table_7", "all", "accuracy_std", ".070"),
-    ("table_7", "rephrase", "accuracy_std", ".043"),
-    ("table_7", "cot", "accuracy_avg", ".279"),
-    ("table_7", "cot", "accuracy_std", ".048"),
-    ("table_7", "gradual", "accuracy_std", ".074"),
-    ("table_8", "all", "accuracy_avg", ".331"),
-    ("table_8", "cot", "accuracy_avg", ".314"),
-])
+@pytest.mark.parametrize(
+    ("table", "method", "column", "printed"),
+    [
+        # Tables 7 and 8, row "all tasks": the means of the per-task rows
+        ("table_7", "all", "accuracy_avg", ".296"),
+        ("table_7", "all", "accuracy_std", ".070"),
+        ("table_7", "rephrase", "accuracy_std", ".043"),
+        ("table_7", "cot", "accuracy_avg", ".279"),
+        ("table_7", "cot", "accuracy_std", ".048"),
+        ("table_7", "gradual", "accuracy_std", ".074"),
+        ("table_8", "all", "accuracy_avg", ".331"),
+        ("table_8", "cot", "accuracy_avg", ".314"),
+    ],
+)
 def test_aggregate_rows_are_macro_means(comparisons, table, method, column, printed):
     tables = comparisons[table]
     assert tables.convention["aggregate"] == "macro"
@@ -159,12 +194,16 @@ def test_count_differences_are_explained(comparisons):
 
 def test_table_4_misses_are_means_of_printed_table_14(comparisons):
     cells = comparisons["table_4"].cells
-    for key, printed in ((("lmentry", "AvgP"), ".978"), (("bbh", "Sat"), ".940"),
-                         (("bbh", "Combined"), ".966")):  # Table 4
+    for key, printed in (
+        (("lmentry", "AvgP"), ".978"),
+        (("bbh", "Sat"), ".940"),
+        (("bbh", "Combined"), ".966"),
+    ):  # Table 4
         assert cells.loc[key, "printed"] == printed
         assert cells.loc[key, "verdict"] == "mismatch"
-        assert "the mean of the paper's own printed Table 14 values" in cells.loc[
-            key, "explained_by"]
+        assert (
+            "the mean of the paper's own printed Table 14 values" in cells.loc[key, "explained_by"]
+        )
 
 
 def test_every_mismatch_is_explained_or_says_unexplained(comparisons):
@@ -173,8 +212,10 @@ def test_every_mismatch_is_explained_or_says_unexplained(comparisons):
         reasons = cells.loc[cells["verdict"] == "mismatch", "explained_by"]
         assert (reasons != "").all(), comparison.table
     # Table 3, W of sports_understanding (.873) is not what the data give under any convention
-    assert comparisons["table_3_w"].cells.loc[("sports_understanding", "kendall_w"),
-                                              "explained_by"] == "unexplained"
+    assert (
+        comparisons["table_3_w"].cells.loc[("sports_understanding", "kendall_w"), "explained_by"]
+        == "unexplained"
+    )
 
 
 def test_released_metrics(comparisons):
@@ -200,8 +241,10 @@ def test_render_and_cli(comparisons, capsys, tmp_path):
     assert third.startswith("Release files") and "1950 of 1950" in third
     assert "| Table 3: Kendall's W per task | 25 | 22 | source=csv, templates=valid" in text
     audit = tmp_path / "audit.csv"
-    assert main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "tables"),
-                 "--audit", str(audit)]) == 0
+    assert (
+        main(["reproduce", "mizrahi2024", "--csv", str(tmp_path / "tables"), "--audit", str(audit)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "rankstats' standard statistics" in out
     assert "## Release audit" in out
@@ -236,13 +279,16 @@ def claim(comparisons, name):
     return cells.loc[(rows[0], name)]
 
 
-@pytest.mark.parametrize(("name", "printed"), [
-    ("friedman_significant", "21"),  # §4.2: "... for 21 out of the 25 tasks"
-    ("openai_original_above_average", "72.5%"),  # §7: "In 72.5% of the cases, ..."
-    ("davinci_original_gain", "21"),  # §7: "... added, on average, 21 more accuracy points"
-    ("td002_maxp_above_90", "8"),  # §7: "... above 90% for 8 out of 10 tasks"
-    ("gpt35_first_in_maxp", "8"),  # §7: "gpt-3.5-turbo notably ranked first ... 8 out of 10"
-])
+@pytest.mark.parametrize(
+    ("name", "printed"),
+    [
+        ("friedman_significant", "21"),  # §4.2: "... for 21 out of the 25 tasks"
+        ("openai_original_above_average", "72.5%"),  # §7: "In 72.5% of the cases, ..."
+        ("davinci_original_gain", "21"),  # §7: "... added, on average, 21 more accuracy points"
+        ("td002_maxp_above_90", "8"),  # §7: "... above 90% for 8 out of 10 tasks"
+        ("gpt35_first_in_maxp", "8"),  # §7: "gpt-3.5-turbo notably ranked first ... 8 out of 10"
+    ],
+)
 def test_text_claims_that_hold(comparisons, name, printed):
     cell = claim(comparisons, name)
     assert cell["printed"] == printed

@@ -14,10 +14,14 @@ VALUES = st.sampled_from([0.0, 1.0, np.nan, 0.5, -1.0, np.inf, 2.0])
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
-@given(x=hnp.arrays(float, hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=5),
-                    elements=VALUES),
-       nan=st.booleans(), block=st.sampled_from([1, 3, 64, scan.BLOCK]),
-       transpose=st.booleans())
+@given(
+    x=hnp.arrays(
+        float, hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=5), elements=VALUES
+    ),
+    nan=st.booleans(),
+    block=st.sampled_from([1, 3, 64, scan.BLOCK]),
+    transpose=st.booleans(),
+)
 def test_zeros_and_ones_is_its_definition(x, nan, block, transpose):
     if transpose:
         x = x.T  # another memory order: the blocks follow it

@@ -7,13 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankstats.errors import UnknownNameError
 from rankstats_collectors.scoring import contains, exact_match, get_scorer, normalise
 from rankstats_collectors.tasks import Sample
-from rankstats.errors import UnknownNameError
 
 
 def squad_normalize_answer(s):
     """The SQuAD v1.1 evaluation script's normalize_answer, verbatim in logic."""
+
     def remove_articles(text):
         return re.sub(r"\b(a|an|the)\b", " ", text)
 
@@ -47,25 +48,31 @@ def test_exact_match_implies_contains(prediction, gold):
         assert contains(prediction, gold) == 1.0
 
 
-@pytest.mark.parametrize(("prediction", "gold", "expected"), [
-    ("Yes", "yes", 1.0),
-    (" yes. ", "Yes", 1.0),
-    ("yes no", "yes", 0.0),
-    ("(A)", "A", 1.0),
-    ("B", ["A", "b"], 1.0),
-    ("", "", 1.0),
-])
+@pytest.mark.parametrize(
+    ("prediction", "gold", "expected"),
+    [
+        ("Yes", "yes", 1.0),
+        (" yes. ", "Yes", 1.0),
+        ("yes no", "yes", 0.0),
+        ("(A)", "A", 1.0),
+        ("B", ["A", "b"], 1.0),
+        ("", "", 1.0),
+    ],
+)
 def test_exact_match(prediction, gold, expected):
     assert exact_match(prediction, gold) == expected
 
 
-@pytest.mark.parametrize(("prediction", "gold", "expected"), [
-    ("I think yes, because", "yes", 1.0),
-    ("not sure", "no", 0.0),
-    ("The answer is (B).", "B", 1.0),
-    ("anything", "", 0.0),
-    ("new york city", "york city", 1.0),
-])
+@pytest.mark.parametrize(
+    ("prediction", "gold", "expected"),
+    [
+        ("I think yes, because", "yes", 1.0),
+        ("not sure", "no", 0.0),
+        ("The answer is (B).", "B", 1.0),
+        ("anything", "", 0.0),
+        ("new york city", "york city", 1.0),
+    ],
+)
 def test_contains(prediction, gold, expected):
     assert contains(prediction, gold) == expected
 

@@ -71,8 +71,11 @@ def ragged_cube(seed=0, binary=True, hole=False):
         score[1, 0, 1] = np.nan
     return xr.Dataset(
         {"score": (("model", "task", "template", "sample"), score)},
-        coords={"model": [f"m{i}" for i in range(N_MODELS)], "task": tasks,
-                "template_id": (("task", "template"), ids)},
+        coords={
+            "model": [f"m{i}" for i in range(N_MODELS)],
+            "task": tasks,
+            "template_id": (("task", "template"), ids),
+        },
         attrs={"higher_is_better": 1, "score_kind": "binary" if binary else "proportion"},
     )
 
@@ -98,8 +101,9 @@ def test_seed_reproduces_and_generator_is_accepted():
     cube = ragged_cube()
     a = stability.bootstrap_weights(cube, n_resamples=50, over="both", seed=11)
     b = stability.bootstrap_weights(cube, n_resamples=50, over="both", seed=11)
-    c = stability.bootstrap_weights(cube, n_resamples=50, over="both",
-                                    seed=np.random.default_rng(11))
+    c = stability.bootstrap_weights(
+        cube, n_resamples=50, over="both", seed=np.random.default_rng(11)
+    )
     d = stability.bootstrap_weights(cube, n_resamples=50, over="both", seed=12)
     xr.testing.assert_identical(a.drop_attrs(), b.drop_attrs())
     xr.testing.assert_equal(a.drop_attrs(), c.drop_attrs())
@@ -150,8 +154,9 @@ def looped(cube, draws, b, nan_policy="propagate", higher_is_better=True):
         else:
             counts = (~np.isnan(score).all(0)).astype(int)
         drawn = score[:, np.repeat(np.arange(score.shape[1]), counts)]
-        metrics = rankstats.prompt_metrics(drawn, nan_policy=nan_policy,
-                                           higher_is_better=higher_is_better)
+        metrics = rankstats.prompt_metrics(
+            drawn, nan_policy=nan_policy, higher_is_better=higher_is_better
+        )
         out["score"].append(score)
         for name in METRICS:
             out[name].append(getattr(metrics, name))
@@ -160,8 +165,9 @@ def looped(cube, draws, b, nan_policy="propagate", higher_is_better=True):
             w = rankstats.kendall_w(drawn.T, nan_policy=nan_policy).statistic
         out["kendall_w"].append(w)
         # exact rational ties must stay ties whatever the summation order
-        out["rank"].append(rankstats.rank(np.round(metrics.avgp, 9),
-                                          higher_is_better=higher_is_better))
+        out["rank"].append(
+            rankstats.rank(np.round(metrics.avgp, 9), higher_is_better=higher_is_better)
+        )
     return {name: np.stack(values) for name, values in out.items()}
 
 
@@ -182,8 +188,9 @@ def test_vectorised_equals_per_replicate_loop(over):
     for b in range(8):
         expected, found = looped(cube, draws, b), ours(reps, b)
         for name, value in found.items():
-            np.testing.assert_allclose(value, expected[name], rtol=1e-12, atol=1e-14,
-                                       err_msg=f"{name}, replicate {b}")
+            np.testing.assert_allclose(
+                value, expected[name], rtol=1e-12, atol=1e-14, err_msg=f"{name}, replicate {b}"
+            )
     # the comparison can fail: the loop tells replicates apart
     other = looped(cube, draws, 1)
     assert not np.allclose(ours(reps, 0)["avgp"], other["avgp"], equal_nan=True)
@@ -208,8 +215,7 @@ def test_lower_is_better_equals_the_loop():
     for b in range(6):
         expected = looped(cube, draws, b, higher_is_better=False)
         for name, value in ours(reps, b).items():
-            np.testing.assert_allclose(value, expected[name], rtol=1e-12, atol=1e-14,
-                                       err_msg=name)
+            np.testing.assert_allclose(value, expected[name], rtol=1e-12, atol=1e-14, err_msg=name)
     board = stability.leaderboard(reps)
     best = board.score.argmin("model")  # the lowest error rate ranks first
     np.testing.assert_array_equal(board["rank"].isel(model=best), board["rank"].min("model"))
@@ -222,8 +228,9 @@ def test_lower_is_better_equals_the_loop():
 def test_omit_equals_the_loop_with_omit():
     cube = ragged_cube(seed=1, hole=True)
     draws = stability.bootstrap_weights(cube, n_resamples=6, over="both", seed=8)
-    reps = stability.replicates(cube, over="both", weights=draws, nan_policy="omit",
-                                dtype=np.float64)
+    reps = stability.replicates(
+        cube, over="both", weights=draws, nan_policy="omit", dtype=np.float64
+    )
     for b in range(6):
         expected, found = looped(cube, draws, b, nan_policy="omit"), ours(reps, b)
         for name in ("avgp", "maxp", "kendall_w"):
@@ -238,8 +245,9 @@ def test_propagate_is_nan_at_the_hole_only():
     assert np.isnan(reps.kendall_w.sel(task="t0")).all()
     assert not np.isnan(reps.kendall_w.sel(task="t1")).any()
     with pytest.raises(MissingValueError, match="missing per-template score"):
-        stability.replicates(ragged_cube(seed=1, hole=True), n_resamples=5, seed=0,
-                             nan_policy="raise")
+        stability.replicates(
+            ragged_cube(seed=1, hole=True), n_resamples=5, seed=0, nan_policy="raise"
+        )
 
 
 def test_estimates_are_the_public_statistics():
@@ -247,8 +255,7 @@ def test_estimates_are_the_public_statistics():
     reps = stability.replicates(cube, n_resamples=10, over="both", seed=0, dtype=np.float64)
     metrics = rankstats.prompt_metrics(cube)
     for name in METRICS:
-        xr.testing.assert_allclose(reps[f"{name}_estimate"], metrics[name].drop_attrs(),
-                                   rtol=1e-12)
+        xr.testing.assert_allclose(reps[f"{name}_estimate"], metrics[name].drop_attrs(), rtol=1e-12)
     w = rankstats.kendall_w(cube).statistic
     xr.testing.assert_allclose(reps.kendall_w_estimate, w.drop_attrs(), rtol=1e-12)
     scores = rankstats.template_scores(cube)
@@ -269,19 +276,32 @@ def one_task(seed, shape=(2, 3, 30)):
 @pytest.mark.parametrize("method", ["percentile", "BCa"])
 def test_per_template_score_intervals_match_scipy(method):
     x = one_task(0)
-    ci = stability.intervals(x, n_resamples=999, over="samples", seed=7, method=method.lower(),
-                             statistics=["score"], dtype=np.float64)
+    ci = stability.intervals(
+        x,
+        n_resamples=999,
+        over="samples",
+        seed=7,
+        method=method.lower(),
+        statistics=["score"],
+        dtype=np.float64,
+    )
     for m in range(2):
         for p in range(3):
             values = x.values[m, p]
-            res = stats.bootstrap((np.arange(values.size),),
-                                  lambda i, axis=-1, v=values: v[i].mean(axis=axis),
-                                  n_resamples=999, method=method, rng=np.random.default_rng(7))
+            res = stats.bootstrap(
+                (np.arange(values.size),),
+                lambda i, axis=-1, v=values: v[i].mean(axis=axis),
+                n_resamples=999,
+                method=method,
+                rng=np.random.default_rng(7),
+            )
             found = ci.isel(model=m, template=p)
             np.testing.assert_allclose(
                 [found.score_low, found.score_high, found.score_se],
-                [res.confidence_interval.low, res.confidence_interval.high,
-                 res.standard_error], rtol=1e-10, atol=1e-12)
+                [res.confidence_interval.low, res.confidence_interval.high, res.standard_error],
+                rtol=1e-10,
+                atol=1e-12,
+            )
 
 
 @pytest.mark.parametrize("method", ["percentile", "BCa"])
@@ -289,8 +309,9 @@ def test_two_way_avgp_intervals_match_scipy_two_samples(method):
     # scipy resamples its two data arguments independently: the sample and template
     # indices, exactly the two-way bootstrap; BCa combines both jackknifes as rankstats does
     x = one_task(1, (2, 6, 25))
-    ci = stability.intervals(x, n_resamples=999, over="both", seed=3, method=method.lower(),
-                             statistics=["avgp"])
+    ci = stability.intervals(
+        x, n_resamples=999, over="both", seed=3, method=method.lower(), statistics=["avgp"]
+    )
     for m in range(2):
         values = x.values[m]
 
@@ -298,20 +319,29 @@ def test_two_way_avgp_intervals_match_scipy_two_samples(method):
             picked = v[templates[..., :, None], samples[..., None, :]]
             return picked.sum(axis=(-2, -1)) / (samples.shape[-1] * templates.shape[-1])
 
-        res = stats.bootstrap((np.arange(25), np.arange(6)), avgp, n_resamples=999,
-                              method=method, rng=np.random.default_rng(3))
+        res = stats.bootstrap(
+            (np.arange(25), np.arange(6)),
+            avgp,
+            n_resamples=999,
+            method=method,
+            rng=np.random.default_rng(3),
+        )
         found = ci.isel(model=m)
-        np.testing.assert_allclose([found.avgp_low, found.avgp_high],
-                                   [res.confidence_interval.low, res.confidence_interval.high],
-                                   rtol=1e-10)
+        np.testing.assert_allclose(
+            [found.avgp_low, found.avgp_high],
+            [res.confidence_interval.low, res.confidence_interval.high],
+            rtol=1e-10,
+        )
 
 
 def kendall_w_reference(scores):
     """W of (models, judges) scores, with scipy's ranks; judges may repeat."""
     ranks = stats.rankdata(-scores, axis=0)
     m, n = scores.shape[1], scores.shape[0]
-    ties = sum(float((c**3 - c).sum()) for c in
-               (np.unique(column, return_counts=True)[1] for column in scores.T))
+    ties = sum(
+        float((c**3 - c).sum())
+        for c in (np.unique(column, return_counts=True)[1] for column in scores.T)
+    )
     spread = ((ranks.sum(1) - ranks.sum(1).mean()) ** 2).sum()
     return 12.0 * spread / (m**2 * (n**3 - n) - m * ties)
 
@@ -321,30 +351,43 @@ def test_w_over_templates_matches_scipy(method):
     rng = np.random.default_rng(4)
     scores = np.round(rng.uniform(0, 1, (6, 14)) + np.linspace(0, 0.6, 6)[:, None], 1) / 2
     x = xr.DataArray(scores, dims=("model", "template"))
-    ci = stability.intervals(x, n_resamples=499, over="templates", seed=9, method=method.lower(),
-                             statistics=["kendall_w"])
-    res = stats.bootstrap((np.arange(14),), lambda i: kendall_w_reference(scores[:, i]),
-                          vectorized=False, n_resamples=499, method=method,
-                          rng=np.random.default_rng(9))
-    np.testing.assert_allclose([ci.kendall_w_low, ci.kendall_w_high],
-                               [res.confidence_interval.low, res.confidence_interval.high],
-                               rtol=1e-10)
+    ci = stability.intervals(
+        x,
+        n_resamples=499,
+        over="templates",
+        seed=9,
+        method=method.lower(),
+        statistics=["kendall_w"],
+    )
+    res = stats.bootstrap(
+        (np.arange(14),),
+        lambda i: kendall_w_reference(scores[:, i]),
+        vectorized=False,
+        n_resamples=499,
+        method=method,
+        rng=np.random.default_rng(9),
+    )
+    np.testing.assert_allclose(
+        [ci.kendall_w_low, ci.kendall_w_high],
+        [res.confidence_interval.low, res.confidence_interval.high],
+        rtol=1e-10,
+    )
     assert ci.kendall_w == pytest.approx(kendall_w_reference(scores), rel=1e-12)
 
 
 def test_confidence_interval_of_given_replicates_matches_scipy():
     rng = np.random.default_rng(2)
     data = rng.gamma(2.0, size=40)
-    res = stats.bootstrap((data,), np.mean, n_resamples=2000, method="BCa",
-                          rng=np.random.default_rng(1))
+    res = stats.bootstrap(
+        (data,), np.mean, n_resamples=2000, method="BCa", rng=np.random.default_rng(1)
+    )
     jack = np.array([np.delete(data, i).mean() for i in range(data.size)])
     a = _kr.acceleration(jack, np.ones(data.size, bool), np.zeros(data.size, np.int8))
-    ci = stability.confidence_interval(res.bootstrap_distribution, data.mean(), a,
-                                       method="bca")
+    ci = stability.confidence_interval(res.bootstrap_distribution, data.mean(), a, method="bca")
     np.testing.assert_allclose([ci.low, ci.high], res.confidence_interval, rtol=1e-12)
     labelled = stability.confidence_interval(
-        xr.DataArray(res.bootstrap_distribution, dims="replicate"), data.mean(), a,
-        method="bca")
+        xr.DataArray(res.bootstrap_distribution, dims="replicate"), data.mean(), a, method="bca"
+    )
     assert float(labelled.low) == pytest.approx(float(ci.low), rel=1e-14)
     assert labelled.attrs["method"] == "bca" and labelled.attrs["n_resamples"] == 2000
 
@@ -353,10 +396,12 @@ def test_rank_intervals_are_outward_order_statistics():
     reps = stability.replicates(ragged_cube(seed=3), n_resamples=101, seed=1, statistics=["rank"])
     ci = stability.intervals(reps)
     ranks = reps["rank"].transpose("replicate", "model", "task").values
-    np.testing.assert_array_equal(ci.rank_low.transpose("model", "task"),
-                                  np.quantile(ranks, 0.025, axis=0, method="lower"))
-    np.testing.assert_array_equal(ci.rank_high.transpose("model", "task"),
-                                  np.quantile(ranks, 0.975, axis=0, method="higher"))
+    np.testing.assert_array_equal(
+        ci.rank_low.transpose("model", "task"), np.quantile(ranks, 0.025, axis=0, method="lower")
+    )
+    np.testing.assert_array_equal(
+        ci.rank_high.transpose("model", "task"), np.quantile(ranks, 0.975, axis=0, method="higher")
+    )
 
 
 # --------------------------------------------------------------------------- contract
@@ -367,14 +412,18 @@ def test_numpy_input_equals_xarray_input():
     labelled = stability.replicates(cube, n_resamples=30, over="both", seed=4)
     array = cube.score.transpose("task", "model", "template", "sample").values
     plain = stability.replicates(array, n_resamples=30, over="both", seed=4)
-    np.testing.assert_array_equal(plain.avgp, labelled.avgp.transpose(
-        "task", "model", "replicate"))
-    np.testing.assert_array_equal(plain.score, labelled.score.transpose(
-        "task", "model", "template", "replicate"))
+    np.testing.assert_array_equal(plain.avgp, labelled.avgp.transpose("task", "model", "replicate"))
+    np.testing.assert_array_equal(
+        plain.score, labelled.score.transpose("task", "model", "template", "replicate")
+    )
     board = stability.leaderboard(array, n_resamples=30, over="both", seed=4)
     assert isinstance(board, LeaderboardResult) and board.rank.shape == (3, N_MODELS)
-    np.testing.assert_array_equal(board.rank, stability.leaderboard(
-        cube, n_resamples=30, over="both", seed=4)["rank"].transpose("task", "model"))
+    np.testing.assert_array_equal(
+        board.rank,
+        stability.leaderboard(cube, n_resamples=30, over="both", seed=4)["rank"].transpose(
+            "task", "model"
+        ),
+    )
     result = stability.bootstrap(array, n_resamples=4, seed=0)
     assert result.score.shape == (3, N_MODELS, 5, 4) and result.template_weight.shape == (3, 4, 5)
 
@@ -400,12 +449,15 @@ def test_chunked_cube_is_bootstrapped_from_sums_as_eager(over, kind):
     x[:, 2, :, 40:] = np.nan  # padding samples
     x[3, 0] = np.nan  # a model absent from a task
     x[0, 2, 1, 7] = np.nan  # a hole
-    cube = xr.Dataset({"score": (("model", "task", "template", "sample"), x)},
-                      coords={"model": list("abcd"), "task": ["t0", "t1", "t2"]},
-                      attrs={"score_kind": kind})
+    cube = xr.Dataset(
+        {"score": (("model", "task", "template", "sample"), x)},
+        coords={"model": list("abcd"), "task": ["t0", "t1", "t2"]},
+        attrs={"score_kind": kind},
+    )
     eager = stability.replicates(cube, n_resamples=40, over=over, seed=1, nan_policy="omit")
-    lazy = stability.replicates(cube.chunk({"model": 1, "task": 1}), n_resamples=40,
-                                over=over, seed=1, nan_policy="omit")
+    lazy = stability.replicates(
+        cube.chunk({"model": 1, "task": 1}), n_resamples=40, over=over, seed=1, nan_policy="omit"
+    )
     assert lazy.avgp.chunks is not None
     xr.testing.assert_allclose(lazy.compute().transpose(*eager.dims), eager, rtol=1e-6)
 
@@ -413,14 +465,18 @@ def test_chunked_cube_is_bootstrapped_from_sums_as_eager(over, kind):
 def test_dimension_order_and_extra_dims():
     cube = ragged_cube(seed=7)
     base = stability.replicates(cube, n_resamples=15, over="both", seed=2)
-    moved = stability.replicates(cube.transpose("sample", "template", "task", "model"),
-                                 n_resamples=15, over="both", seed=2)
+    moved = stability.replicates(
+        cube.transpose("sample", "template", "task", "model"), n_resamples=15, over="both", seed=2
+    )
     xr.testing.assert_allclose(moved.transpose(*base.avgp.dims, ...).avgp, base.avgp)
     other = ragged_cube(seed=8)
     stacked = xr.concat([cube, other], dim="shot")
     both = stability.replicates(stacked, n_resamples=15, over="both", seed=2)
-    alone = stability.replicates(other, over="both", weights=stability.bootstrap_weights(
-        cube, n_resamples=15, over="both", seed=2))
+    alone = stability.replicates(
+        other,
+        over="both",
+        weights=stability.bootstrap_weights(cube, n_resamples=15, over="both", seed=2),
+    )
     xr.testing.assert_allclose(both.avgp.isel(shot=0), base.avgp)
     xr.testing.assert_allclose(both.avgp.isel(shot=1), alone.avgp)
 
@@ -434,14 +490,20 @@ def test_chunking_does_not_change_results():
     whole = _kr.replicate_statistics(x, tw, sw, jackknife=True)
     pieces = _kr.replicate_statistics(x, tw, sw, jackknife=True, budget=1)
     for key, value in whole.items():
-        np.testing.assert_allclose(pieces[key], value, rtol=1e-13, equal_nan=True,
-                                   err_msg=key)
+        np.testing.assert_allclose(pieces[key], value, rtol=1e-13, equal_nan=True, err_msg=key)
 
 
 def test_attrs_record_the_resampling():
     cube = ragged_cube()
-    ci = stability.intervals(cube, n_resamples=40, over="templates", seed=5, method="bca",
-                             confidence_level=0.9, statistics=["avgp", "kendall_w"])
+    ci = stability.intervals(
+        cube,
+        n_resamples=40,
+        over="templates",
+        seed=5,
+        method="bca",
+        confidence_level=0.9,
+        statistics=["avgp", "kendall_w"],
+    )
     assert ci.attrs["n_resamples"] == 40 and ci.attrs["seed"] == 5
     assert ci.attrs["over"] == "templates" and ci.attrs["method"] == "bca"
     assert ci.attrs["confidence_level"] == 0.9
@@ -466,18 +528,18 @@ def test_bootstrap_returns_scores_and_template_weights():
     cube = ragged_cube(seed=11)
     boot = stability.bootstrap(cube, n_resamples=7, over="both", seed=4)
     reps = stability.replicates(cube, n_resamples=7, over="both", seed=4, statistics=["score"])
-    xr.testing.assert_equal(boot.drop_vars("template_weight").drop_attrs(),
-                            reps.score.drop_attrs())
+    xr.testing.assert_equal(boot.drop_vars("template_weight").drop_attrs(), reps.score.drop_attrs())
     assert boot.template_weight.dims == ("replicate", "task", "template")
     fixed = stability.bootstrap(cube, n_resamples=7, over="templates", seed=4)
     scores = rankstats.template_scores(cube)
-    np.testing.assert_allclose(fixed.isel(replicate=3).transpose(*scores.dims), scores,
-                               rtol=1e-6)
-    assert not (fixed.template_weight.isel(replicate=0)
-                == fixed.template_weight.isel(replicate=1)).all()
+    np.testing.assert_allclose(fixed.isel(replicate=3).transpose(*scores.dims), scores, rtol=1e-6)
+    assert not (
+        fixed.template_weight.isel(replicate=0) == fixed.template_weight.isel(replicate=1)
+    ).all()
     samples = stability.bootstrap(cube, n_resamples=7, seed=4)
-    np.testing.assert_array_equal(samples.template_weight.sel(task="t1").isel(replicate=0),
-                                  [1, 1, 1, 0, 0])
+    np.testing.assert_array_equal(
+        samples.template_weight.sel(task="t1").isel(replicate=0), [1, 1, 1, 0, 0]
+    )
 
 
 @pytest.mark.parametrize("over", ["templates", "both"])
@@ -490,73 +552,139 @@ def test_drawn_templates_feed_the_public_statistics(over):
     reps = stability.replicates(cube, n_resamples=9, over=over, seed=6)
     metrics = rankstats.prompt_metrics(drawn)
     for name in METRICS:
-        xr.testing.assert_allclose(metrics[name].drop_attrs().transpose(*reps[name].dims),
-                                   reps[name], rtol=1e-12)
+        xr.testing.assert_allclose(
+            metrics[name].drop_attrs().transpose(*reps[name].dims), reps[name], rtol=1e-12
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankstatsWarning)  # a draw may leave W undefined
         w = rankstats.kendall_w(drawn).statistic
-    xr.testing.assert_allclose(w.drop_attrs().transpose(*reps.kendall_w.dims), reps.kendall_w,
-                               rtol=1e-12)
+    xr.testing.assert_allclose(
+        w.drop_attrs().transpose(*reps.kendall_w.dims), reps.kendall_w, rtol=1e-12
+    )
     counts = boot.template_weight.sum("template")
     np.testing.assert_array_equal((drawn.drawn_template >= 0).sum("template"), counts)
 
 
 def test_drawn_positions_repeat_each_template_by_its_count():
     counts = np.array([[0, 2, 1, 0], [1, 1, 1, 1], [3, 0, 0, 0]])
-    np.testing.assert_array_equal(_kr.drawn_positions(counts),
-                                  [[1, 1, 2, -1], [0, 1, 2, 3], [0, 0, 0, -1]])
+    np.testing.assert_array_equal(
+        _kr.drawn_positions(counts), [[1, 1, 2, -1], [0, 1, 2, 3], [0, 0, 0, -1]]
+    )
 
 
-@pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda c: stability.replicates(c, n_resamples=10, over="items"), OptionError,
-     "replicates: over='items' is not allowed; over must be one of 'samples'"),
-    (lambda c: stability.replicates(rankstats.template_scores(c), n_resamples=10),
-     DimensionError, "resamples the 'sample' dimension"),
-    (lambda c: stability.replicates(c, n_resamples=1), OptionError,
-     "n_resamples=1 is not allowed; n_resamples must be an integer of at least 2"),
-    (lambda c: stability.replicates(c, n_resamples=10, seed="x"), OptionError,
-     "seed='x' is not allowed"),
-    (lambda c: stability.replicates(c, n_resamples=10, seed=-1), OptionError, "seed=-1"),
-    (lambda c: stability.replicates(c, n_resamples=10, statistics=["tau"]), OptionError,
-     "statistics=\\['tau'\\] is not allowed"),
-    (lambda c: stability.replicates(c, n_resamples=10, over="templates",
-                                    statistics=["score"]), OptionError, "do not vary"),
-    (lambda c: stability.replicates(c, n_resamples=10, dtype=np.int32), OptionError,
-     "dtype="),
-    (lambda c: stability.replicates(c, n_resamples=10, jackknife="yes"), OptionError,
-     "jackknife='yes'"),
-    (lambda c: stability.replicates(c, n_resamples=10, weights={"sample_weight": 1}),
-     OptionError, "weights is not allowed"),
-    (lambda c: stability.replicates(c, n_resamples=10, B=10), InputTypeError,
-     "replicates: got an unexpected keyword argument 'B'"),
-    (lambda c: stability.intervals(c, n_resamples=10, method="bc"), OptionError,
-     "method='bc'"),
-    (lambda c: stability.intervals(c, n_resamples=10, confidence_level=95), OptionError,
-     "confidence_level=95 is not allowed; confidence_level must be a number strictly between"),
-    (lambda c: stability.intervals(stability.replicates(c, n_resamples=10), method="bca"),
-     OptionError, "jackknife=True"),
-    (lambda c: stability.leaderboard(stability.replicates(c, n_resamples=10,
-                                                          statistics=["avgp"])),
-     OptionError, "lack statistic"),
-    (lambda c: stability.leaderboard(stability.replicates(c, n_resamples=10), by="maxp"),
-     OptionError, "rank the models by 'avgp'"),
-    (lambda c: stability.replicates(c, weights=stability.bootstrap_weights(c, n_resamples=5),
-                                    over="both"), OptionError, "over='both'"),
-    (lambda c: stability.replicates(c, n_resamples=10, by="w"), OptionError, "by='w'"),
-    (lambda c: stability.leaderboard(c, n_resamples=10, model=0), OptionError,
-     "model=0 is not allowed; model must be a dimension name"),
-    (lambda c: stability.replicates(c.score.rename(sample="item"), n_resamples=10),
-     DimensionError, "'sample'"),
-    (lambda c: stability.leaderboard(np.ones((2, 3)), n_resamples=10), DimensionError,
-     "leaderboard: NumPy input must be"),
-    (lambda c: stability.leaderboard([["a", "b"]], n_resamples=10, over="templates"),
-     InputTypeError, "leaderboard: give a score cube"),
-    (lambda c: stability.drawn_templates(c.score), InputTypeError, "template_weight"),
-    (lambda c: stability.confidence_interval(np.ones(1), 1.0), DimensionError,
-     "at least two replicates"),
-    (lambda c: stability.confidence_interval(np.ones(5), 1.0, dim=1.5), OptionError,
-     "dim=1.5"),
-])
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (
+            lambda c: stability.replicates(c, n_resamples=10, over="items"),
+            OptionError,
+            "replicates: over='items' is not allowed; over must be one of 'samples'",
+        ),
+        (
+            lambda c: stability.replicates(rankstats.template_scores(c), n_resamples=10),
+            DimensionError,
+            "resamples the 'sample' dimension",
+        ),
+        (
+            lambda c: stability.replicates(c, n_resamples=1),
+            OptionError,
+            "n_resamples=1 is not allowed; n_resamples must be an integer of at least 2",
+        ),
+        (
+            lambda c: stability.replicates(c, n_resamples=10, seed="x"),
+            OptionError,
+            "seed='x' is not allowed",
+        ),
+        (lambda c: stability.replicates(c, n_resamples=10, seed=-1), OptionError, "seed=-1"),
+        (
+            lambda c: stability.replicates(c, n_resamples=10, statistics=["tau"]),
+            OptionError,
+            "statistics=\\['tau'\\] is not allowed",
+        ),
+        (
+            lambda c: stability.replicates(
+                c, n_resamples=10, over="templates", statistics=["score"]
+            ),
+            OptionError,
+            "do not vary",
+        ),
+        (lambda c: stability.replicates(c, n_resamples=10, dtype=np.int32), OptionError, "dtype="),
+        (
+            lambda c: stability.replicates(c, n_resamples=10, jackknife="yes"),
+            OptionError,
+            "jackknife='yes'",
+        ),
+        (
+            lambda c: stability.replicates(c, n_resamples=10, weights={"sample_weight": 1}),
+            OptionError,
+            "weights is not allowed",
+        ),
+        (
+            lambda c: stability.replicates(c, n_resamples=10, B=10),
+            InputTypeError,
+            "replicates: got an unexpected keyword argument 'B'",
+        ),
+        (lambda c: stability.intervals(c, n_resamples=10, method="bc"), OptionError, "method='bc'"),
+        (
+            lambda c: stability.intervals(c, n_resamples=10, confidence_level=95),
+            OptionError,
+            "confidence_level=95 is not allowed; confidence_level must be a number "
+            "strictly between",
+        ),
+        (
+            lambda c: stability.intervals(stability.replicates(c, n_resamples=10), method="bca"),
+            OptionError,
+            "jackknife=True",
+        ),
+        (
+            lambda c: stability.leaderboard(
+                stability.replicates(c, n_resamples=10, statistics=["avgp"])
+            ),
+            OptionError,
+            "lack statistic",
+        ),
+        (
+            lambda c: stability.leaderboard(stability.replicates(c, n_resamples=10), by="maxp"),
+            OptionError,
+            "rank the models by 'avgp'",
+        ),
+        (
+            lambda c: stability.replicates(
+                c, weights=stability.bootstrap_weights(c, n_resamples=5), over="both"
+            ),
+            OptionError,
+            "over='both'",
+        ),
+        (lambda c: stability.replicates(c, n_resamples=10, by="w"), OptionError, "by='w'"),
+        (
+            lambda c: stability.leaderboard(c, n_resamples=10, model=0),
+            OptionError,
+            "model=0 is not allowed; model must be a dimension name",
+        ),
+        (
+            lambda c: stability.replicates(c.score.rename(sample="item"), n_resamples=10),
+            DimensionError,
+            "'sample'",
+        ),
+        (
+            lambda c: stability.leaderboard(np.ones((2, 3)), n_resamples=10),
+            DimensionError,
+            "leaderboard: NumPy input must be",
+        ),
+        (
+            lambda c: stability.leaderboard([["a", "b"]], n_resamples=10, over="templates"),
+            InputTypeError,
+            "leaderboard: give a score cube",
+        ),
+        (lambda c: stability.drawn_templates(c.score), InputTypeError, "template_weight"),
+        (
+            lambda c: stability.confidence_interval(np.ones(1), 1.0),
+            DimensionError,
+            "at least two replicates",
+        ),
+        (lambda c: stability.confidence_interval(np.ones(5), 1.0, dim=1.5), OptionError, "dim=1.5"),
+    ],
+)
 def test_errors_name_the_value_at_fault(call, error, match):
     with pytest.raises(error, match=match):
         call(ragged_cube())
@@ -566,19 +694,31 @@ def _no_compute(*args, **kwargs):
     raise AssertionError("a dask graph was computed before the options were checked")
 
 
-_EVERY = [stability.leaderboard, stability.intervals, stability.replicates,
-          stability.win_probability, stability.bootstrap, stability.bootstrap_weights]
+_EVERY = [
+    stability.leaderboard,
+    stability.intervals,
+    stability.replicates,
+    stability.win_probability,
+    stability.bootstrap,
+    stability.bootstrap_weights,
+]
 
 
-@pytest.mark.parametrize(("functions", "option", "match"), [
-    ([stability.leaderboard, stability.intervals], {"confidence_level": 1.5},
-     "confidence_level=1.5"),
-    (_EVERY, {"over": "bogus"}, "over='bogus'"),
-    (_EVERY, {"n_resamples": 0}, "n_resamples=0"),
-    (_EVERY, {"seed": 1.5}, "seed=1.5"),
-    (_EVERY[:4], {"nan_policy": "drop"}, "nan_policy='drop'"),
-    (_EVERY[:4], {"higher_is_better": "yes"}, "higher_is_better='yes'"),
-])
+@pytest.mark.parametrize(
+    ("functions", "option", "match"),
+    [
+        (
+            [stability.leaderboard, stability.intervals],
+            {"confidence_level": 1.5},
+            "confidence_level=1.5",
+        ),
+        (_EVERY, {"over": "bogus"}, "over='bogus'"),
+        (_EVERY, {"n_resamples": 0}, "n_resamples=0"),
+        (_EVERY, {"seed": 1.5}, "seed=1.5"),
+        (_EVERY[:4], {"nan_policy": "drop"}, "nan_policy='drop'"),
+        (_EVERY[:4], {"higher_is_better": "yes"}, "higher_is_better='yes'"),
+    ],
+)
 def test_options_are_checked_before_any_work(functions, option, match, monkeypatch):
     dask = pytest.importorskip("dask")
     drawn = []
@@ -639,7 +779,8 @@ def test_tie_groups_are_components_of_overlapping_rank_intervals():
     low2, high2 = np.array([1.0, 2.0, 3.0, 1.0]), np.array([1.0, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(_ki.tie_groups(np.arange(1.0, 5), low2, high2), [1] * 4)
     np.testing.assert_array_equal(
-        _ki.tie_groups([1.0, 2.0, 3.0], [1.0, 3.0, 3.0], [1.0, 3.0, 3.0]), [1, 2, 2])
+        _ki.tie_groups([1.0, 2.0, 3.0], [1.0, 3.0, 3.0], [1.0, 3.0, 3.0]), [1, 2, 2]
+    )
     groups = _ki.tie_groups([2.0, np.nan, 1.0], [1.0, np.nan, 1.0], [2.0, np.nan, 1.0])
     np.testing.assert_array_equal(groups, [1, np.nan, 1])
 
@@ -648,8 +789,9 @@ def test_arena_rank_counts_models_whose_interval_lies_strictly_above():
     low = np.array([0.80, 0.70, 0.55, 0.40])
     high = np.array([0.90, 0.82, 0.70, 0.56])
     np.testing.assert_array_equal(_ki.arena_ranks(low, high), [1, 1, 2, 3])
-    np.testing.assert_array_equal(_ki.arena_ranks(-high, -low, higher_is_better=False),
-                                  [1, 1, 2, 3])
+    np.testing.assert_array_equal(
+        _ki.arena_ranks(-high, -low, higher_is_better=False), [1, 1, 2, 3]
+    )
 
 
 def test_leaderboard_on_a_cube_with_absent_models():
@@ -687,7 +829,7 @@ def test_win_probability_equals_counting_replicates():
 
 def cube_of(values):
     """Repetitions as tasks: (repetition, model, template[, sample])."""
-    return xr.DataArray(values, dims=("task", "model", "template", "sample")[:values.ndim])
+    return xr.DataArray(values, dims=("task", "model", "template", "sample")[: values.ndim])
 
 
 def items_from(rng, truth, n_samples, shared=0.5):
@@ -710,10 +852,13 @@ def simulate_samples(repetitions, seed=0):
     rng = np.random.default_rng(seed)
     truth = rng.uniform(0.3, 0.8, (4, 5))  # (model, template), fixed templates
     x = items_from(rng, np.broadcast_to(truth, (repetitions, 4, 5)), 150)
-    ci = stability.intervals(cube_of(x), n_resamples=500, over="samples", seed=1,
-                             statistics=["score", "avgp"])
-    return (covered(ci.score_low, ci.score_high, truth),
-            covered(ci.avgp_low, ci.avgp_high, truth.mean(1)))
+    ci = stability.intervals(
+        cube_of(x), n_resamples=500, over="samples", seed=1, statistics=["score", "avgp"]
+    )
+    return (
+        covered(ci.score_low, ci.score_high, truth),
+        covered(ci.avgp_low, ci.avgp_high, truth.mean(1)),
+    )
 
 
 def simulate_templates(repetitions, seed=0, method="percentile"):
@@ -721,8 +866,9 @@ def simulate_templates(repetitions, seed=0, method="percentile"):
     mean = np.array([0.5, 0.6, 0.7, 0.8])  # the mean over the population of templates
     spread = np.array([1.0, 0.5, 1.5, 1.0])[:, None]
     x = mean[:, None] + rng.uniform(-0.2, 0.2, (repetitions, 1, 40)) * spread
-    ci = stability.intervals(cube_of(x), n_resamples=500, over="templates", seed=1, method=method,
-                             statistics=["avgp"])
+    ci = stability.intervals(
+        cube_of(x), n_resamples=500, over="templates", seed=1, method=method, statistics=["avgp"]
+    )
     return covered(ci.avgp_low, ci.avgp_high, mean)
 
 
@@ -733,8 +879,9 @@ def simulate_both(repetitions, seed=0):
     x = items_from(rng, truth, 80)
     found = {}
     for over in ("both", "samples", "templates"):
-        ci = stability.intervals(cube_of(x), n_resamples=500, over=over, seed=1,
-                                 statistics=["avgp"])
+        ci = stability.intervals(
+            cube_of(x), n_resamples=500, over=over, seed=1, statistics=["avgp"]
+        )
         found[over] = covered(ci.avgp_low, ci.avgp_high, mean)
     return found
 
@@ -743,8 +890,9 @@ def simulate_ranks(repetitions, truth, n_templates, n_samples, shared, seed=0):
     rng = np.random.default_rng(seed)
     probability = np.broadcast_to(truth[:, None], (repetitions, truth.size, n_templates))
     x = items_from(rng, probability, n_samples, shared)
-    board = stability.leaderboard(cube_of(x), n_resamples=500, over="samples", seed=2,
-                                  rank_sets="bootstrap")
+    board = stability.leaderboard(
+        cube_of(x), n_resamples=500, over="samples", seed=2, rank_sets="bootstrap"
+    )
     true_rank = stats.rankdata(-truth)
     hit = (board.rank_low <= true_rank) & (true_rank <= board.rank_high)
     return float(hit.mean()), float(hit.mean("task").min()), float(hit.all("model").mean())
@@ -769,8 +917,7 @@ def test_coverage_over_both_is_conservative_and_one_way_under_covers():
 
 
 def test_rank_intervals_cover_separated_models():
-    mean, worst, _ = simulate_ranks(150, np.array([0.8, 0.72, 0.64, 0.56, 0.48]), 5, 100,
-                                    0.5)
+    mean, worst, _ = simulate_ranks(150, np.array([0.8, 0.72, 0.64, 0.56, 0.48]), 5, 100, 0.5)
     assert mean >= 0.95 and worst >= 0.93, (mean, worst)
 
 
@@ -790,8 +937,9 @@ def test_coverage_large_simulation():
     assert 0.93 <= simulate_templates(1000, seed=1) <= 0.965
     both = simulate_both(500, seed=1)["both"]
     assert 0.94 <= both <= 0.985, both
-    mean, worst, _ = simulate_ranks(500, np.array([0.8, 0.72, 0.64, 0.56, 0.48]), 5, 100, 0.5,
-                                    seed=1)
+    mean, worst, _ = simulate_ranks(
+        500, np.array([0.8, 0.72, 0.64, 0.56, 0.48]), 5, 100, 0.5, seed=1
+    )
     assert mean >= 0.95 and worst >= 0.94
 
 
@@ -812,5 +960,6 @@ def test_sample_sums_equal_the_weighted_sums(holes):
     np.testing.assert_array_equal(total[..., 0], filled.sum(-1))
     np.testing.assert_array_equal(count[..., 0], observed.sum(-1))
     np.testing.assert_array_equal(total[..., 1:], np.einsum("tmps,tbs->tmpb", filled, rows))
-    np.testing.assert_array_equal(count[..., 1:],
-                                  np.einsum("tmps,tbs->tmpb", observed.astype(float), rows))
+    np.testing.assert_array_equal(
+        count[..., 1:], np.einsum("tmps,tbs->tmpb", observed.astype(float), rows)
+    )

@@ -13,8 +13,13 @@ def sampled_cube():
     rng = np.random.default_rng(3)
     accuracy = {"a": 0.85, "b": 0.7, "c": 0.69, "d": 0.4}
     records = [
-        {"model": model, "task": task, "template": template, "sample": sample,
-         "score": float(rng.random() < acc - 0.05 * (template % 3))}
+        {
+            "model": model,
+            "task": task,
+            "template": template,
+            "sample": sample,
+            "score": float(rng.random() < acc - 0.05 * (template % 3)),
+        }
         for task, n_templates in (("t1", 6), ("t2", 4))
         for model, acc in accuracy.items()
         for template in range(n_templates)
@@ -26,16 +31,32 @@ def sampled_cube():
 def test_stability_command_prints_leaderboards_and_writes_figures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = rankstats.save(sampled_cube(), tmp_path / "cube.nc")
-    status = main(["stability", str(path), "--n-resamples", "200", "--seed", "0",
-                   "--figures", str(tmp_path / "fig"), "--csv", str(tmp_path / "tables")])
+    status = main(
+        [
+            "stability",
+            str(path),
+            "--n-resamples",
+            "200",
+            "--seed",
+            "0",
+            "--figures",
+            str(tmp_path / "fig"),
+            "--csv",
+            str(tmp_path / "tables"),
+        ]
+    )
     assert status == 0
     out = capsys.readouterr().out
     assert "200 resamples over both" in out.splitlines()[0]
     assert "## t1" in out and "## t2" in out
     assert "| a | " in out
     names = {p.name for p in (tmp_path / "fig").iterdir()}
-    assert {"rank_intervals_t1.png", "critical_difference_t2.png", "templates_needed_t1.png",
-            "templates_needed.png"} <= names
+    assert {
+        "rank_intervals_t1.png",
+        "critical_difference_t2.png",
+        "templates_needed_t1.png",
+        "templates_needed.png",
+    } <= names
     board = (tmp_path / "tables" / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("model,task,")
     assert len(board) == 1 + 4 * 2
@@ -51,11 +72,13 @@ def test_on_a_two_worker_cluster_equals_eager():
     distributed = pytest.importorskip("distributed")
     cube = sampled_cube()
     eager = stability.leaderboard(cube, n_resamples=100, over="both", seed=4)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster):
-        lazy = stability.leaderboard(cube.chunk({"task": 1}), n_resamples=100, over="both",
-                                     seed=4)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        lazy = stability.leaderboard(cube.chunk({"task": 1}), n_resamples=100, over="both", seed=4)
         assert lazy["score"].chunks is not None
         computed = lazy.compute()
     xr.testing.assert_allclose(computed, eager)
@@ -64,20 +87,37 @@ def test_on_a_two_worker_cluster_equals_eager():
 def test_stability_command_on_a_scheduler(tmp_path, capsys):
     distributed = pytest.importorskip("distributed")
     path = rankstats.save(sampled_cube(), tmp_path / "cube.nc")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=":0") as cluster:
-        status = main(["stability", str(path), "--n-resamples", "100", "--chunks", "task=1",
-                       "--scheduler", cluster.scheduler_address])
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster:
+        status = main(
+            [
+                "stability",
+                str(path),
+                "--n-resamples",
+                "100",
+                "--chunks",
+                "task=1",
+                "--scheduler",
+                cluster.scheduler_address,
+            ]
+        )
     assert status == 0
     assert "## t2" in capsys.readouterr().out
 
 
 def holed_cube():
     """One task; model c lacks template p3."""
-    rows = [{"model": m, "task": "t1", "template": f"p{k}", "score": s}
-            for m, scores in {"a": [0.9, 0.8, 0.7, 0.6], "b": [0.5, 0.6, 0.55, 0.4],
-                              "c": [0.1, 0.3, 0.2, None]}.items()
-            for k, s in enumerate(scores) if s is not None]
+    rows = [
+        {"model": m, "task": "t1", "template": f"p{k}", "score": s}
+        for m, scores in {
+            "a": [0.9, 0.8, 0.7, 0.6],
+            "b": [0.5, 0.6, 0.55, 0.4],
+            "c": [0.1, 0.3, 0.2, None],
+        }.items()
+        for k, s in enumerate(scores)
+        if s is not None
+    ]
     return rankstats.from_records(rows)
 
 
@@ -85,8 +125,21 @@ def stability_json(path, tmp_path, *options):
     import json
 
     out = tmp_path / "board.json"
-    status = main(["stability", str(path), "--n-resamples", "50", "--seed", "0", "--over",
-                   "templates", "--json", str(out), *options])
+    status = main(
+        [
+            "stability",
+            str(path),
+            "--n-resamples",
+            "50",
+            "--seed",
+            "0",
+            "--over",
+            "templates",
+            "--json",
+            str(out),
+            *options,
+        ]
+    )
     return status, (json.loads(out.read_text()) if status == 0 else None)
 
 
@@ -132,14 +185,13 @@ def test_nan_policy_omit_scores_over_the_other_templates_and_says_so(tmp_path, c
     # c's AvgP over the three templates it has, by hand (float32 replicates: 1e-6)
     assert board.loc["c", "score"] == pytest.approx(np.mean([0.1, 0.3, 0.2]), abs=1e-6)
     assert board.loc["c", "rank"] == 3
-    api = stability.leaderboard(cube, n_resamples=50, over="templates", seed=0,
-                                nan_policy="omit")
-    assert board.loc["c", "score"] == pytest.approx(float(api["score"].sel(model="c",
-                                                                           task="t1")))
+    api = stability.leaderboard(cube, n_resamples=50, over="templates", seed=0, nan_policy="omit")
+    assert board.loc["c", "score"] == pytest.approx(float(api["score"].sel(model="c", task="t1")))
     left_out = pd.DataFrame(document["tables"]["left_out"])
     assert left_out[["task", "model"]].values.tolist() == [["t1", "c"]]
-    assert "over its other 3 of the task's 4 templates (nan_policy='omit')" in \
-        left_out["why"].item()
+    assert (
+        "over its other 3 of the task's 4 templates (nan_policy='omit')" in left_out["why"].item()
+    )
     assert "Scored without some templates: c: no score on 1 template (p3)" in out
 
 

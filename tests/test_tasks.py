@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from rankstats import schemas
 from rankstats_collectors.files import ImporterError
 from rankstats_collectors.prompts.formatting import check_fields
 from rankstats_collectors.tasks import (
@@ -15,7 +16,6 @@ from rankstats_collectors.tasks import (
     mizrahi2024_samples,
     mizrahi2024_templates,
 )
-from rankstats import schemas
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -34,10 +34,13 @@ def test_load_templates_and_samples():
     samples = load_samples(DATA / "samples.jsonl")
     assert list(templates) == ["longer", "capital"] == list(samples)
     assert templates["longer"][0] == Template(
-        "plain", "Which word is longer, {word1} or {word2}? Answer:",
-        {"is_original": True, "method": "original"})
-    assert samples["capital"][0] == Sample("fr", {"country": "France"}, ["Paris", "paris"],
-                                           ["Paris", "Rome", "Berlin"])
+        "plain",
+        "Which word is longer, {word1} or {word2}? Answer:",
+        {"is_original": True, "method": "original"},
+    )
+    assert samples["capital"][0] == Sample(
+        "fr", {"country": "France"}, ["Paris", "paris"], ["Paris", "Rome", "Berlin"]
+    )
     for task in templates:
         check_fields({t.id: t.text for t in templates[task]}, samples[task], task=task)
 
@@ -61,8 +64,9 @@ BAD_TEMPLATES = [
 @pytest.mark.parametrize(("row", "column", "message"), BAD_TEMPLATES)
 def test_bad_template_lines_name_file_line_and_key(tmp_path, row, column, message):
     path = tmp_path / "templates.jsonl"
-    path.write_text(json.dumps({"task": "t", "id": "0", "text": "ok"}) + "\n\n" + json.dumps(row)
-                    + "\n")
+    path.write_text(
+        json.dumps({"task": "t", "id": "0", "text": "ok"}) + "\n\n" + json.dumps(row) + "\n"
+    )
     with pytest.raises(ImporterError) as caught:
         load_templates(path)
     text = str(caught.value)
@@ -116,16 +120,25 @@ def test_mizrahi_templates_match_the_release_csv():
     import csv
 
     templates = mizrahi2024_templates(RELEASE_TEMPLATES, "navigate")
-    with open(RELEASE_TEMPLATES / "automatic paraphrases" / "BBH" / "navigate.csv",
-              newline="") as handle:
+    with open(
+        RELEASE_TEMPLATES / "automatic paraphrases" / "BBH" / "navigate.csv", newline=""
+    ) as handle:
         rows = list(csv.DictReader(handle))
     assert [t.id for t in templates] == [r["prompt idx"] for r in rows]
     assert [t.text for t in templates] == [r["prompt template"] for r in rows]
-    assert [t.attributes["is_original"] for t in templates] == \
-        [r["default prompt"] == "True" for r in rows]
+    assert [t.attributes["is_original"] for t in templates] == [
+        r["default prompt"] == "True" for r in rows
+    ]
     assert sum(t.attributes["is_original"] for t in templates) == 1
-    assert set(templates[0].attributes) == {"is_original", "method", "language_style", "valid",
-                                            "format", "length", "samples"}
+    assert set(templates[0].attributes) == {
+        "is_original",
+        "method",
+        "language_style",
+        "valid",
+        "format",
+        "length",
+        "samples",
+    }
     # a benchmark folder or the paraphrases folder work as well as the release root
     inner = mizrahi2024_templates(RELEASE_TEMPLATES / "automatic paraphrases" / "BBH", "navigate")
     assert inner == templates
@@ -134,8 +147,9 @@ def test_mizrahi_templates_match_the_release_csv():
 def test_mizrahi_malformed_templates_raise_or_are_skipped():
     with pytest.raises(ImporterError, match=r"hyperbaton.csv.*field 'hyperbaton'.*lack"):
         mizrahi2024_templates(RELEASE_TEMPLATES, "hyperbaton", fields={"options"})
-    kept = mizrahi2024_templates(RELEASE_TEMPLATES, "hyperbaton", fields={"options"},
-                                 malformed="skip")
+    kept = mizrahi2024_templates(
+        RELEASE_TEMPLATES, "hyperbaton", fields={"options"}, malformed="skip"
+    )
     everything = mizrahi2024_templates(RELEASE_TEMPLATES, "hyperbaton")
     assert 0 < len(kept) < len(everything)
     assert all("{hyperbaton}" not in t.text for t in kept)

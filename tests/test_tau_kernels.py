@@ -44,8 +44,10 @@ def _same(a, b):
 
 @pytest.mark.parametrize("nan_policy", ["propagate", "omit"])
 @pytest.mark.parametrize("variant", ["a", "b", "c"])
-@pytest.mark.parametrize("n, levels, holes", [(5, 3, 0.0), (40, 4, 0.0), (40, 40, 0.1),
-                                             (70, 1000, 0.0), (33, 1000, 0.05), (2, 2, 0.0)])
+@pytest.mark.parametrize(
+    "n, levels, holes",
+    [(5, 3, 0.0), (40, 4, 0.0), (40, 40, 0.1), (70, 1000, 0.0), (33, 1000, 0.05), (2, 2, 0.0)],
+)
 def test_tau_pair_merge_equals_signs(nan_policy, variant, n, levels, holes):
     rng = np.random.default_rng(n + levels)
     x = _scores(rng, (3, 4, n), levels, holes)
@@ -64,8 +66,9 @@ def test_tau_pair_merge_equals_signs(nan_policy, variant, n, levels, holes):
 
 @pytest.mark.parametrize("nan_policy", ["propagate", "omit"])
 @pytest.mark.parametrize("variant", ["a", "b", "c"])
-@pytest.mark.parametrize("m, n, levels, holes", [(6, 12, 3, 0.0), (5, 30, 30, 0.1),
-                                                (4, 80, 1000, 0.0), (7, 20, 5, 0.2)])
+@pytest.mark.parametrize(
+    "m, n, levels, holes", [(6, 12, 3, 0.0), (5, 30, 30, 0.1), (4, 80, 1000, 0.0), (7, 20, 5, 0.2)]
+)
 def test_tau_matrix_merge_equals_signs(nan_policy, variant, m, n, levels, holes):
     rng = np.random.default_rng(m * n)
     x = _scores(rng, (2, m, n), levels, holes)
@@ -128,8 +131,9 @@ def test_subsample_merge_equals_signs(m, ties):
         warnings.simplefilter("ignore")
         signs = sub.subsample_curves(x, keys, ks, quantiles, ties=ties, tau_kernel="signs")
         merge = sub.subsample_curves(x, keys, ks, quantiles, ties=ties, tau_kernel="merge")
-        small = sub.subsample_curves(x, keys, ks, quantiles, ties=ties, tau_kernel="merge",
-                                     budget=1)
+        small = sub.subsample_curves(
+            x, keys, ks, quantiles, ties=ties, tau_kernel="merge", budget=1
+        )
     _same(signs, merge)
     _same(signs, small)
 

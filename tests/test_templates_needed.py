@@ -86,8 +86,9 @@ def _equal_to_the_loop(x, ks, n_resamples, seed):
     """subset_agreement of ``x``, checked against :func:`_loop` on the same draws."""
     got = subset_agreement(x, ks=ks, n_resamples=n_resamples, seed=seed)
     for name, expected in _loop(x, ks, n_resamples, seed).items():
-        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-12,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            getattr(got, name), expected, rtol=1e-12, atol=1e-12, err_msg=name
+        )
     return got
 
 
@@ -135,22 +136,28 @@ def test_one_sort_equals_ranks_then_tau(seed):
 
 def test_labelled_equals_numpy(cube):
     labelled = subset_agreement(cube, ks=[1, 5, 50], n_resamples=20, seed=7)
-    plain = subset_agreement(cube.score.transpose("task", "template", "model").values,
-                             ks=[1, 5, 50], n_resamples=20, seed=7)
+    plain = subset_agreement(
+        cube.score.transpose("task", "template", "model").values,
+        ks=[1, 5, 50],
+        n_resamples=20,
+        seed=7,
+    )
     for name in ("tau", "w", "p_tau", "tau_quantile", "w_quantile", "rank_width_mean"):
         np.testing.assert_array_equal(labelled[name].values, getattr(plain, name), name)
     np.testing.assert_array_equal(labelled.k_needed.values, plain.needed)
     assert labelled.rank_width.dims == ("model", "task", "k")
-    np.testing.assert_array_equal(labelled.rank_width.transpose("task", "k", "model").values,
-                                  plain.rank_width)
+    np.testing.assert_array_equal(
+        labelled.rank_width.transpose("task", "k", "model").values, plain.rank_width
+    )
     assert labelled.attrs["target"] == 0.9 and labelled.attrs["unit"] == "template"
     assert list(labelled["quantile"].values) == [0.05, 0.5, 0.95]
 
 
 def test_all_templates_give_tau_one_and_the_full_w(cube):
     counts = (cube.template_id != "").sum("template").values
-    curves = subset_agreement(cube, ks=sorted(set(counts.tolist()) | {1, 2}), n_resamples=15,
-                              seed=0)
+    curves = subset_agreement(
+        cube, ks=sorted(set(counts.tolist()) | {1, 2}), n_resamples=15, seed=0
+    )
     full_w = rankstats.kendall_w(cube).statistic
     for task, n in zip(TASKS, counts, strict=True):
         one = curves.sel(task=task, k=n)
@@ -163,15 +170,15 @@ def test_all_templates_give_tau_one_and_the_full_w(cube):
 
 
 def test_k_needed_is_the_first_k_reaching_the_target(cube):
-    curves = subset_agreement(cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=50, seed=0,
-                              target=0.8, probability=0.9)
+    curves = subset_agreement(
+        cube, ks=[1, 5, 20, 50, 100, 150], n_resamples=50, seed=0, target=0.8, probability=0.9
+    )
     for task in TASKS:
         p = curves.p_tau.sel(task=task)
         reached = curves.k.values[(p >= 0.9).values]
         expected = reached[0] if reached.size else np.nan
         np.testing.assert_equal(float(curves.k_needed.sel(task=task)), expected)
-    np.testing.assert_array_equal(smallest_k(curves, target=0.8, probability=0.9),
-                                  curves.k_needed)
+    np.testing.assert_array_equal(smallest_k(curves, target=0.8, probability=0.9), curves.k_needed)
 
 
 def test_padding_and_absent_models_do_not_change_a_task():
@@ -207,8 +214,7 @@ def test_nan_policies_for_a_missing_score():
         else:
             assert np.isfinite(propagate["tau"][i]).all()
     omitted = subsample_curves(x, keys, ks[:-1], [0.5], nan_policy="omit")
-    dropped = subsample_curves(np.delete(x, 3, axis=0), np.delete(keys, 3, axis=1), ks[:-1],
-                               [0.5])
+    dropped = subsample_curves(np.delete(x, 3, axis=0), np.delete(keys, 3, axis=1), ks[:-1], [0.5])
     for name in ("tau", "w", "p_tau", "rank_width"):
         np.testing.assert_array_equal(omitted[name], dropped[name], name)
     assert omitted["n_units"] == 7
@@ -218,8 +224,9 @@ def test_nan_policies_for_a_missing_score():
 
 def test_valid_templates_only(cube):
     kept = subset_agreement(cube, ks=[1, 10], n_resamples=10, seed=0, valid=True)
-    masked = subset_agreement(cube.score.where(cube.template_valid), ks=[1, 10],
-                              n_resamples=10, seed=0)
+    masked = subset_agreement(
+        cube.score.where(cube.template_valid), ks=[1, 10], n_resamples=10, seed=0
+    )
     xr.testing.assert_equal(kept.tau, masked.tau)
     assert (kept.n_templates == cube.template_valid.sum("template")).all()
     assert kept.attrs["valid"] == "template_valid"
@@ -297,10 +304,18 @@ def _sample_cube(seed=0, models=5, templates=4, samples=60):
     x[:, 1, 3] = np.nan  # and 3 templates
     x[0, 1] = np.nan  # model 0 never ran task b
     records = [
-        {"model": f"m{m}", "task": "ab"[t], "template": f"p{p}", "sample": f"s{s}",
-         "score": x[m, t, p, s]}
-        for m in range(models) for t in range(2) for p in range(templates)
-        for s in range(samples) if not np.isnan(x[m, t, p, s])
+        {
+            "model": f"m{m}",
+            "task": "ab"[t],
+            "template": f"p{p}",
+            "sample": f"s{s}",
+            "score": x[m, t, p, s],
+        }
+        for m in range(models)
+        for t in range(2)
+        for p in range(templates)
+        for s in range(samples)
+        if not np.isnan(x[m, t, p, s])
     ]
     return rankstats.from_records(records), x
 
@@ -339,8 +354,9 @@ def test_sample_subset_agreement_numpy_axes():
     cube, _ = _sample_cube()
     x = cube.score.sel(task="a").transpose("template", "sample", "model").values
     default = sample_subset_agreement(x, ns=[3, 30], n_resamples=8, seed=0)
-    moved = sample_subset_agreement(np.moveaxis(x, -1, 0), ns=[3, 30], n_resamples=8, seed=0,
-                                    model=0, template=1, sample=2)
+    moved = sample_subset_agreement(
+        np.moveaxis(x, -1, 0), ns=[3, 30], n_resamples=8, seed=0, model=0, template=1, sample=2
+    )
     np.testing.assert_array_equal(default.tau, moved.tau)
     assert default.w is None and default.tau.shape == (2, 8)
 
@@ -417,10 +433,14 @@ def test_disjoint_subsets_equal_a_loop_over_draws(kernel):
 def test_three_templates_that_disagree_get_more_than_three():
     records = [
         {"model": model, "task": "word_before", "template": template, "score": score}
-        for model, scores in {"model-a": [0.81, 0.62, 0.75], "model-b": [0.70, 0.71, 0.64],
-                              "model-c": [0.35, 0.66, 0.41]}.items()
-        for template, score in zip(["original", "paraphrase-1", "paraphrase-2"], scores,
-                                   strict=True)
+        for model, scores in {
+            "model-a": [0.81, 0.62, 0.75],
+            "model-b": [0.70, 0.71, 0.64],
+            "model-c": [0.35, 0.66, 0.41],
+        }.items()
+        for template, score in zip(
+            ["original", "paraphrase-1", "paraphrase-2"], scores, strict=True
+        )
     ]
     cube = rankstats.from_records(records, metric="accuracy")
     found = templates_needed(cube, seed=0).sel(task="word_before")
@@ -440,8 +460,12 @@ def test_seeds_agree_within_their_monte_carlo_intervals(cube):
     for f in found:
         assert (f.censored.values == found[0].censored.values).all()
     close = (np.abs(k - k[0]) <= np.maximum(2, 0.1 * k[0])).all(0)
-    inside = np.array([[(k[j] >= f.k_needed_low.values) & (k[j] <= f.k_needed_high.values)
-                        for j in range(3)] for f in found]).all((0, 1))
+    inside = np.array(
+        [
+            [(k[j] >= f.k_needed_low.values) & (k[j] <= f.k_needed_high.values) for j in range(3)]
+            for f in found
+        ]
+    ).all((0, 1))
     censored = found[0].censored.values
     assert (close | inside | censored).all()
 
@@ -458,8 +482,9 @@ def test_the_monte_carlo_interval_holds_the_point_and_draws_stop_early(cube):
 
 def test_numpy_input_gives_the_labelled_numbers(cube):
     labelled = templates_needed(cube, seed=4, max_resamples=400)
-    plain = templates_needed(cube.score.transpose("task", "template", "model").values, seed=4,
-                             max_resamples=400)
+    plain = templates_needed(
+        cube.score.transpose("task", "template", "model").values, seed=4, max_resamples=400
+    )
     assert isinstance(plain, NeededResult)
     np.testing.assert_array_equal(plain.needed, labelled.k_needed.values)
     np.testing.assert_array_equal(plain.p_tau, labelled.p_tau.values)
@@ -473,8 +498,9 @@ def test_samples_needed_censors_and_plans_the_items():
     scores = (rng.random((6, 200, 4)) < p).astype(float)
     found = samples_needed(scores, seed=0, max_resamples=400)
     if found.censored:
-        assert found.needed >= found.max and (np.isnan(found.planned)
-                                              or found.planned > found.needed)
+        assert found.needed >= found.max and (
+            np.isnan(found.planned) or found.planned > found.needed
+        )
     else:
         assert found.needed <= found.max
 

@@ -14,8 +14,14 @@ SCHEMA = schemas.load("cube")
 
 def small_cube():
     records = [
-        {"model": model, "task": task, "template": template, "sample": sample,
-         "score": float((i + sample) % 2), "template_valid": True}
+        {
+            "model": model,
+            "task": task,
+            "template": template,
+            "sample": sample,
+            "score": float((i + sample) % 2),
+            "template_valid": True,
+        }
         for i, model in enumerate(("m1", "m2"))
         for task, templates in (("t1", "ab"), ("t2", "c"))
         for template in templates
@@ -73,8 +79,10 @@ BREAKAGES = {
     "score_kind": (break_attr, "score_kind='probability' is not one of"),
     "missing attribute": (drop_attr, "missing attribute\\(s\\) 'source'"),
     "missing dim": (drop_dim, "'score' lacks the dimension\\(s\\) 'template'"),
-    "misplaced coordinate": (misplace_template_coord,
-                             "coordinate 'template_note' has dims \\('template',\\)"),
+    "misplaced coordinate": (
+        misplace_template_coord,
+        "coordinate 'template_note' has dims \\('template',\\)",
+    ),
     "no template ids": (drop_template_id, "no 'template_id' coordinate"),
     "flag": (bad_flag, "higher_is_better='yes' is not 0 or 1"),
 }

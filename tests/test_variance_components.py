@@ -354,8 +354,11 @@ def test_variance_summary_is_the_components_and_the_plan(samples):
     for name in ("estimate", "low", "high"):
         np.testing.assert_array_equal(summary[f"variance_{name}"].values, vc[name].values)
     np.testing.assert_array_equal(summary.variance_cells_missing.values, vc.n_missing.values)
-    for mine, theirs in (("g_coefficient", "g_coefficient_now"), ("replication_tau", "tau_now"),
-                         ("templates_for_tau", "n_templates_needed_fixed_samples")):
+    for mine, theirs in (
+        ("g_coefficient", "g_coefficient_now"),
+        ("replication_tau", "tau_now"),
+        ("templates_for_tau", "n_templates_needed_fixed_samples"),
+    ):
         np.testing.assert_array_equal(summary[mine].values, planned[theirs].values)
 
 
@@ -429,8 +432,16 @@ def test_crossed_shortcut_equals_the_sum_over_cells(k):
 
     def by_cells(observed):
         counts = {s: kv._margin(observed, s, k) for s in kv.subsets(k)}
-        rows = [np.stack([kv._total(kv._ratio(counts[kv._union(s, r)] ** 2, counts[s]), k)
-                          for r in kv.effects(k)], axis=-1) for s in kv.subsets(k)]
+        rows = [
+            np.stack(
+                [
+                    kv._total(kv._ratio(counts[kv._union(s, r)] ** 2, counts[s]), k)
+                    for r in kv.effects(k)
+                ],
+                axis=-1,
+            )
+            for s in kv.subsets(k)
+        ]
         K = np.stack(rows, axis=-2)
         return K[..., 1:, :] - K[..., :1, :]
 

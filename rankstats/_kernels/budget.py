@@ -80,8 +80,9 @@ def avgp_repetitions(x, *, per_sample: bool, n_samples, repetitions: int, trials
         hits = rng.binomial(n[..., None, None], p[..., None, None], size=size)
         with np.errstate(invalid="ignore", divide="ignore"):
             estimate = hits / n[..., None, None]
-        return np.where(np.isnan(avgp)[..., None, None] | (n[..., None, None] == 0),
-                        np.nan, estimate)
+        return np.where(
+            np.isnan(avgp)[..., None, None] | (n[..., None, None] == 0), np.nan, estimate
+        )
     tpool, spool = pools(x, per_sample=True)
     n_templates = tpool.sum(-1)
     # the pool's templates first, so a uniform index below n_templates picks from the pool
@@ -89,15 +90,17 @@ def avgp_repetitions(x, *, per_sample: bool, n_samples, repetitions: int, trials
     flipped = np.swapaxes(x, -1, -2)  # (..., sample, template)
     n_s = x.shape[-1]
     out = np.empty((*lead, trials, repetitions))
-    for part in _trial_chunks(trials, 8 * 3 * int(np.prod(lead, dtype=np.int64))
-                              * repetitions * n_s):
+    for part in _trial_chunks(
+        trials, 8 * 3 * int(np.prod(lead, dtype=np.int64)) * repetitions * n_s
+    ):
         count = part.stop - part.start
         u = rng.random((*lead, count, repetitions, n_s))
         top = n_templates[..., None, None, None]
         pick = np.minimum((u * top).astype(np.int64), np.maximum(top - 1, 0))
         template = np.take_along_axis(order[..., None, None, :], pick, axis=-1)
-        scores = np.take_along_axis(flipped[..., None, None, :, :], template[..., None],
-                                    axis=-1)[..., 0]
+        scores = np.take_along_axis(flipped[..., None, None, :, :], template[..., None], axis=-1)[
+            ..., 0
+        ]
         used = spool[..., None, None, :] & ~np.isnan(scores)
         out[..., part, :] = masked_mean(scores, used)
     return out
@@ -120,8 +123,9 @@ def keep_best(candidates, hits, seen, keep, keys, higher_is_better: bool = True)
     order (position 0 = best).
     """
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(seen > 0, hits / np.maximum(seen, 1), -np.inf if higher_is_better
-                        else np.inf)
+        mean = np.where(
+            seen > 0, hits / np.maximum(seen, 1), -np.inf if higher_is_better else np.inf
+        )
     # quantise, so that equal means summed in different orders tie
     mean = np.round(mean, 12)
     primary = -mean if higher_is_better else mean
@@ -144,8 +148,16 @@ def best_of(candidates, hits, seen, keys, higher_is_better: bool = True) -> np.n
     return np.where(tied, keys, -1.0).argmax(-1)
 
 
-def successive_halving(x, *, per_sample: bool, n_samples, stages: Sequence[tuple],
-                       trials: int, rng, higher_is_better: bool = True) -> dict:
+def successive_halving(
+    x,
+    *,
+    per_sample: bool,
+    n_samples,
+    stages: Sequence[tuple],
+    trials: int,
+    rng,
+    higher_is_better: bool = True,
+) -> dict:
     """Simulate the successive-halving search for the best template, over many trials.
 
     ``stages`` is a sequence of ``(templates, samples)``: stage i scores the
@@ -184,12 +196,14 @@ def successive_halving(x, *, per_sample: bool, n_samples, stages: Sequence[tuple
             position = np.argsort(np.argsort(keys, axis=-1), axis=-1)
         for keep, size in stages:
             if keep is not None:
-                candidates, _ = keep_best(candidates, hits, seen, keep,
-                                          rng.random(candidates.shape), higher_is_better)
+                candidates, _ = keep_best(
+                    candidates, hits, seen, keep, rng.random(candidates.shape), higher_is_better
+                )
             end = n if size is None else np.minimum(start + size, n)
             if per_sample:
-                window = ((position >= start[..., None, None])
-                          & (position < end[..., None, None])).astype(float)
+                window = (
+                    (position >= start[..., None, None]) & (position < end[..., None, None])
+                ).astype(float)
                 # (..., trials, sample) @ (..., sample, template): the stage's sums per template
                 got = np.matmul(window, np.swapaxes(filled, -1, -2))
                 looked = np.matmul(window, np.swapaxes(observed, -1, -2))
@@ -248,8 +262,9 @@ def synthetic_samples(p: np.ndarray, n_samples, correlation: float, rng) -> np.n
     n = np.broadcast_to(np.asarray(n_samples, dtype=np.int64), lead)
     width = int(n.max()) if n.size else 0
     inside = np.arange(width) < n[..., None, None]
-    latent = (np.sqrt(correlation) * rng.standard_normal((*lead, 1, width))
-              + np.sqrt(1.0 - correlation) * rng.standard_normal((*lead, n_t, width)))
+    latent = np.sqrt(correlation) * rng.standard_normal((*lead, 1, width)) + np.sqrt(
+        1.0 - correlation
+    ) * rng.standard_normal((*lead, n_t, width))
     order = np.argsort(np.where(inside, latent, np.inf), axis=-1)
     place = np.argsort(order, axis=-1)
     successes = np.rint(np.nan_to_num(np.clip(p, 0.0, 1.0)) * n[..., None])
@@ -257,8 +272,9 @@ def synthetic_samples(p: np.ndarray, n_samples, correlation: float, rng) -> np.n
     return np.where(inside & ~np.isnan(p)[..., None], scores, np.nan)
 
 
-def item_model_samples(p: np.ndarray, n_samples, sample_sd: float, rng,
-                       iterations: int = 60) -> np.ndarray:
+def item_model_samples(
+    p: np.ndarray, n_samples, sample_sd: float, rng, iterations: int = 60
+) -> np.ndarray:
     r"""Per-sample 0/1 scores from an item-difficulty model fitted to template accuracies.
 
     ``p`` is ``(..., template)``, ``n_samples`` the samples per slice. Each

@@ -55,18 +55,29 @@ def cluster_mean(x, *, correction=True, nan_policy="propagate", statistic="clust
         residual = np.where(observed, x - mean[..., None, None], 0.0)
         var_naive = (residual**2).sum((-2, -1)) / (cells - 1.0) / cells
         var_cluster = _factor(clusters, correction) * (residual.sum(-2) ** 2).sum(-1) / cells**2
-    return _finish(statistic, mean, var_naive, var_cluster, cells, clusters, poisoned,
-                   (cells > 0) & ~poisoned, key="mean_score")
+    return _finish(
+        statistic,
+        mean,
+        var_naive,
+        var_cluster,
+        cells,
+        clusters,
+        poisoned,
+        (cells > 0) & ~poisoned,
+        key="mean_score",
+    )
 
 
-def _finish(statistic, estimate, var_naive, var_cluster, cells, clusters, poisoned, telling,
-            key):
+def _finish(statistic, estimate, var_naive, var_cluster, cells, clusters, poisoned, telling, key):
     few_cells = cells < 2
     few_clusters = clusters < 2
     constant = ~few_cells & (var_naive == 0)
     warn_nan(statistic, few_clusters & telling, "fewer than two samples (clusters)")
-    warn_nan(statistic, constant & ~few_clusters & telling,
-             "the scores are constant (the design effect is 0/0)")
+    warn_nan(
+        statistic,
+        constant & ~few_clusters & telling,
+        "the scores are constant (the design effect is 0/0)",
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         design = var_cluster / var_naive
     nan = poisoned | (cells == 0)
@@ -80,8 +91,9 @@ def _finish(statistic, estimate, var_naive, var_cluster, cells, clusters, poison
     }
 
 
-def cluster_difference(x, *, correction=True, use_t=False, nan_policy="propagate",
-                       statistic="clustered_difference"):
+def cluster_difference(
+    x, *, correction=True, use_t=False, nan_policy="propagate", statistic="clustered_difference"
+):
     """Mean difference of every pair of models of ``(..., models, templates, samples)``.
 
     Each pair (a, b) is compared on the cells both observe; returns
@@ -96,8 +108,9 @@ def cluster_difference(x, *, correction=True, use_t=False, nan_policy="propagate
         _raise_holes(statistic, own_holes, "per model")
     # the block of a pair: the templates and samples either model has
     rows, columns = observed.any(-1), observed.any(-2)
-    block = ((rows[..., :, None, :] | rows[..., None, :, :]).sum(-1)
-             * (columns[..., :, None, :] | columns[..., None, :, :]).sum(-1))
+    block = (rows[..., :, None, :] | rows[..., None, :, :]).sum(-1) * (
+        columns[..., :, None, :] | columns[..., None, :, :]
+    ).sum(-1)
     flat = observed.reshape(*lead, m, t * s).astype(float)
     common = flat @ np.swapaxes(flat, -1, -2)  # cells both observe
     present = observed.any((-2, -1))
@@ -107,8 +120,11 @@ def cluster_difference(x, *, correction=True, use_t=False, nan_policy="propagate
         _raise_holes(statistic, unmatched, "cells one model of a pair has and the other lacks")
     poisoned = np.zeros_like(both)
     if nan_policy == "propagate":
-        poisoned = unmatched | own_holes.any((-2, -1))[..., :, None] \
+        poisoned = (
+            unmatched
+            | own_holes.any((-2, -1))[..., :, None]
             | own_holes.any((-2, -1))[..., None, :]
+        )
 
     # centre each model on its own mean: every quantity below is shift-invariant per pair
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -136,8 +152,17 @@ def cluster_difference(x, *, correction=True, use_t=False, nan_policy="propagate
     difference = shifted + centre[..., :, None] - centre[..., None, :]
     diagonal = np.eye(m, dtype=bool)
     off = both & ~diagonal & (common > 0) & ~poisoned
-    out = _finish(statistic, difference, var_naive, var_cluster, common, clusters,
-                  poisoned | ~both, off, key="difference")
+    out = _finish(
+        statistic,
+        difference,
+        var_naive,
+        var_cluster,
+        common,
+        clusters,
+        poisoned | ~both,
+        off,
+        key="difference",
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(diagonal, np.nan, out["difference"] / out["se_cluster"])
     dof = np.where(np.isnan(z), np.nan, clusters - 1.0 if use_t else np.inf)

@@ -342,13 +342,31 @@ def tau_matrix(x, *, variant="b", method="auto", nan_policy="propagate", kernel=
     pair_poisoned = holes[..., :, None] | holes[..., None, :]
     # count each unordered pair of distinct rows once
     off_structure = pair_present & ~pair_poisoned & (np.arange(m)[:, None] < np.arange(m))
-    tau, pvalue = _tau_from_counts(con_minus_dis, terms, y_terms, size, pair_present,
-                                   pair_poisoned, off_structure, variant, method)
+    tau, pvalue = _tau_from_counts(
+        con_minus_dis,
+        terms,
+        y_terms,
+        size,
+        pair_present,
+        pair_poisoned,
+        off_structure,
+        variant,
+        method,
+    )
     return {"tau": tau, "pvalue": pvalue, "n_objects": np.where(pair_present, size, 0.0)}
 
 
-def _tau_from_counts(con_minus_dis, x_terms, y_terms, size, pair_present, pair_poisoned,
-                     off_structure, variant, method):
+def _tau_from_counts(
+    con_minus_dis,
+    x_terms,
+    y_terms,
+    size,
+    pair_present,
+    pair_poisoned,
+    off_structure,
+    variant,
+    method,
+):
     """Tau and its p-value from C - D, each ranking's tie sums and the number of objects.
 
     Every array broadcasts to the shape of ``con_minus_dis`` (at least 1-d).
@@ -398,13 +416,23 @@ def _tau_from_counts(con_minus_dis, x_terms, y_terms, size, pair_present, pair_p
     pvalue = asymptotic
     if use_exact.any():
         shape = use_exact.shape
-        pvalue[use_exact] = _exact_pvalue(np.broadcast_to(size, shape)[use_exact],
-                                          con_minus_dis[use_exact],
-                                          np.broadcast_to(tot, shape)[use_exact])
-    warn_nan("kendall_tau", constant & off_structure, "a ranking is constant (all ties)",
-             among=off_structure)
-    warn_nan("kendall_tau", too_small & off_structure, "fewer than two shared objects",
-             among=off_structure)
+        pvalue[use_exact] = _exact_pvalue(
+            np.broadcast_to(size, shape)[use_exact],
+            con_minus_dis[use_exact],
+            np.broadcast_to(tot, shape)[use_exact],
+        )
+    warn_nan(
+        "kendall_tau",
+        constant & off_structure,
+        "a ranking is constant (all ties)",
+        among=off_structure,
+    )
+    warn_nan(
+        "kendall_tau",
+        too_small & off_structure,
+        "fewer than two shared objects",
+        among=off_structure,
+    )
     undefined = np.broadcast_to(undefined, tau.shape)
     tau[undefined] = np.nan
     pvalue[undefined] = np.nan
@@ -444,11 +472,15 @@ def _merge_counts_matrix(x, observed, pairwise, budget=MERGE_BUDGET):
     per_pair = max(1, int(np.prod(lead, dtype=np.int64)) * n * 96)
     step = max(1, budget // per_pair)
     for start in range(0, a.size, step):
-        ia, ib = a[start:start + step], b[start:start + step]
-        counts = _tm.pair_counts(codes[..., ia, :], codes[..., ib, :],
-                                 observed[..., ia, :] & observed[..., ib, :], terms=pairwise,
-                                 x_tie_pairs=None if pairwise else tied[..., ia],
-                                 y_tie_pairs=None if pairwise else tied[..., ib])
+        ia, ib = a[start : start + step], b[start : start + step]
+        counts = _tm.pair_counts(
+            codes[..., ia, :],
+            codes[..., ib, :],
+            observed[..., ia, :] & observed[..., ib, :],
+            terms=pairwise,
+            x_tie_pairs=None if pairwise else tied[..., ia],
+            y_tie_pairs=None if pairwise else tied[..., ib],
+        )
         con_minus_dis[..., ia, ib] = counts["con_minus_dis"]
         con_minus_dis[..., ib, ia] = counts["con_minus_dis"]
         if pairwise:
@@ -506,8 +538,9 @@ def _tau_pair_untied(x, y, variant, method):
     zero = np.zeros(1)
     terms = {"tie_pairs": zero, "t0": np.array([-0.0]), "t1": zero, "classes": size}
     present, absent = np.ones(1, dtype=bool), np.zeros(1, dtype=bool)
-    tau, pvalue = _tau_from_counts(con_minus_dis, terms, terms, size, present, absent, present,
-                                   variant, method)
+    tau, pvalue = _tau_from_counts(
+        con_minus_dis, terms, terms, size, present, absent, present, variant, method
+    )
     return {"tau": tau.reshape(()), "pvalue": pvalue.reshape(()), "n_objects": size.reshape(())}
 
 
@@ -535,8 +568,11 @@ def _tau_untied_asymptotic(size, discordant, variant, method):
     tau = min(max(tau, -1.0), 1.0)
     var = size * (size - 1) * (2 * size + 5) / 18
     pvalue = 2.0 * special.ndtr(-abs(con_minus_dis / np.sqrt(var)))
-    return {"tau": np.array(tau, dtype=float), "pvalue": np.array(pvalue, dtype=float),
-            "n_objects": np.array(size)}
+    return {
+        "tau": np.array(tau, dtype=float),
+        "pvalue": np.array(pvalue, dtype=float),
+        "n_objects": np.array(size),
+    }
 
 
 def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel="auto"):
@@ -546,8 +582,9 @@ def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel
     check_choice("kernel", kernel, TAU_KERNELS)
     if kernel == "signs" or (kernel == "auto" and not use_merge(n)) or x.size == 0 or x.ndim == 0:
         both = np.stack([x, y], axis=-2)
-        out = tau_matrix(both, variant=variant, method=method, nan_policy=nan_policy,
-                         kernel="signs")
+        out = tau_matrix(
+            both, variant=variant, method=method, nan_policy=nan_policy, kernel="signs"
+        )
         return {key: value[..., 0, 1] for key, value in out.items()}
     check_choice("variant", variant, TAU_VARIANTS)
     check_choice("method", method, TAU_METHODS)
@@ -558,14 +595,14 @@ def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel
             return found
     lead = x.shape[:-1]
     both = np.stack([x, y], axis=-2).reshape(-1, 2, n)
-    objects_present, judges_present, holes = missing_among_present(both, nan_policy,
-                                                                   "kendall_tau")
+    objects_present, judges_present, holes = missing_among_present(both, nan_policy, "kendall_tau")
     both = np.where(objects_present[..., None, :], both, np.nan)
     observed = ~np.isnan(both)
     valid = observed[:, 0] & observed[:, 1]
     codes = _tm.dense_codes(both, observed)
-    counts = _tm.pair_counts(codes[:, 0], codes[:, 1], valid,
-                             terms=nan_policy == "omit" and bool(holes.any()))
+    counts = _tm.pair_counts(
+        codes[:, 0], codes[:, 1], valid, terms=nan_policy == "omit" and bool(holes.any())
+    )
     names = ("tie_pairs", "t0", "t1", "classes")
     if nan_policy == "omit" and holes.any():
         size = counts["size"]
@@ -580,8 +617,16 @@ def tau_pair(x, y, *, variant="b", method="auto", nan_policy="propagate", kernel
         y_terms = {name: terms[name][:, 1, 0] for name in names}
     pair_present = judges_present[:, 0] & judges_present[:, 1]
     pair_poisoned = holes[:, 0] | holes[:, 1]
-    tau, pvalue = _tau_from_counts(counts["con_minus_dis"], x_terms, y_terms, size,
-                                   pair_present, pair_poisoned, pair_present & ~pair_poisoned,
-                                   variant, method)
+    tau, pvalue = _tau_from_counts(
+        counts["con_minus_dis"],
+        x_terms,
+        y_terms,
+        size,
+        pair_present,
+        pair_poisoned,
+        pair_present & ~pair_poisoned,
+        variant,
+        method,
+    )
     out = {"tau": tau, "pvalue": pvalue, "n_objects": np.where(pair_present, size, 0.0)}
     return {key: value.reshape(lead) for key, value in out.items()}

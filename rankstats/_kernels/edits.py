@@ -54,8 +54,9 @@ def encode(texts, unit: str = "tokens"):
     lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
     flat = [token for sequence in tokens for token, _, _ in sequence]
     vocabulary: dict[str, int] = {}
-    inverse = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in flat),
-                          dtype=np.int64, count=len(flat))
+    inverse = np.fromiter(
+        (vocabulary.setdefault(t, len(vocabulary)) for t in flat), dtype=np.int64, count=len(flat)
+    )
     width = int(lengths.max()) if len(lengths) else 0
     codes = np.full((len(tokens), width), -1, dtype=np.int64)
     rows = np.repeat(np.arange(len(tokens)), lengths)
@@ -201,8 +202,11 @@ def hunks(a: list, b: list) -> list[tuple[int, int, int, int]]:
     table[0, :] = np.arange(len(y) + 1)
     for i in range(1, len(x) + 1):
         for j in range(1, len(y) + 1):
-            table[i, j] = min(table[i - 1, j - 1] + (x[i - 1] != y[j - 1]),
-                              table[i - 1, j] + 1, table[i, j - 1] + 1)
+            table[i, j] = min(
+                table[i - 1, j - 1] + (x[i - 1] != y[j - 1]),
+                table[i - 1, j] + 1,
+                table[i, j - 1] + 1,
+            )
     steps = []  # (i, j, edited) walking back from the end
     i, j = len(x), len(y)
     while i or j:

@@ -72,8 +72,7 @@ def durbin(x, *, ties="average", higher_is_better=True, block_axes=1):
         t1 = (t - 1.0) * (spread**2).sum(axis=-1) / (a - c)
     few = (t < 2) | (b < 2)
     tied = ~few & (a - c <= 0)
-    warn_nan("durbin", few & d.any_data,
-             "fewer than two blocks, or two treatments ranked together")
+    warn_nan("durbin", few & d.any_data, "fewer than two blocks, or two treatments ranked together")
     warn_nan("durbin", tied & d.any_data, "every block ties all its treatments")
     undefined = few | tied
     t1 = np.where(undefined, np.nan, t1)
@@ -120,8 +119,7 @@ def _conover_pairs(rank_sum, a_minus_c, t1, within, dof, design, balanced):
     return {"pairwise_statistic": statistic, "pairwise_pvalue": np.where(pair, pvalue, np.nan)}
 
 
-def skillings_mack(x, *, ties="average", correction=True, higher_is_better=True,
-                   block_axes=1):
+def skillings_mack(x, *, ties="average", correction=True, higher_is_better=True, block_axes=1):
     """Skillings and Mack's (1981) statistic on ``(..., *blocks, t)``.
 
     Each observed rank becomes sqrt(12 / (k_i + 1)) (r_ij - (k_i + 1) / 2),
@@ -156,8 +154,11 @@ def skillings_mack(x, *, ties="average", correction=True, higher_is_better=True,
     dof = kept.sum(axis=-1).astype(float)
     few = (d.n_treatments < 2) | (d.n_blocks < 2)
     tied = ~few & (dof == 0)
-    warn_nan("skillings_mack", few & d.any_data,
-             "fewer than two blocks, or two treatments ranked together")
+    warn_nan(
+        "skillings_mack",
+        few & d.any_data,
+        "fewer than two blocks, or two treatments ranked together",
+    )
     warn_nan("skillings_mack", tied & d.any_data, "every block ties all its treatments")
     undefined = few | tied
     statistic = np.where(undefined, np.nan, statistic)

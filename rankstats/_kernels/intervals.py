@@ -61,8 +61,16 @@ def _quantile(ordered, q, interpolation: str, side: str, n=None):
 
 
 def confidence_interval(
-    replicates, estimate, acceleration=None, *, confidence_level=0.95, method="percentile",
-    interpolation="linear", statistic="bootstrap interval", budget=BUDGET, omit=False,
+    replicates,
+    estimate,
+    acceleration=None,
+    *,
+    confidence_level=0.95,
+    method="percentile",
+    interpolation="linear",
+    statistic="bootstrap interval",
+    budget=BUDGET,
+    omit=False,
 ):
     """Percentile or BCa interval of ``estimate`` from its replicates (last axis).
 
@@ -84,8 +92,10 @@ def confidence_interval(
     check_choice("method", method, METHODS)
     check_choice("interpolation", interpolation, INTERPOLATIONS)
     if not 0 < confidence_level < 1:
-        raise OptionError(f"{statistic}: confidence_level={confidence_level!r} is not allowed; "
-                          "confidence_level must be a number strictly between 0 and 1")
+        raise OptionError(
+            f"{statistic}: confidence_level={confidence_level!r} is not allowed; "
+            "confidence_level must be a number strictly between 0 and 1"
+        )
     replicates = np.asarray(replicates)
     if replicates.dtype.kind != "f":
         replicates = replicates.astype(float)
@@ -95,39 +105,63 @@ def confidence_interval(
     flat = replicates.reshape(-1, n) if replicates.flags.c_contiguous else None
     lead = replicates.shape[:-1]
     estimate = np.broadcast_to(np.asarray(estimate, dtype=float), lead)
-    a = np.broadcast_to(np.asarray(0.0 if acceleration is None else acceleration, dtype=float),
-                        lead)
-    out = {key: np.empty(lead) for key in ("low", "high", "bias_correction", "acceleration",
-                                           "standard_error")}
-    flags = {key: np.zeros(lead, dtype=bool)
-             for key in ("one_sided", "incomplete", "no_acceleration")}
+    a = np.broadcast_to(
+        np.asarray(0.0 if acceleration is None else acceleration, dtype=float), lead
+    )
+    out = {
+        key: np.empty(lead)
+        for key in ("low", "high", "bias_correction", "acceleration", "standard_error")
+    }
+    flags = {
+        key: np.zeros(lead, dtype=bool) for key in ("one_sided", "incomplete", "no_acceleration")
+    }
     if replicates.ndim == 1:
         blocks = [()]
     elif flat is not None:  # contiguous: blocks of rows of the flattened leading axes
         rows = max(1, budget // max(1, n * replicates.itemsize))
-        blocks = [np.unravel_index(np.arange(i, min(i + rows, flat.shape[0])), lead)
-                  for i in range(0, flat.shape[0], rows)]
+        blocks = [
+            np.unravel_index(np.arange(i, min(i + rows, flat.shape[0])), lead)
+            for i in range(0, flat.shape[0], rows)
+        ]
     else:  # a strided view: blocks along the first axis
         per = int(np.prod(replicates.shape[1:-1], dtype=np.int64)) * n * replicates.itemsize
         step = max(1, budget // max(1, per))
         blocks = [slice(i, i + step) for i in range(0, replicates.shape[0], step)]
     for index in blocks:  # blocks of slices, for memory
-        found = _interval_block(replicates[index], estimate[index], a[index],
-                                confidence_level, method, interpolation, omit)
+        found = _interval_block(
+            replicates[index],
+            estimate[index],
+            a[index],
+            confidence_level,
+            method,
+            interpolation,
+            omit,
+        )
         for key, value in found.items():
             (out if key in out else flags)[key][index] = value
     known = ~np.isnan(estimate)
-    warn_nan(statistic, flags["one_sided"], "BCa is undefined: every replicate lies on one "
-             "side of the estimate", among=known)
-    warn_nan(statistic, flags["incomplete"], "fewer than two replicates are defined" if omit
-             else "some replicates are undefined (NaN)", among=known)
-    warn_nan(statistic, flags["no_acceleration"], "the BCa acceleration is undefined (a "
-             "leave-one-out value is NaN)", among=known)
+    warn_nan(
+        statistic,
+        flags["one_sided"],
+        "BCa is undefined: every replicate lies on one side of the estimate",
+        among=known,
+    )
+    warn_nan(
+        statistic,
+        flags["incomplete"],
+        "fewer than two replicates are defined" if omit else "some replicates are undefined (NaN)",
+        among=known,
+    )
+    warn_nan(
+        statistic,
+        flags["no_acceleration"],
+        "the BCa acceleration is undefined (a leave-one-out value is NaN)",
+        among=known,
+    )
     return out
 
 
-def _interval_block(replicates, estimate, a, confidence_level, method, interpolation,
-                    omit=False):
+def _interval_block(replicates, estimate, a, confidence_level, method, interpolation, omit=False):
     """:func:`confidence_interval` of one block of slices."""
     alpha = (1.0 - confidence_level) / 2.0
     ordered = np.sort(replicates, axis=-1)  # NaN last
@@ -167,8 +201,7 @@ def _interval_block(replicates, estimate, a, confidence_level, method, interpola
         deviation = ordered - mean[..., None].astype(ordered.dtype)
         if omit:
             deviation[left_out] = 0.0
-        spread = np.sqrt(np.einsum("...i,...i->...", deviation, deviation, dtype=float)
-                         / (n - 1))
+        spread = np.sqrt(np.einsum("...i,...i->...", deviation, deviation, dtype=float) / (n - 1))
     return {
         "low": np.where(undefined, np.nan, low),
         "high": np.where(undefined, np.nan, high),
@@ -199,14 +232,14 @@ def win_probabilities(replicates, *, higher_is_better=True, budget=BUDGET):
     step = max(1, budget // max(1, 3 * m * m * b))
     compare = np.greater if higher_is_better else np.less
     for start in range(0, len(flat), step):  # chunks of slices, for memory
-        block = flat[start:start + step]
+        block = flat[start : start + step]
         a, c = block[:, :, None, :], block[:, None, :, :]
         defined = ~np.isnan(a) & ~np.isnan(c)
         n = defined.sum(-1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            win[start:start + step] = compare(a, c).sum(-1) / n
-            tie[start:start + step] = (a == c).sum(-1) / n
-        count[start:start + step] = n
+            win[start : start + step] = compare(a, c).sum(-1) / n
+            tie[start : start + step] = (a == c).sum(-1) / n
+        count[start : start + step] = n
     undefined = count == 0
     shape = (*lead, m, m)
     return {
@@ -238,7 +271,8 @@ def tie_groups(rank, low, high):
     floor = np.flip(np.minimum.accumulate(np.flip(low_sorted, -1), axis=-1), -1)
     starts = reach[..., :-1] < floor[..., 1:]
     group_sorted = 1.0 + np.concatenate(
-        [np.zeros((*starts.shape[:-1], 1)), np.cumsum(starts, axis=-1)], axis=-1)
+        [np.zeros((*starts.shape[:-1], 1)), np.cumsum(starts, axis=-1)], axis=-1
+    )
     groups = np.empty_like(group_sorted)
     np.put_along_axis(groups, order, group_sorted, axis=-1)
     return np.where(missing, np.nan, groups)

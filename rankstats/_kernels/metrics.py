@@ -16,9 +16,7 @@ def _kept_scores(x, valid, nan_policy, statistic):
     x = np.asarray(x, dtype=float)
     if valid is not None:
         x = np.where(np.asarray(valid, dtype=bool)[..., None, :], x, np.nan)
-    templates_present, models_present, incomplete = missing_among_present(
-        x, nan_policy, statistic
-    )
+    templates_present, models_present, incomplete = missing_among_present(x, nan_policy, statistic)
     keep = models_present[..., :, None] & templates_present[..., None, :]
     poisoned = incomplete if nan_policy == "propagate" else np.zeros_like(incomplete)
     return np.where(keep, x, np.nan), poisoned
@@ -67,8 +65,13 @@ def _complete_metrics(x, higher_is_better):
     """
     best, average = _best(x, higher_is_better), _average(x)
     saturation = 1.0 - np.abs(best - average)
-    return {"maxp": best, "avgp": average, "saturation": saturation,
-            "cps": saturation * best, "n_templates": np.full(x.shape[:-1], float(x.shape[-1]))}
+    return {
+        "maxp": best,
+        "avgp": average,
+        "saturation": saturation,
+        "cps": saturation * best,
+        "n_templates": np.full(x.shape[:-1], float(x.shape[-1])),
+    }
 
 
 def _best(x, higher_is_better):

@@ -59,7 +59,8 @@ def adjust_last(p, method="holm"):
                 harmonic = np.cumsum(1.0 / position)
                 index = np.maximum(m.astype(np.intp) - 1, 0)
                 ecdf = ecdf / np.take_along_axis(
-                    np.broadcast_to(harmonic, ordered.shape), index, axis=-1)
+                    np.broadcast_to(harmonic, ordered.shape), index, axis=-1
+                )
             raw = np.where(valid, ordered / ecdf, np.inf)
             adjusted = np.flip(np.minimum.accumulate(np.flip(raw, -1), axis=-1), -1)
     adjusted = np.where(valid, np.minimum(adjusted, 1.0), np.nan)
@@ -96,8 +97,9 @@ def adjust_pairs(p, method="holm", family_axes=0):
     return out
 
 
-def pairwise_mcnemar(x, *, method="exact", correction="holm", nan_policy="propagate",
-                     family_axes=0):
+def pairwise_mcnemar(
+    x, *, method="exact", correction="holm", nan_policy="propagate", family_axes=0
+):
     """McNemar's test between every pair of rows of ``(..., *family, m, samples)``.
 
     The outputs of :func:`~rankstats._kernels.significance.mcnemar_matrix`

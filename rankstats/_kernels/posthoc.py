@@ -20,8 +20,9 @@ def join_blocks(x, block_axes: int):
     """``(..., *blocks, k)`` as ``(..., b, k)``: the block axes joined into one."""
     x = np.asarray(x, dtype=float)
     if block_axes < 1 or x.ndim < block_axes + 1:
-        raise DimensionError(f"need {block_axes} block axis(es) and a treatment axis; "
-                         f"got shape {x.shape}")
+        raise DimensionError(
+            f"need {block_axes} block axis(es) and a treatment axis; got shape {x.shape}"
+        )
     lead = x.shape[: x.ndim - block_axes - 1]
     return x.reshape(*lead, -1, x.shape[-1])
 
@@ -78,8 +79,10 @@ def critical_difference(k, n, *, alpha=0.05, test="nemenyi"):
     q_alpha = np.where(ok, q_alpha, np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         standard_error = np.sqrt(k * (k + 1.0) / (6.0 * n))
-    return {"critical_difference": np.where(ok, q_alpha * standard_error, np.nan),
-            "q_alpha": q_alpha}
+    return {
+        "critical_difference": np.where(ok, q_alpha * standard_error, np.nan),
+        "q_alpha": q_alpha,
+    }
 
 
 def _check_alpha(alpha) -> None:
@@ -87,8 +90,15 @@ def _check_alpha(alpha) -> None:
         raise OptionError(f"alpha={alpha!r} must lie strictly between 0 and 1")
 
 
-def average_ranks(x, *, ties="average", correction=True, nan_policy="propagate",
-                  higher_is_better=True, statistic="nemenyi"):
+def average_ranks(
+    x,
+    *,
+    ties="average",
+    correction=True,
+    nan_policy="propagate",
+    higher_is_better=True,
+    statistic="nemenyi",
+):
     """Friedman's test and the average rank of every treatment of ``(..., b, k)``.
 
     Returns the Friedman outputs of :func:`concordance` plus ``average_rank``
@@ -96,9 +106,15 @@ def average_ranks(x, *, ties="average", correction=True, nan_policy="propagate",
     standard error ``se`` = sqrt(k (k + 1) / (6 b)) of an average rank
     difference under the null hypothesis.
     """
-    omnibus = concordance(x, ties=ties, correction=correction, nan_policy=nan_policy,
-                          higher_is_better=higher_is_better, statistic=statistic,
-                          roles=("blocks", "treatments"))
+    omnibus = concordance(
+        x,
+        ties=ties,
+        correction=correction,
+        nan_policy=nan_policy,
+        higher_is_better=higher_is_better,
+        statistic=statistic,
+        roles=("blocks", "treatments"),
+    )
     used, present, _ = usable_judges(x, nan_policy, statistic)
     if ties == "average":
         rank_sums, _ = column_rank_sums(x, ties, higher_is_better, rows=used)
@@ -124,8 +140,16 @@ def _friedman_fields(omnibus):
     }
 
 
-def nemenyi(x, *, alpha=0.05, ties="average", correction=True, nan_policy="propagate",
-            higher_is_better=True, block_axes=1):
+def nemenyi(
+    x,
+    *,
+    alpha=0.05,
+    ties="average",
+    correction=True,
+    nan_policy="propagate",
+    higher_is_better=True,
+    block_axes=1,
+):
     """Friedman's test with Nemenyi's all-pairs comparison of average ranks.
 
     Returns a dict: per slice the Friedman fields, ``critical_difference`` and
@@ -135,8 +159,14 @@ def nemenyi(x, *, alpha=0.05, ties="average", correction=True, nan_policy="propa
     """
     _check_alpha(alpha)
     x = join_blocks(x, block_axes)
-    omnibus = average_ranks(x, ties=ties, correction=correction, nan_policy=nan_policy,
-                            higher_is_better=higher_is_better, statistic="nemenyi")
+    omnibus = average_ranks(
+        x,
+        ties=ties,
+        correction=correction,
+        nan_policy=nan_policy,
+        higher_is_better=higher_is_better,
+        statistic="nemenyi",
+    )
     mean, se, k = omnibus["average_rank"], omnibus["se"], omnibus["n_objects"]
     with np.errstate(invalid="ignore"):
         q = np.abs(mean[..., :, None] - mean[..., None, :]) / se[..., None, None]
@@ -158,8 +188,17 @@ def nemenyi(x, *, alpha=0.05, ties="average", correction=True, nan_policy="propa
     }
 
 
-def bonferroni_dunn(x, *, control, alpha=0.05, correction="bonferroni", ties="average",
-                    nan_policy="propagate", higher_is_better=True, block_axes=1):
+def bonferroni_dunn(
+    x,
+    *,
+    control,
+    alpha=0.05,
+    correction="bonferroni",
+    ties="average",
+    nan_policy="propagate",
+    higher_is_better=True,
+    block_axes=1,
+):
     """Every treatment against the ``control`` (an index on the last axis).
 
     ``statistic`` = (R_j - R_control) / se, two-sided normal ``pvalue``, and
@@ -172,16 +211,26 @@ def bonferroni_dunn(x, *, control, alpha=0.05, correction="bonferroni", ties="av
     x = join_blocks(x, block_axes)
     k_all = x.shape[-1]
     if not -k_all <= int(control) < k_all:
-        raise OptionError(f"bonferroni_dunn: control={control!r} is not a treatment position "
-                         f"(there are {k_all})")
+        raise OptionError(
+            f"bonferroni_dunn: control={control!r} is not a treatment position (there are {k_all})"
+        )
     control = int(control) % k_all
-    omnibus = average_ranks(x, ties=ties, nan_policy=nan_policy,
-                            higher_is_better=higher_is_better, statistic="bonferroni_dunn")
+    omnibus = average_ranks(
+        x,
+        ties=ties,
+        nan_policy=nan_policy,
+        higher_is_better=higher_is_better,
+        statistic="bonferroni_dunn",
+    )
     mean, se, k = omnibus["average_rank"], omnibus["se"], omnibus["n_objects"]
     reference = mean[..., control]
     defined = ~np.isnan(se)
-    warn_nan("bonferroni_dunn", defined & np.isnan(reference),
-             "the control treatment has no score", among=defined)
+    warn_nan(
+        "bonferroni_dunn",
+        defined & np.isnan(reference),
+        "the control treatment has no score",
+        among=defined,
+    )
     with np.errstate(invalid="ignore"):
         z = (mean - reference[..., None]) / se[..., None]
     z[..., control] = np.nan

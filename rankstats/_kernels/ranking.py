@@ -112,15 +112,15 @@ def _rank_rows(x, ties, higher_is_better, fill, rows) -> _RankedRows:
         out._groups = tied_at, group_size
         cubes = (group_size * group_size - 1) * group_size
         out.tie_sum.reshape(-1)[row_ids] = np.bincount(
-            group_first // n, weights=cubes, minlength=count)
+            group_first // n, weights=cubes, minlength=count
+        )
     if any_missing:
         ranks[out._missing] = fill
     out.ranks = ranks
     return out
 
 
-def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=np.nan,
-              rows=None):
+def rank_last(x, ties: str = "average", higher_is_better: bool = True, *, fill=np.nan, rows=None):
     """Rank along the last axis; NaN takes no rank and gets ``fill``.
 
     Parameters
@@ -194,8 +194,11 @@ def missing_among_present(x, nan_policy: str, statistic: str):
     if x.ndim >= 2 and (x.shape[-2] > 0 and x.shape[-1] > 0) and observed.all():
         # nothing missing: every judge and object present, every judge complete
         *lead, m, n = x.shape
-        return (np.ones((*lead, n), dtype=bool), np.ones((*lead, m), dtype=bool),
-                np.zeros((*lead, m), dtype=bool))
+        return (
+            np.ones((*lead, n), dtype=bool),
+            np.ones((*lead, m), dtype=bool),
+            np.zeros((*lead, m), dtype=bool),
+        )
     objects_present = observed.any(axis=-2)
     judges_present = observed.any(axis=-1)
     n_present = objects_present.sum(axis=-1)
@@ -221,9 +224,7 @@ def usable_judges(x, nan_policy: str, statistic: str):
     objects_present : bool (..., objects)
     poisoned : bool (...); slices whose result is NaN under ``propagate``.
     """
-    objects_present, judges_present, incomplete = missing_among_present(
-        x, nan_policy, statistic
-    )
+    objects_present, judges_present, incomplete = missing_among_present(x, nan_policy, statistic)
     if nan_policy == "omit":
         return judges_present & ~incomplete, objects_present, np.zeros(x.shape[:-2], bool)
     return judges_present, objects_present, incomplete.any(axis=-1)

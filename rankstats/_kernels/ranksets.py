@@ -57,8 +57,10 @@ TOLERANCE = 1e-10
 
 def _check(confidence_level):
     if not (isinstance(confidence_level, (float, int)) and 0 < confidence_level < 1):
-        raise OptionError(f"rank sets: confidence_level={confidence_level!r} is not allowed; "
-                          "confidence_level must be a number strictly between 0 and 1")
+        raise OptionError(
+            f"rank sets: confidence_level={confidence_level!r} is not allowed; "
+            "confidence_level must be a number strictly between 0 and 1"
+        )
 
 
 class _Pairs:
@@ -154,15 +156,16 @@ class _Pairs:
         step = max(1, budget // max(1, 8 * s * m * m))
         out = np.empty((s, n) if columns is None else (s, m, n))
         for start in range(0, n, step):  # blocks of replicates, for memory
-            block = self.deviation[:, :, start:start + step]
+            block = self.deviation[:, :, start : start + step]
             scaled = (block[:, :, None, :] - block[:, None, :, :]) * self.inverse_se[..., None]
             if columns is None:
-                out[..., start:start + step] = np.where(rows[..., None], scaled,
-                                                        -np.inf).max(axis=(1, 2))
+                out[..., start : start + step] = np.where(rows[..., None], scaled, -np.inf).max(
+                    axis=(1, 2)
+                )
             else:  # H_kj's deviation is the negative of H_jk's
                 own = np.where(rows[..., None], scaled, -np.inf).max(axis=2)
                 other = np.where(columns[..., None], -scaled, -np.inf).max(axis=2)
-                out[..., start:start + step] = np.maximum(own, other)
+                out[..., start : start + step] = np.maximum(own, other)
         return out
 
 
@@ -199,20 +202,26 @@ class _Sorted:
         self.inverse_se = pairs.inverse_se[rows, self.order[:, :, None], self.order[:, None, :]]
         placed = np.take_along_axis(present, self.order, axis=-1)
         position = np.arange(m)
-        self.upper = ((position[:, None] < position[None, :]) & placed[:, :, None]
-                      & placed[:, None, :])
+        self.upper = (
+            (position[:, None] < position[None, :]) & placed[:, :, None] & placed[:, None, :]
+        )
         # contiguous, so that every step's checks read it in memory order
         self.lower = np.ascontiguousarray(np.swapaxes(self.upper, 1, 2))
         self.pair_count = np.count_nonzero(self.upper, axis=(1, 2))  # as many in each triangle
         # (s, B, M): one replicate's deviations contiguous, objects in order
         self.deviation = np.ascontiguousarray(
-            np.take_along_axis(pairs.deviation, self.order[:, :, None], axis=1).transpose(0, 2, 1))
-        self.usable = (np.isfinite(self.deviation).all(axis=(1, 2))
-                       & (pairs.inverse_se == np.swapaxes(pairs.inverse_se, 1, 2)).all(axis=(1, 2)))
+            np.take_along_axis(pairs.deviation, self.order[:, :, None], axis=1).transpose(0, 2, 1)
+        )
+        self.usable = np.isfinite(self.deviation).all(axis=(1, 2)) & (
+            pairs.inverse_se == np.swapaxes(pairs.inverse_se, 1, 2)
+        ).all(axis=(1, 2))
         self.worse = None  # G: per ranking and replicate, the largest -s_jk, j < k
         # the triangle in tiles, once: every step's bounds come from it
-        self.tiles = (_Tiles(self.deviation, np.where(self.upper, self.inverse_se, np.nan))
-                      if m >= TILED_FROM else None)
+        self.tiles = (
+            _Tiles(self.deviation, np.where(self.upper, self.inverse_se, np.nan))
+            if m >= TILED_FROM
+            else None
+        )
 
     #: Rows of the triangle per block: its columns run from the block's first pair to its last.
     ROWS = 64
@@ -231,8 +240,11 @@ class _Sorted:
         """
         if self.tiles is not None:
             high = self.tiles.largest(False, self.block, floor=floor, rankings=index, play=play)
-            worse = (self.tiles.largest(True, self.block, rankings=index)
-                     if smallest and high is not None else None)
+            worse = (
+                self.tiles.largest(True, self.block, rankings=index)
+                if smallest and high is not None
+                else None
+            )
             if high is not None and (worse is not None or not smallest):
                 return high, None if worse is None else -worse
         counted = self.upper[index] if play is None else play & self.upper[index]
@@ -259,7 +271,7 @@ class _Sorted:
             w = weight[:, None, top:bottom, left:right]
             step = max(1, self.block // max(1, s * (bottom - top) * (right - left)))
             for start in range(0, n, step):  # and blocks of replicates
-                block = deviation[:, start:start + step]
+                block = deviation[:, start : start + step]
                 scaled = np.subtract(block[:, :, top:bottom, None], block[:, :, None, left:right])
                 np.multiply(scaled, w, out=scaled)
                 part = slice(start, start + step)
@@ -281,17 +293,18 @@ class _Sorted:
         pairs = self.pair_count[index]
         # every H_kj (the worse-placed one better) still in play: the whole lower triangle
         fast = self.usable[index] & (
-            np.count_nonzero(placed & self.lower[index], axis=(1, 2)) == pairs)
+            np.count_nonzero(placed & self.lower[index], axis=(1, 2)) == pairs
+        )
         if first:  # and nothing else in play but the upper triangle, all of it
-            fast &= ((np.count_nonzero(placed & self.upper[index], axis=(1, 2)) == pairs)
-                     & (np.count_nonzero(placed, axis=(1, 2)) == 2 * pairs))
+            fast &= (np.count_nonzero(placed & self.upper[index], axis=(1, 2)) == pairs) & (
+                np.count_nonzero(placed, axis=(1, 2)) == 2 * pairs
+            )
             best = np.where(np.isnan(high), -np.inf, high)[index]
         elif fast.any():
             best = np.full(out.shape, -np.inf)
             play = index[fast]
             # only max(G, the pairs in play) is wanted: pairs below G need not be scaled
-            best[fast] = self._scan(play, placed[fast], smallest=False,
-                                    floor=self.worse[play])[0]
+            best[fast] = self._scan(play, placed[fast], smallest=False, floor=self.worse[play])[0]
             best = np.where(np.isnan(best), -np.inf, best)
         if fast.any():
             out[fast] = np.maximum(self.worse[index[fast]], best[fast])
@@ -384,8 +397,7 @@ class _Tiles:
         kept = None
         if play is not None:
             kept = self._tiled(play, False)
-            heaviest = np.where(kept.any(axis=(3, 4)).reshape(len(rankings), -1), heaviest,
-                                np.nan)
+            heaviest = np.where(kept.any(axis=(3, 4)).reshape(len(rankings), -1), heaviest, np.nan)
         with np.errstate(invalid="ignore", over="ignore"):
             if play is None:
                 best = self._candidates(flip)[rankings]
@@ -412,8 +424,9 @@ class _Tiles:
                 ranking, replicate, tile = np.nonzero(bound > np.fmax(beat, -np.inf)[..., None])
                 if len(tile) > DENSE_SHARE * counted * bound.shape[1]:
                     return None
-                values = self._scaled(rankings, ranking, replicate + start, tiles[tile], flip,
-                                      block, kept)
+                values = self._scaled(
+                    rankings, ranking, replicate + start, tiles[tile], flip, block, kept
+                )
                 np.fmax.at(beat, (ranking, replicate), values)
         return best
 
@@ -452,7 +465,7 @@ def gaussian_draws(spread, seed=GAUSSIAN_SEED, block=256):
     out = np.empty(spread.shape)
     for start in range(0, n, block):  # blocks of draws: xi is never n x n at once
         xi = rng.standard_normal((min(block, n - start), n))
-        out[..., start:start + block] = spread @ xi.T / np.sqrt(n - 1)
+        out[..., start : start + block] = spread @ xi.T / np.sqrt(n - 1)
     return out
 
 
@@ -483,8 +496,11 @@ def _simultaneous(pairs, confidence_level, stepdown, budget, ordered=None):
     todo = np.arange(active.shape[0])
     while todo.size:  # steps of the stepdown; every ranking of the chunk at once
         part = _Subset(pairs, todo)
-        maxima = (part.maxima(active[todo], None, budget) if ordered is None
-                  else ordered.maxima(todo, active[todo], budget))
+        maxima = (
+            part.maxima(active[todo], None, budget)
+            if ordered is None
+            else ordered.maxima(todo, active[todo], budget)
+        )
         c = _critical(maxima, confidence_level, part.dof)
         critical[todo] = c
         new = active[todo] & (part.t > c[:, None, None])
@@ -505,8 +521,7 @@ def _marginal(pairs, confidence_level, stepdown, budget):
     todo = np.arange(rows.shape[0])
     while todo.size:
         part = _Subset(pairs, todo)
-        c = _critical(part.maxima(rows[todo], columns[todo], budget), confidence_level,
-                      part.dof)
+        c = _critical(part.maxima(rows[todo], columns[todo], budget), confidence_level, part.dof)
         critical[todo] = c
         won = rows[todo] & (part.t > c[:, :, None])
         lost = columns[todo] & (-part.t > c[:, :, None])
@@ -548,8 +563,11 @@ def groups_from_separation(estimate, separated, present):
     together &= present[rows[..., 0], order][:, :, None]
     together &= present[rows[..., 0], order][:, None, :]
     position = np.arange(m)
-    reach = np.where(together & (position[None, None, :] >= position[None, :, None]),
-                     position[None, None, :], position[None, :, None]).max(-1)
+    reach = np.where(
+        together & (position[None, None, :] >= position[None, :, None]),
+        position[None, None, :],
+        position[None, :, None],
+    ).max(-1)
     reach = np.maximum.accumulate(reach, axis=-1)
     ends = reach[:, :-1] <= position[None, :-1]
     group_sorted = 1.0 + np.concatenate([np.zeros((s, 1)), np.cumsum(ends, axis=-1)], axis=-1)
@@ -580,8 +598,9 @@ def _kept_moments(replicates, undefined):
     return out, count < 2
 
 
-def _fill(out, part, pairs, oriented, usable, confidence_level, marginal, stepdown, budget,
-          pair_kernel):
+def _fill(
+    out, part, pairs, oriented, usable, confidence_level, marginal, stepdown, budget, pair_kernel
+):
     """The rank sets, tie groups and critical values of the rankings ``part`` of ``out``."""
     count = usable.sum(-1, keepdims=True).astype(float)
     ordered = _Sorted(pairs, oriented, usable, budget) if pair_kernel == "sorted" else None
@@ -591,7 +610,8 @@ def _fill(out, part, pairs, oriented, usable, confidence_level, marginal, stepdo
     high = count - rejected.sum(2)
     out["simultaneous_low"][part], out["simultaneous_high"][part] = low, high
     out["tie_group"][part] = groups_from_separation(
-        oriented, rejected | np.swapaxes(rejected, 1, 2), usable)
+        oriented, rejected | np.swapaxes(rejected, 1, 2), usable
+    )
     del rejected
     if marginal:
         wins, losses, critical = _marginal(pairs, confidence_level, stepdown, budget)
@@ -602,9 +622,21 @@ def _fill(out, part, pairs, oriented, usable, confidence_level, marginal, stepdo
     out["low"][part], out["high"][part] = low, high
 
 
-def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_is_better=True,
-              marginal=False, stepdown=True, gaussian=False, budget=BUDGET,
-              statistic="rank sets", pair_kernel="sorted", omit=False):
+def rank_sets(
+    replicates,
+    estimate,
+    dof=None,
+    *,
+    confidence_level=0.95,
+    higher_is_better=True,
+    marginal=False,
+    stepdown=True,
+    gaussian=False,
+    budget=BUDGET,
+    statistic="rank sets",
+    pair_kernel="sorted",
+    omit=False,
+):
     r"""Simultaneous or marginal confidence sets for ranks, tie groups and top-k bounds.
 
     Parameters
@@ -665,21 +697,26 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
     """
     _check(confidence_level)
     if pair_kernel not in ("sorted", "dense"):
-        raise OptionError(f"rank sets: pair_kernel={pair_kernel!r} is not allowed; "
-                          "pair_kernel must be 'sorted' or 'dense'")
+        raise OptionError(
+            f"rank sets: pair_kernel={pair_kernel!r} is not allowed; "
+            "pair_kernel must be 'sorted' or 'dense'"
+        )
     replicates = np.asarray(replicates, dtype=float)
     *lead, m, n = replicates.shape
     estimate = np.broadcast_to(np.asarray(estimate, dtype=float), (*lead, m)).reshape(-1, m)
     replicates = replicates.reshape(-1, m, n)
-    dof = np.broadcast_to(np.asarray(np.nan if dof is None else dof, dtype=float),
-                          tuple(lead)).reshape(-1)
+    dof = np.broadcast_to(
+        np.asarray(np.nan if dof is None else dof, dtype=float), tuple(lead)
+    ).reshape(-1)
     sign = 1.0 if higher_is_better else -1.0
     present = ~np.isnan(estimate)
     undefined = (present[..., None] & np.isnan(replicates)).any(axis=1)  # (rankings, B)
     if omit:
         if not gaussian:
-            raise OptionError(f"{statistic}: omit=True needs gaussian=True (the left-out "
-                              "replicates are replaced by moments of the kept ones)")
+            raise OptionError(
+                f"{statistic}: omit=True needs gaussian=True (the left-out "
+                "replicates are replaced by moments of the kept ones)"
+            )
         replicates, incomplete = _kept_moments(replicates, undefined)
         incomplete &= present.any(-1)
     else:
@@ -687,24 +724,37 @@ def rank_sets(replicates, estimate, dof=None, *, confidence_level=0.95, higher_i
     usable = present & ~incomplete[:, None]
     better = np.where(usable[..., None], sign * replicates, 0.0)
     oriented = np.where(usable, sign * estimate, 0.0)
-    keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group",
-            "critical_value")
+    keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group", "critical_value")
     out = {key: np.full((len(estimate), m), np.nan) for key in keys}
     # per ranking: three (M, B) and about thirteen (M, M) arrays (_Pairs, _Sorted, _Tiles)
     per = max(1, budget // max(1, 8 * m * (3 * n + 13 * m)))
     for start in range(0, len(estimate), per):  # chunks of rankings, for memory
         part = slice(start, start + per)
         pairs = _Pairs(better[part], oriented[part], usable[part], dof[part], gaussian)
-        _fill(out, part, pairs, oriented[part], usable[part], confidence_level, marginal,
-              stepdown, budget, pair_kernel)
+        _fill(
+            out,
+            part,
+            pairs,
+            oriented[part],
+            usable[part],
+            confidence_level,
+            marginal,
+            stepdown,
+            budget,
+            pair_kernel,
+        )
     known = present.any(-1)
-    warn_nan(statistic, incomplete & known, "fewer than two replicates leave every present "
-             "model defined" if omit else "some replicates of a present model are undefined "
-             "(NaN)", among=known)
+    warn_nan(
+        statistic,
+        incomplete & known,
+        "fewer than two replicates leave every present model defined"
+        if omit
+        else "some replicates of a present model are undefined (NaN)",
+        among=known,
+    )
     for key in keys:
         out[key] = np.where(usable, out[key], np.nan).reshape(*lead, m)
     return out
-
 
 
 #: Smallest eigenvalue, relative to the largest, below which a covariance is not positive
@@ -777,9 +827,22 @@ def _diagonal(covariance):
     return not np.any(flat[:, :, 1:])
 
 
-def normal_rank_sets(estimate, covariance, *, n_draws=1000, seed=None, confidence_level=0.95,
-                     higher_is_better=True, marginal=False, stepdown=True, budget=BUDGET,
-                     pair_kernel="sorted", draws=None, statistic="rank sets", describe=None):
+def normal_rank_sets(
+    estimate,
+    covariance,
+    *,
+    n_draws=1000,
+    seed=None,
+    confidence_level=0.95,
+    higher_is_better=True,
+    marginal=False,
+    stepdown=True,
+    budget=BUDGET,
+    pair_kernel="sorted",
+    draws=None,
+    statistic="rank sets",
+    describe=None,
+):
     r"""Rank sets of estimates with a known covariance (the normal approximation of csranks).
 
     The same procedure as :func:`rank_sets`, with the pairwise standard
@@ -812,8 +875,10 @@ def normal_rank_sets(estimate, covariance, *, n_draws=1000, seed=None, confidenc
     """
     _check(confidence_level)
     if pair_kernel not in ("sorted", "dense"):
-        raise OptionError(f"rank sets: pair_kernel={pair_kernel!r} is not allowed; "
-                          "pair_kernel must be 'sorted' or 'dense'")
+        raise OptionError(
+            f"rank sets: pair_kernel={pair_kernel!r} is not allowed; "
+            "pair_kernel must be 'sorted' or 'dense'"
+        )
     estimate = np.asarray(estimate, dtype=float)
     *lead, m = estimate.shape
     estimate = estimate.reshape(-1, m)
@@ -825,11 +890,11 @@ def normal_rank_sets(estimate, covariance, *, n_draws=1000, seed=None, confidenc
     if draws is None:
         xi = np.random.default_rng(seed).standard_normal((m, n_draws))
     else:
-        draws = np.broadcast_to(np.asarray(draws, dtype=float),
-                                (*lead, m, np.shape(draws)[-1])).reshape(len(estimate), m, -1)
+        draws = np.broadcast_to(
+            np.asarray(draws, dtype=float), (*lead, m, np.shape(draws)[-1])
+        ).reshape(len(estimate), m, -1)
         n_draws = draws.shape[-1]
-    keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group",
-            "critical_value")
+    keys = ("low", "high", "simultaneous_low", "simultaneous_high", "tie_group", "critical_value")
     out = {key: np.full((len(estimate), m), np.nan) for key in keys}
     # per ranking: one (M, B) and about fourteen (M, M) arrays (factor, _Pairs, _Sorted)
     per = max(1, budget // max(1, 8 * m * (n_draws + 14 * m)))
@@ -851,9 +916,12 @@ def normal_rank_sets(estimate, covariance, *, n_draws=1000, seed=None, confidenc
                 low = smallest[bad[0]]
                 raise OptionError(
                     f"{statistic}: the covariance is not positive semi-definite{where}: "
-                    + ("an object of zero variance has a non-zero covariance"
-                       if low == -np.inf else f"its smallest eigenvalue is {low:.3g} "
-                       "times its largest"))
+                    + (
+                        "an object of zero variance has a non-zero covariance"
+                        if low == -np.inf
+                        else f"its smallest eigenvalue is {low:.3g} times its largest"
+                    )
+                )
             deviation = factor @ xi
             del factor
         else:
@@ -862,8 +930,18 @@ def normal_rank_sets(estimate, covariance, *, n_draws=1000, seed=None, confidenc
         del work
         pairs = _Pairs.normal(held, deviation, oriented[part], use)
         del deviation
-        _fill(out, part, pairs, oriented[part], use, confidence_level, marginal, stepdown,
-              budget, pair_kernel)
+        _fill(
+            out,
+            part,
+            pairs,
+            oriented[part],
+            use,
+            confidence_level,
+            marginal,
+            stepdown,
+            budget,
+            pair_kernel,
+        )
         del pairs
     for key in keys:
         out[key] = np.where(present, out[key], np.nan).reshape(*lead, m)

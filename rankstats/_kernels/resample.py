@@ -80,12 +80,16 @@ def draw_counts(rng, real, n_replicates: int):
             np.minimum(block, np.maximum(n - 1, 0)[:, None], out=block)
         if real_first is not None:
             block = real_first.ravel()[block + np.arange(slices)[:, None] * units]
-        cell = block + (np.arange(block.shape[0])[:, None, None] * slices
-                        + np.arange(slices)[:, None]) * units
+        cell = (
+            block
+            + (np.arange(block.shape[0])[:, None, None] * slices + np.arange(slices)[:, None])
+            * units
+        )
         if kept is not None:
             cell = cell[np.broadcast_to(kept, cell.shape)]
-        flat[start:start + step] = np.bincount(
-            cell.ravel(), minlength=block.shape[0] * slices * units).reshape(block.shape[0], -1)
+        flat[start : start + step] = np.bincount(
+            cell.ravel(), minlength=block.shape[0] * slices * units
+        ).reshape(block.shape[0], -1)
     return counts
 
 
@@ -100,8 +104,10 @@ def drawn_positions(counts):
     units = counts.shape[-1]
     flat = counts.reshape(-1, units)
     if (flat.sum(-1) > units).any():
-        raise InputTypeError("drawn_templates: a replicate draws more templates than the task "
-                             "has positions; give the weights bootstrap drew")
+        raise InputTypeError(
+            "drawn_templates: a replicate draws more templates than the task "
+            "has positions; give the weights bootstrap drew"
+        )
     drawn = np.repeat(np.tile(np.arange(units), flat.shape[0]), flat.ravel())
     per_row = flat.sum(-1)
     row = np.repeat(np.arange(flat.shape[0]), per_row)
@@ -200,22 +206,22 @@ def pairwise_ranks(x, higher_is_better=True, present=None):
     step = max(1, _RANK_BLOCK // max(1, c * m * m))
     compare = np.greater if higher_is_better else np.less
     for start in range(0, cells, step):  # blocks of cells, for cache
-        block = x[:, :, start:start + step]
+        block = x[:, :, start : start + step]
         beats = compare(block[:, :, None, :], block[:, None, :, :])  # [k, i]: k better than i
         better = beats.sum(1, dtype=counter).astype(wide)
         worse = beats.sum(2, dtype=counter).astype(wide)
         worse -= absent
-        nb = n[:, :, start:start + step] if masked else n
+        nb = n[:, :, start : start + step] if masked else n
         twice = nb + 1 + better - worse  # twice the rank
         size = nb - better - worse  # i's tie group, i included
         size *= size
         size -= 1
         if masked:
-            here = here_all[:, :, start:start + step]
+            here = here_all[:, :, start : start + step]
             twice *= here
             size *= here
-        np.multiply(twice, 0.5, out=ranks[:, :, start:start + step], casting="unsafe")
-        tie[:, start:start + step] = size.sum(1)
+        np.multiply(twice, 0.5, out=ranks[:, :, start : start + step], casting="unsafe")
+        tie[:, start : start + step] = size.sum(1)
     if not masked:
         # an absent object holds the worst value: its "group" of the a absent adds a^2 - 1
         ranks[~present] = 0.0
@@ -248,12 +254,14 @@ class _Chunk:
             raise MissingValueError(
                 f"bootstrap: {int(holes.sum())} missing per-template score(s) among present "
                 f"models and templates (first at slice, model, template {where}); pass "
-                "nan_policy='omit' to drop them or 'propagate' to return NaN")
+                "nan_policy='omit' to drop them or 'propagate' to return NaN"
+            )
         propagate = nan_policy == "propagate"
         self.model_poisoned = holes.any(2) & propagate  # (c, M)
         self.w_poisoned = holes.any((1, 2)) & propagate  # (c,)
-        self.judges = self.template_real & ~holes.any(1) if nan_policy == "omit" else \
-            self.template_real
+        self.judges = (
+            self.template_real & ~holes.any(1) if nan_policy == "omit" else self.template_real
+        )
 
     @classmethod
     def from_samples(cls, x, nan_policy, work=float):
@@ -321,8 +329,11 @@ def exact_in_float32(x, n_samples: int, n_templates: int, block: int = 1 << 20) 
         if not whole.all() and not (whole | np.isnan(part)).all():
             return False
         # fmax and fmin skip NaN
-        largest = max(largest, float(np.fmax.reduce(part, initial=-np.inf)),
-                      -float(np.fmin.reduce(part, initial=np.inf)))
+        largest = max(
+            largest,
+            float(np.fmax.reduce(part, initial=-np.inf)),
+            -float(np.fmin.reduce(part, initial=np.inf)),
+        )
     return largest * max(n_samples, 1) * max(n_templates, 1) < 2**24
 
 
@@ -349,15 +360,18 @@ def weighted_sums(values, rows, work):
     if models >= m:  # blocks of memory, not of models or tasks
         step = max(1, models // max(m, 1))
         for start in range(0, c, step):
-            block = values[start:start + step].astype(work)
-            part = out[start:start + step]
-            np.matmul(block.reshape(len(block), m * p, s), rows[start:start + step],
-                      out=part.reshape(len(part), m * p, -1))
+            block = values[start : start + step].astype(work)
+            part = out[start : start + step]
+            np.matmul(
+                block.reshape(len(block), m * p, s),
+                rows[start : start + step],
+                out=part.reshape(len(part), m * p, -1),
+            )
         return out
     for index in range(c):
         for start in range(0, m, models):
-            block = values[index, start:start + models].astype(work)
-            part = out[index, start:start + models]
+            block = values[index, start : start + models].astype(work)
+            part = out[index, start : start + models]
             np.matmul(block.reshape(-1, s), rows[index], out=part.reshape(-1, part.shape[-1]))
     return out
 
@@ -370,7 +384,7 @@ def _stack_rows(parts, dtype):
     start = 0
     for part in parts:  # the estimate, the draws, and up to two jackknife families
         k = np.shape(part)[1]
-        out[:, :, start:start + k] = np.swapaxes(part, 1, 2)
+        out[:, :, start : start + k] = np.swapaxes(part, 1, 2)
         start += k
     return out
 
@@ -420,8 +434,13 @@ class _Values:
         values = chunk.filled
         total = weighted_sums(values, sample_rows, work)  # (c, M, P, R)
         scale = sample_rows.sum(1, dtype=float)  # every row's sample count
-        count = None if chunk.structured else (
-            chunk.observed.reshape(c, m * p, s).astype(work) @ sample_rows).reshape(total.shape)
+        count = (
+            None
+            if chunk.structured
+            else (chunk.observed.reshape(c, m * p, s).astype(work) @ sample_rows).reshape(
+                total.shape
+            )
+        )
         bound = None
         if work == np.float32:  # integer scores: every sum is an integer up to this
             bound = int(_largest_magnitude(values) * np.max(scale, initial=0.0))
@@ -537,12 +556,13 @@ def _kendall_w(values, v, chunk, higher_is_better):
         step = max(1, 8 * _RANK_BLOCK // max(1, c * m * r))
         comparable, present = _comparable(x, values.bound, chunk, higher_is_better)
         for start in range(0, used.size, step):  # blocks of templates, for memory
-            chosen = used[start:start + step]
+            chosen = used[start : start + step]
             block = comparable[:, :, chosen]
             ranks, tie = pairwise_ranks(block.reshape(c, m, -1), higher_is_better, present)
             weight = v[:, chosen]
-            rank_sums += np.einsum("cmpr,cpr->cmr", ranks.reshape(block.shape),
-                                   weight.astype(np.float32))
+            rank_sums += np.einsum(
+                "cmpr,cpr->cmr", ranks.reshape(block.shape), weight.astype(np.float32)
+            )
             tie_sums += (tie.reshape(c, -1, r) * weight).sum(1)
     judges = v.sum(1)  # (c, R): drawn judges, with multiplicity
     n = chunk.model_present.sum(1).astype(float)[:, None]
@@ -564,8 +584,7 @@ def tie_rounded(values, axis):
     this rounding they tie, as the same rule does in the subsampling curves.
     """
     values = np.asarray(values, dtype=float)
-    scale = np.max(np.abs(values), axis=axis, keepdims=True, initial=0.0,
-                   where=~np.isnan(values))
+    scale = np.max(np.abs(values), axis=axis, keepdims=True, initial=0.0, where=~np.isnan(values))
     return np.round(values / np.where(scale > 0, scale, 1.0), TIE_DECIMALS)
 
 
@@ -576,9 +595,18 @@ def _leaderboard_ranks(values, ties, higher_is_better):
 
 
 def replicate_statistics(
-    x, template_weights=None, sample_weights=None, *, statistics=STATISTICS, by="avgp",
-    ties="average", higher_is_better=True, nan_policy="propagate", jackknife=False,
-    score_dtype=np.float32, budget=BUDGET,
+    x,
+    template_weights=None,
+    sample_weights=None,
+    *,
+    statistics=STATISTICS,
+    by="avgp",
+    ties="average",
+    higher_is_better=True,
+    nan_policy="propagate",
+    jackknife=False,
+    score_dtype=np.float32,
+    budget=BUDGET,
 ):
     """Statistics of every bootstrap replicate, with their point estimates and accelerations.
 
@@ -615,8 +643,7 @@ def replicate_statistics(
     for name in statistics:
         check_choice("statistic", name, STATISTICS)
     if template_weights is None and sample_weights is None:
-        raise InputTypeError("replicate_statistics: give template weights, sample weights or "
-                             "both")
+        raise InputTypeError("replicate_statistics: give template weights, sample weights or both")
     has_samples = sample_weights is not None
     over = ("both" if template_weights is not None else "samples") if has_samples else "templates"
     x = np.asarray(x)
@@ -625,13 +652,23 @@ def replicate_statistics(
     core = x.shape[-3:] if has_samples else x.shape[-2:]
     m, p = core[:2]
     n_boot = np.shape(template_weights if template_weights is not None else sample_weights)[-2]
-    lead = np.broadcast_shapes(x.shape[:-len(core)], *(
-        np.shape(w)[:-2] for w in (template_weights, sample_weights) if w is not None))
+    lead = np.broadcast_shapes(
+        x.shape[: -len(core)],
+        *(np.shape(w)[:-2] for w in (template_weights, sample_weights) if w is not None),
+    )
     x = np.broadcast_to(x, (*lead, *core)).reshape(-1, *core)
-    tw = None if template_weights is None else np.broadcast_to(
-        template_weights, (*lead, n_boot, p)).reshape(-1, n_boot, p)
-    sw = None if sample_weights is None else np.broadcast_to(
-        sample_weights, (*lead, n_boot, core[-1])).reshape(-1, n_boot, core[-1])
+    tw = (
+        None
+        if template_weights is None
+        else np.broadcast_to(template_weights, (*lead, n_boot, p)).reshape(-1, n_boot, p)
+    )
+    sw = (
+        None
+        if sample_weights is None
+        else np.broadcast_to(sample_weights, (*lead, n_boot, core[-1])).reshape(
+            -1, n_boot, core[-1]
+        )
+    )
     work = np.float32 if exact_in_float32(x, core[-1] if has_samples else 1, p) else float
     wanted = set(statistics) | ({by} if "rank" in statistics else set())
     out = _Outputs(len(x), m, p, n_boot, statistics, jackknife, score_dtype)
@@ -640,17 +677,24 @@ def replicate_statistics(
     step = max(1, budget // max(1, rows * (24 * m * p + 16 * (p + core[-1]))))
     for start in range(0, len(x), step):  # chunks of slices, for memory
         chunk_slice = slice(start, start + step)
-        chunk = (_Chunk.from_samples(x[chunk_slice], nan_policy, work) if has_samples
-                 else _Chunk(x[chunk_slice], nan_policy))
+        chunk = (
+            _Chunk.from_samples(x[chunk_slice], nan_policy, work)
+            if has_samples
+            else _Chunk(x[chunk_slice], nan_policy)
+        )
         c = len(chunk.template_real)
-        t_rows = [chunk.template_real[:, None, :],
-                  np.broadcast_to(chunk.template_real[:, None, :], (c, n_boot, p))
-                  if tw is None else tw[chunk_slice]]
+        t_rows = [
+            chunk.template_real[:, None, :],
+            np.broadcast_to(chunk.template_real[:, None, :], (c, n_boot, p))
+            if tw is None
+            else tw[chunk_slice],
+        ]
         s_rows = [chunk.sample_real[:, None, :], sw[chunk_slice]] if has_samples else []
         valid = family = None
         if jackknife:
             js, jt, valid, family = _jackknife_rows(
-                chunk.sample_real if has_samples else None, chunk.template_real, over)
+                chunk.sample_real if has_samples else None, chunk.template_real, over
+            )
             s_rows += js
             t_rows += jt
         v = _stack_rows(t_rows, float)  # (c, P, R)
@@ -715,9 +759,19 @@ def sample_sums(x, rows, work=float):
 
 
 def replicate_statistics_from_sums(
-    total, count, scale, template_weights=None, *, statistics=STATISTICS, by="avgp",
-    ties="average", higher_is_better=True, nan_policy="propagate", integer=False,
-    score_dtype=np.float32, budget=BUDGET,
+    total,
+    count,
+    scale,
+    template_weights=None,
+    *,
+    statistics=STATISTICS,
+    by="avgp",
+    ties="average",
+    higher_is_better=True,
+    nan_policy="propagate",
+    integer=False,
+    score_dtype=np.float32,
+    budget=BUDGET,
 ):
     """:func:`replicate_statistics` over samples (and templates) from per-template sums.
 
@@ -742,21 +796,36 @@ def replicate_statistics_from_sums(
     total = total.reshape(-1, m, p, rows)
     count = count.reshape(-1, m, p, rows)
     scale = np.broadcast_to(np.asarray(scale, dtype=float), (*lead, rows)).reshape(-1, rows)
-    tw = None if template_weights is None else np.broadcast_to(
-        template_weights, (*lead, n_boot, p)).reshape(-1, n_boot, p)
+    tw = (
+        None
+        if template_weights is None
+        else np.broadcast_to(template_weights, (*lead, n_boot, p)).reshape(-1, n_boot, p)
+    )
     wanted = set(statistics) | ({by} if "rank" in statistics else set())
     out = _Outputs(len(total), m, p, n_boot, statistics, False, score_dtype)
     step = max(1, budget // max(1, rows * 24 * m * p))
     for start in range(0, len(total), step):  # chunks of slices, for memory
         part = slice(start, start + step)
-        chunk = _Chunk.from_sums(total[part, ..., 0], count[part, ..., 0], scale[part, 0],
-                                 nan_policy)
+        chunk = _Chunk.from_sums(
+            total[part, ..., 0], count[part, ..., 0], scale[part, 0], nan_policy
+        )
         c = len(chunk.template_real)
-        v = _stack_rows([chunk.template_real[:, None, :],
-                         np.broadcast_to(chunk.template_real[:, None, :], (c, n_boot, p))
-                         if tw is None else tw[part]], float)
-        values = _Values.from_sums(total[part].astype(np.float32 if integer else float),
-                                   count[part], scale[part], chunk, integer)
+        v = _stack_rows(
+            [
+                chunk.template_real[:, None, :],
+                np.broadcast_to(chunk.template_real[:, None, :], (c, n_boot, p))
+                if tw is None
+                else tw[part],
+            ],
+            float,
+        )
+        values = _Values.from_sums(
+            total[part].astype(np.float32 if integer else float),
+            count[part],
+            scale[part],
+            chunk,
+            integer,
+        )
         found = _statistics(values, v, chunk, wanted, by, ties, higher_is_better)
         out.put(part, found, n_boot, None, None)
     return out.finish(lead)
@@ -781,15 +850,20 @@ class _Outputs:
         for name in self.statistics:
             value = found[name]
             if isinstance(value, _Values):  # per-template scores, converted row block by row block
-                value.scores(slice(1, 1 + n_boot) if value.values.shape[-1] > 1 else slice(None),
-                             out=self.arrays[name][chunk])
+                value.scores(
+                    slice(1, 1 + n_boot) if value.values.shape[-1] > 1 else slice(None),
+                    out=self.arrays[name][chunk],
+                )
                 self.arrays[f"{name}_estimate"][chunk] = value.scores(slice(0, 1))[..., 0]
-                jack = value.scores(slice(1 + n_boot, None)) if (
-                    self.jackknife and value.values.shape[-1] > 1) else None
+                jack = (
+                    value.scores(slice(1 + n_boot, None))
+                    if (self.jackknife and value.values.shape[-1] > 1)
+                    else None
+                )
             else:
-                self.arrays[name][chunk] = value[..., 1:1 + n_boot]
+                self.arrays[name][chunk] = value[..., 1 : 1 + n_boot]
                 self.arrays[f"{name}_estimate"][chunk] = value[..., 0]
-                jack = value[..., 1 + n_boot:] if self.jackknife else None
+                jack = value[..., 1 + n_boot :] if self.jackknife else None
             if self.jackknife:
                 if jack is None:  # fixed scores do not move: no skewness
                     self.arrays[f"{name}_acceleration"][chunk] = 0.0
@@ -798,5 +872,6 @@ class _Outputs:
                 self.arrays[f"{name}_acceleration"][chunk] = acceleration(jack, ok, family)
 
     def finish(self, lead):
-        return {key: value.reshape(tuple(lead) + value.shape[1:])
-                for key, value in self.arrays.items()}
+        return {
+            key: value.reshape(tuple(lead) + value.shape[1:]) for key, value in self.arrays.items()
+        }

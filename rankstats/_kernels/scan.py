@@ -16,8 +16,9 @@ BLOCK = 1 << 20
 
 def blocks(x: np.ndarray, block: int = BLOCK):
     """The values of ``x`` as 1-D blocks, in memory order (views where the layout allows)."""
-    return np.nditer(x, flags=["external_loop", "buffered", "zerosize_ok"], order="K",
-                     buffersize=block)
+    return np.nditer(
+        x, flags=["external_loop", "buffered", "zerosize_ok"], order="K", buffersize=block
+    )
 
 
 def zeros_and_ones(x: np.ndarray, *, nan: bool, block: int = BLOCK) -> bool:

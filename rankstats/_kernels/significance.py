@@ -94,9 +94,12 @@ def mcnemar_matrix(x, *, method="exact", nan_policy="propagate"):
     if method in ("chi2", "chi2_cc"):
         m = x.shape[-2]
         upper = np.arange(m)[:, None] < np.arange(m)
-        warn_nan("mcnemar", (discordant == 0) & ~undefined & upper,
-                 "no discordant samples (b = c = 0); the chi-square test is undefined",
-                 among=~undefined & upper)
+        warn_nan(
+            "mcnemar",
+            (discordant == 0) & ~undefined & upper,
+            "no discordant samples (b = c = 0); the chi-square test is undefined",
+            among=~undefined & upper,
+        )
         undefined = undefined | (discordant == 0)
     nan_if = lambda values: np.where(undefined, np.nan, values)  # noqa: E731
     return {
@@ -135,14 +138,23 @@ def mcnemar_complete(x, y, method="exact"):
     elif method == "midp":
         statistic = np.minimum(b, c)
         point = _binomial_half("pmf")(statistic, discordant)
-        pvalue = 1.0 - 0.5 * point if b == c \
+        pvalue = (
+            1.0 - 0.5 * point
+            if b == c
             else 2.0 * _binomial_half("cdf")(statistic, discordant) - point
+        )
     else:
         shift = 1.0 if method == "chi2_cc" else 0.0
         statistic = (np.abs(b - c) - shift) ** 2 / discordant
         pvalue = special.chdtrc(1.0, np.maximum(statistic, 0))
-    return {"statistic": statistic, "pvalue": pvalue, "b": b, "c": c,
-            "n_samples": np.float64(x.size), "n_dropped": np.float64(0.0)}
+    return {
+        "statistic": statistic,
+        "pvalue": pvalue,
+        "b": b,
+        "c": c,
+        "n_samples": np.float64(x.size),
+        "n_dropped": np.float64(0.0),
+    }
 
 
 def mcnemar_pair(x, y, *, method="exact", nan_policy="propagate"):

@@ -46,8 +46,9 @@ def _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better):
     :func:`rankstats._kernels.concordance.concordance`.
     """
     n = present.sum(-1).astype(float)[..., None]
-    ranks, size = rank_last(np.where(present[..., None, :], x, np.nan), ties, higher_is_better,
-                            fill=0.0)
+    ranks, size = rank_last(
+        np.where(present[..., None, :], x, np.nan), ties, higher_is_better, fill=0.0
+    )
     if not correction:
         term = np.broadcast_to((n**3 - n) / 12.0, ranks.shape[:-1]).copy()
     elif ties == "average":
@@ -61,9 +62,23 @@ def _unit_ranks(x, present, poisoned_unit, ties, correction, higher_is_better):
 
 
 def subsample_curves(
-    x, keys, ks, quantiles, *, tau_target=0.9, probability=0.95, level=0.95, ties="average",
-    correction=True, higher_is_better=True, nan_policy="propagate", with_w=True,
-    statistic="subset_agreement", roles=("units", "objects"), budget=BUDGET, tau_kernel="auto",
+    x,
+    keys,
+    ks,
+    quantiles,
+    *,
+    tau_target=0.9,
+    probability=0.95,
+    level=0.95,
+    ties="average",
+    correction=True,
+    higher_is_better=True,
+    nan_policy="propagate",
+    with_w=True,
+    statistic="subset_agreement",
+    roles=("units", "objects"),
+    budget=BUDGET,
+    tau_kernel="auto",
 ):
     """Agreement of k-unit subsets with the whole block, for every k in ``ks``.
 
@@ -107,8 +122,7 @@ def subsample_curves(
     n_objects = present.sum(-1)
     keep = present[:, None, :] & pool[..., None]
     values = np.where(keep, x, 0.0)  # holes under "propagate" stay NaN
-    scale = np.max(np.abs(np.where(keep, x, 0.0)), axis=(-2, -1), initial=0.0,
-                   where=~np.isnan(x))
+    scale = np.max(np.abs(np.where(keep, x, 0.0)), axis=(-2, -1), initial=0.0, where=~np.isnan(x))
     scale = np.where(scale > 0, scale, 1.0)[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         reference = values.sum(-2) / n_units[:, None]  # (L, m)
@@ -141,8 +155,7 @@ def subsample_curves(
         k = ks[chosen].astype(float)
         poisoned = sums[..., -1] > 0
         means = sums[..., :m] / k[:, None]
-        means = np.where((k == n_units[:, None])[:, None, :, None], reference[:, None, None],
-                         means)
+        means = np.where((k == n_units[:, None])[:, None, :, None], reference[:, None, None], means)
         beyond = (k > n_units[:, None])[:, None, :]  # (L, 1, kk)
         ranks, tau = pairs.ranks_tau(means)  # average ranks: tau-b counts ties as ties
         if ties != "average":
@@ -153,7 +166,7 @@ def subsample_curves(
         out.put(chosen, "tau", tau)
         out.put_ranks(chosen, ranks, level, invalid)
         if with_w:
-            w = _w(sums[..., m:2 * m], sums[..., 2 * m], k, present, n_objects)
+            w = _w(sums[..., m : 2 * m], sums[..., 2 * m], k, present, n_objects)
             w[poisoned | beyond] = np.nan
             out.put(chosen, "w", w)
         out.invalid[:, chosen] = invalid
@@ -163,8 +176,11 @@ def subsample_curves(
     undefined_reference = pairs.undefined | (n_units == 0)
     has_data = present.any(-1)
     units, objects = roles
-    warn_nan(statistic, pairs.constant & has_data & ~pairs.poisoned,
-             f"the ranking by the mean over all {units} is constant (all {objects} tie)")
+    warn_nan(
+        statistic,
+        pairs.constant & has_data & ~pairs.poisoned,
+        f"the ranking by the mean over all {units} is constant (all {objects} tie)",
+    )
     warn_nan(statistic, (n_objects < 2) & has_data, f"fewer than two {objects}")
     result = out.finish(undefined_reference, probability, with_w)
     result["n_units"] = n_units.astype(float)
@@ -194,8 +210,7 @@ class _Pairs:
     chunks of at most ``budget`` bytes of working memory.
     """
 
-    def __init__(self, reference, scale, present, higher_is_better, kernel="auto",
-                 budget=BUDGET):
+    def __init__(self, reference, scale, present, higher_is_better, kernel="auto", budget=BUDGET):
         self.scale, self.higher_is_better = scale, higher_is_better
         self.present = present
         self.budget = budget
@@ -254,9 +269,13 @@ class _Pairs:
     def _counts(self, ranks, rows):
         """C - D against the reference and tied pairs of ``(l, n, objects)`` rankings."""
         if self.merge:
-            counts = _tm.pair_counts(self.codes[rows, None], self._doubled(ranks),
-                                     self.present[rows, None], terms=False,
-                                     x_tie_pairs=self.ref_tied[rows, None])
+            counts = _tm.pair_counts(
+                self.codes[rows, None],
+                self._doubled(ranks),
+                self.present[rows, None],
+                terms=False,
+                x_tie_pairs=self.ref_tied[rows, None],
+            )
             return counts["con_minus_dis"].astype(np.int64), counts["y_tie_pairs"]
         sign, tied = self._signs(ranks, self.valid[rows, None])
         numerator = (sign * self.weighted[rows, None]).sum(-1, dtype=np.int64)
@@ -317,8 +336,9 @@ class _Pairs:
         first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
         both = np.where(used, position - first, 0).sum(-1, dtype=np.int64)
         del first, new
-        numerator = (self.n0[rows, None] - self.ref_tied[rows, None] - tied + both
-                     - 2 * _tm.inversions(x))
+        numerator = (
+            self.n0[rows, None] - self.ref_tied[rows, None] - tied + both - 2 * _tm.inversions(x)
+        )
         return ranks, numerator, tied
 
     def _chunks(self, rankings, per_ranking):
@@ -329,8 +349,11 @@ class _Pairs:
         row_step = min(rows, rankings)
         for first in range(0, slices, slice_step):
             for start in range(0, rankings, row_step):
-                yield (np.arange(slices)[first:first + slice_step],
-                       slice(first, first + slice_step), slice(start, start + row_step))
+                yield (
+                    np.arange(slices)[first : first + slice_step],
+                    slice(first, first + slice_step),
+                    slice(start, start + row_step),
+                )
 
     def ranks_tau(self, means):
         """Average ranks of ``(L, draws, kk, objects)`` means and tau-b against the reference.
@@ -351,12 +374,14 @@ class _Pairs:
             if counted is None:
                 ranks[chosen, part] = self.ranks(flat[chosen, part])
                 numerator[chosen, part], tied[chosen, part] = self._counts(
-                    ranks[chosen, part], rows)
+                    ranks[chosen, part], rows
+                )
             else:
                 ranks[chosen, part], numerator[chosen, part], tied[chosen, part] = counted
         ranks = ranks.reshape(means.shape)
-        return ranks, self._tau(numerator.reshape(slices, draws, kk),
-                                tied.reshape(slices, draws, kk))
+        return ranks, self._tau(
+            numerator.reshape(slices, draws, kk), tied.reshape(slices, draws, kk)
+        )
 
     def tau(self, ranks):
         """Tau-b of ``(L, draws, kk, objects)`` rankings against the reference."""
@@ -417,16 +442,26 @@ class _Outputs:
         defined = ~np.isnan(width)
         with np.errstate(invalid="ignore", divide="ignore"):
             width_mean = np.where(defined, width, 0.0).sum(-1) / defined.sum(-1)
-        out = {"tau_quantile": _quantiles(self.tau, self.quantiles,
-                                          self.invalid | undefined_reference[:, None])}
+        out = {
+            "tau_quantile": _quantiles(
+                self.tau, self.quantiles, self.invalid | undefined_reference[:, None]
+            )
+        }
         if with_w:
             out["w"] = self.w
             out["w_quantile"] = _quantiles(self.w, self.quantiles, self.invalid)
-        out.update({
-            "tau": self.tau, "p_tau": self.p_tau, "tau_undefined": self.undefined,
-            "rank_lower": self.lower, "rank_upper": self.upper, "rank_width": width,
-            "rank_width_mean": width_mean, "needed": needed,
-        })
+        out.update(
+            {
+                "tau": self.tau,
+                "p_tau": self.p_tau,
+                "tau_undefined": self.undefined,
+                "rank_lower": self.lower,
+                "rank_upper": self.upper,
+                "rank_width": width,
+                "rank_width_mean": width_mean,
+                "needed": needed,
+            }
+        )
         return out
 
 
@@ -501,8 +536,16 @@ def _tau_between(a, b, present, kernel):
 
 
 def replication_counts(
-    x, keys, ks, *, tau_target=0.9, higher_is_better=True, nan_policy="propagate",
-    statistic="templates_needed", budget=BUDGET, tau_kernel="auto",
+    x,
+    keys,
+    ks,
+    *,
+    tau_target=0.9,
+    higher_is_better=True,
+    nan_policy="propagate",
+    statistic="templates_needed",
+    budget=BUDGET,
+    tau_kernel="auto",
 ):
     """How often two disjoint random k-unit subsets rank the objects alike, for every k.
 
@@ -563,8 +606,15 @@ def replication_counts(
     reached = np.full((len(x), ks.size), np.nan)
     tau_mean = np.full((len(x), ks.size), np.nan)
     inside = ks[None, :] <= k_max[:, None]
-    per_k = len(x) * r * (m * (120 if kernel == "merge" else 24) + (m + 1) * 16
-                          + (0 if kernel == "merge" else m * m * 2))
+    per_k = (
+        len(x)
+        * r
+        * (
+            m * (120 if kernel == "merge" else 24)
+            + (m + 1) * 16
+            + (0 if kernel == "merge" else m * m * 2)
+        )
+    )
     step = max(1, budget // max(per_k, 1))
     top = min(int(ks.max(initial=0)), halves[1].shape[-1])
     carry = [np.zeros((len(x), r, m + 1)), np.zeros((len(x), r, m + 1))]
@@ -602,6 +652,10 @@ def replication_counts(
             hit = (tau >= tau_target).sum(1).astype(float)
         reached[:, chosen] = np.where(ok, hit, np.nan)
         tau_mean[:, chosen] = np.where(ok, np.nan_to_num(tau).mean(1), np.nan)
-    out = {"reached": reached, "tau_mean": tau_mean, "n_units": n_units.astype(float),
-           "k_max": k_max.astype(float)}
+    out = {
+        "reached": reached,
+        "tau_mean": tau_mean,
+        "n_units": n_units.astype(float),
+        "k_max": k_max.astype(float),
+    }
     return {key: value.reshape((*lead, *value.shape[1:])) for key, value in out.items()}

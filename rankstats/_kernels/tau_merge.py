@@ -135,7 +135,7 @@ def tied_pairs(ordered, used):
     total = np.count_nonzero(same, axis=-1)
     run = same
     for lag in range(2, LAGS + 1):
-        run = run[:, :-1] & same[:, lag - 1:]
+        run = run[:, :-1] & same[:, lag - 1 :]
         if not run.any():
             return total.astype(float)
         total += np.count_nonzero(run, axis=-1)
@@ -206,19 +206,28 @@ def pair_counts(x_codes, y_codes, valid, *, terms=True, x_tie_pairs=None, y_tie_
         both = tied_pairs(key, used)
         flat_valid = valid.reshape(-1, n)
         if x_tie_pairs is None:
-            x_terms = {"tie_pairs": _code_tie_pairs(np.broadcast_to(x_codes, shape).reshape(-1, n),
-                                                        flat_valid, (top + 1) // span)}
+            x_terms = {
+                "tie_pairs": _code_tie_pairs(
+                    np.broadcast_to(x_codes, shape).reshape(-1, n), flat_valid, (top + 1) // span
+                )
+            }
         else:
             x_terms = {"tie_pairs": np.broadcast_to(x_tie_pairs, lead).reshape(-1)}
         if y_tie_pairs is None:
-            y_terms = {"tie_pairs": _code_tie_pairs(np.broadcast_to(y_codes, shape).reshape(-1, n),
-                                                    flat_valid, codes)}
+            y_terms = {
+                "tie_pairs": _code_tie_pairs(
+                    np.broadcast_to(y_codes, shape).reshape(-1, n), flat_valid, codes
+                )
+            }
         else:
             y_terms = {"tie_pairs": np.broadcast_to(y_tie_pairs, lead).reshape(-1)}
     pairs = size * (size - 1) / 2
     out = {
         "size": size.astype(float),
-        "con_minus_dis": pairs - x_terms["tie_pairs"] - y_terms["tie_pairs"] + both
+        "con_minus_dis": pairs
+        - x_terms["tie_pairs"]
+        - y_terms["tie_pairs"]
+        + both
         - 2.0 * discordant,
     }
     for name in x_terms:

@@ -176,8 +176,10 @@ def solve(y, counts, A, good, k, inverse=None):
     full = tuple(range(k))
     sums = margins(y, k)
     T = np.stack(
-        [_sum_of_squares(y, k) if s == full else _total(sums[s] ** 2 * inverse[s], k)
-         for s in subsets(k)],
+        [
+            _sum_of_squares(y, k) if s == full else _total(sums[s] ** 2 * inverse[s], k)
+            for s in subsets(k)
+        ],
         axis=-1,
     )
     components = np.linalg.solve(A, (T[..., 1:] - T[..., :1])[..., None])[..., 0]

@@ -13,8 +13,15 @@ from ..errors import OptionError
 from .concordance import _scipy_stats
 
 ALTERNATIVES = ("two-sided", "greater", "less")
-SHAPES = ("flat", "scaling", "inverse scaling", "U-shaped", "inverted U-shaped",
-          "non-monotonic", "single model")
+SHAPES = (
+    "flat",
+    "scaling",
+    "inverse scaling",
+    "U-shaped",
+    "inverted U-shaped",
+    "non-monotonic",
+    "single model",
+)
 # scipy.stats.binomtest's relative tolerance for "as likely as the observed count"
 _RERR = 1 + 1e-7
 
@@ -92,17 +99,32 @@ def curve_shape(values, tolerance: float) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         low = np.min(np.where(interior, a, np.inf), axis=-1)
         high = np.max(np.where(interior, a, -np.inf), axis=-1)
-        spread = np.nanmax(np.where(observed.any(-1, keepdims=True), a, 0.0), axis=-1) - \
-            np.nanmin(np.where(observed.any(-1, keepdims=True), a, 0.0), axis=-1)
+        spread = np.nanmax(np.where(observed.any(-1, keepdims=True), a, 0.0), axis=-1) - np.nanmin(
+            np.where(observed.any(-1, keepdims=True), a, 0.0), axis=-1
+        )
     dip = (first - low > tolerance) & (last - low > tolerance)
     peak = (high - first > tolerance) & (high - last > tolerance)
     code = np.select(
-        [count == 0, count == 1, spread <= tolerance, dip & peak, dip, peak,
-         last - first > tolerance, first - last > tolerance],
-        [-1, SHAPES.index("single model"), SHAPES.index("flat"),
-         SHAPES.index("non-monotonic"), SHAPES.index("U-shaped"),
-         SHAPES.index("inverted U-shaped"), SHAPES.index("scaling"),
-         SHAPES.index("inverse scaling")],
+        [
+            count == 0,
+            count == 1,
+            spread <= tolerance,
+            dip & peak,
+            dip,
+            peak,
+            last - first > tolerance,
+            first - last > tolerance,
+        ],
+        [
+            -1,
+            SHAPES.index("single model"),
+            SHAPES.index("flat"),
+            SHAPES.index("non-monotonic"),
+            SHAPES.index("U-shaped"),
+            SHAPES.index("inverted U-shaped"),
+            SHAPES.index("scaling"),
+            SHAPES.index("inverse scaling"),
+        ],
         default=SHAPES.index("flat"),
     )
     return code

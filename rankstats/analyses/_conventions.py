@@ -34,31 +34,56 @@ STANDARD = {
 }
 #: Keys that say where a statistic's conventions come from, not how it is computed.
 _NOTES = {"reproduces": None, "orientation": ("blocks=models", "blocks=templates")}
-_CHECKS = {"templates": o.one_of(*TEMPLATE_SETS), "ties": o.one_of(*o.TIES),
-           "tie_correction": o.boolean}
+_CHECKS = {
+    "templates": o.one_of(*TEMPLATE_SETS),
+    "ties": o.one_of(*o.TIES),
+    "tie_correction": o.boolean,
+}
 #: The columns of :func:`table`: ``convention_<column>`` in the report.
 COLUMNS = ("statistic", "sections", "templates", "ties", "tie_correction", "note")
 _LABELS = {
     "kendall_w": ("Kendall's W", "agreement"),
     "friedman": ("Friedman's tests (templates; models)", "agreement"),
-    "metric_ranks": ("MaxP, AvgP, saturation, CPS and their ranks",
-                     "metrics, average_rank, leaders"),
+    "metric_ranks": (
+        "MaxP, AvgP, saturation, CPS and their ranks",
+        "metrics, average_rank, leaders",
+    ),
 }
 #: The statistics of the report computed one way only, as rows of :func:`table`.
 _FIXED = (
-    ("kendall_tau", "Kendall's tau-b between templates", "pairs", "all", "average",
-     "", "tau-b: ties corrected in both rankings"),
-    ("divergence", "divergence of the original templates", "divergence", "all", "",
-     "", "sample standard deviation of the paraphrases"),
+    (
+        "kendall_tau",
+        "Kendall's tau-b between templates",
+        "pairs",
+        "all",
+        "average",
+        "",
+        "tau-b: ties corrected in both rankings",
+    ),
+    (
+        "divergence",
+        "divergence of the original templates",
+        "divergence",
+        "all",
+        "",
+        "",
+        "sample standard deviation of the paraphrases",
+    ),
     ("leaderboard", "bootstrap leaderboard", "stability", "all", "average", "", ""),
-    ("templates_needed", "templates needed", "templates_needed", "all", "average", "",
-     "tau-b ≥ 0.9 in 95% of draws"),
+    (
+        "templates_needed",
+        "templates needed",
+        "templates_needed",
+        "all",
+        "average",
+        "",
+        "tau-b ≥ 0.9 in 95% of draws",
+    ),
 )
 
 
 def _refuse(function: str, what: str, allowed) -> None:
-    raise OptionError(f"{function}: conventions: {what}; allowed: "
-                      f"{', '.join(map(repr, allowed))}")
+    raise OptionError(f"{function}: conventions: {what}; allowed: {', '.join(map(repr, allowed))}")
 
 
 def resolve(function: str, name: str, value) -> dict:
@@ -96,17 +121,18 @@ give them another name, or none
             f"{function}: {name}={value!r} is not a set of conventions: pass None or "
             "'standard', or a mapping {statistic: {option: value}} (a study's conventions, "
             "such as rankstats.reproduce.mizrahi2024.paper_conventions(); the command line "
-            "resolves 'paper' to it for the mizrahi2024 data)")
+            "resolves 'paper' to it for the mizrahi2024 data)"
+        )
     label = value.get("name", "custom")
     if not isinstance(label, str) or not label:
-        raise OptionError(f"{function}: conventions: name must be a non-empty text, not "
-                          f"{label!r}")
+        raise OptionError(f"{function}: conventions: name must be a non-empty text, not {label!r}")
     out = {"name": str(label)}
     for key, standard in STANDARD.items():
         given = value.get(key, {})
         if not isinstance(given, Mapping):
-            raise OptionError(f"{function}: conventions[{key!r}] must be a mapping of "
-                              f"options, not {given!r}")
+            raise OptionError(
+                f"{function}: conventions[{key!r}] must be a mapping of options, not {given!r}"
+            )
         options = dict(standard)
         for option, setting in given.items():
             where = f"{key}.{option}"
@@ -118,23 +144,29 @@ give them another name, or none
                     _refuse(function, f"{where}={setting!r} is not allowed", allowed)
                 options[option] = str(setting)
             else:
-                _refuse(function, f"{key!r} takes no option {option!r}",
-                        [*standard, *(n for n in _NOTES if n != "orientation"
-                                      or key == "friedman")])
+                _refuse(
+                    function,
+                    f"{key!r} takes no option {option!r}",
+                    [*standard, *(n for n in _NOTES if n != "orientation" or key == "friedman")],
+                )
         out[key] = options
     unknown = sorted(set(value) - set(STANDARD) - {"name"}, key=str)
     if unknown:
         _refuse(function, f"no statistic {unknown[0]!r}", [*STANDARD, "name"])
-    differences = [f"{key}.{option}={out[key][option]!r} (standard: {standard!r})"
-                   for key in STANDARD for option, standard in STANDARD[key].items()
-                   if out[key][option] != standard]
+    differences = [
+        f"{key}.{option}={out[key][option]!r} (standard: {standard!r})"
+        for key in STANDARD
+        for option, standard in STANDARD[key].items()
+        if out[key][option] != standard
+    ]
     if "name" not in value and not differences:
         out["name"] = "standard"
     elif out["name"] == "standard" and differences:
         raise OptionError(
             f"{function}: conventions: name='standard' is reserved for the standard "
             f"conventions, and these differ from them in {', '.join(differences)}; give them "
-            "another name, or none")
+            "another name, or none"
+        )
     return out
 
 
@@ -179,13 +211,16 @@ given twice in one object; give each key once
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise OptionError(f"{where} is not a readable JSON file ({error})") from None
     if not isinstance(found, dict):
-        raise OptionError(f"{where}: the JSON must be an object {{statistic: {{option: "
-                          f"value}}}}, not {type(found).__name__}")
+        raise OptionError(
+            f"{where}: the JSON must be an object {{statistic: {{option: "
+            f"value}}}}, not {type(found).__name__}"
+        )
     resolved = resolve(where, "conventions", found)
     if "name" not in found:
         standard = resolved["name"] == "standard"
-        resolved["name"] = path.stem if path.stem != "standard" or standard \
-            else f"custom ({path.name})"
+        resolved["name"] = (
+            path.stem if path.stem != "standard" or standard else f"custom ({path.name})"
+        )
     return resolved
 
 
@@ -194,8 +229,9 @@ def _unique_keys(where: str, pairs: list) -> dict:
     found = {}
     for key, value in pairs:
         if key in found:
-            raise OptionError(f"{where}: the key {key!r} is given twice in one object; give "
-                              "each key once")
+            raise OptionError(
+                f"{where}: the key {key!r} is given twice in one object; give each key once"
+            )
         found[key] = value
     return found
 
@@ -209,8 +245,11 @@ def uniform(conventions: dict, option: str):
 def _note(key: str, options: dict) -> str:
     parts = []
     if "orientation" in options:
-        which = ("Friedman (templates)" if options["orientation"] == "blocks=models"
-                 else "Friedman (models)")
+        which = (
+            "Friedman (templates)"
+            if options["orientation"] == "blocks=models"
+            else "Friedman (models)"
+        )
         parts.append(f"the study's test is {which}: {options['orientation']}")
     if "reproduces" in options:
         parts.append(f"reproduces {options['reproduces']} published values")
@@ -223,12 +262,23 @@ def table(conventions: dict) -> xr.Dataset:
     for key, (label, sections) in _LABELS.items():
         options = conventions[key]
         correction = options.get("tie_correction")
-        rows.append((key, label, sections, options["templates"], options["ties"],
-                     "" if correction is None else "on" if correction else "off",
-                     _note(key, options)))
+        rows.append(
+            (
+                key,
+                label,
+                sections,
+                options["templates"],
+                options["ties"],
+                "" if correction is None else "on" if correction else "off",
+                _note(key, options),
+            )
+        )
     rows += _FIXED
     columns = list(zip(*rows, strict=True))
     return xr.Dataset(
-        {f"convention_{name}": ("convention", np.array(values, dtype=object))
-         for name, values in zip(COLUMNS, columns[1:], strict=True)},
-        coords={"convention": np.array(columns[0], dtype=object)})
+        {
+            f"convention_{name}": ("convention", np.array(values, dtype=object))
+            for name, values in zip(COLUMNS, columns[1:], strict=True)
+        },
+        coords={"convention": np.array(columns[0], dtype=object)},
+    )

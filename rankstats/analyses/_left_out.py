@@ -77,22 +77,39 @@ class Log:
     def __init__(self):
         self.rows: list[dict] = []
 
-    def add(self, section: str, what: str, which, why: str, *, task: str = "",
-            model: str = "") -> None:
+    def add(
+        self, section: str, what: str, which, why: str, *, task: str = "", model: str = ""
+    ) -> None:
         """One row: ``which`` (labels) left out of ``section`` on ``task``, for ``why``."""
         which = [str(label) for label in which]
         if not which:
             return
-        self.rows.append({"section": section, "task": str(task), "model": str(model),
-                          "what": what, "count": len(which), "which": ", ".join(which),
-                          "why": why})
+        self.rows.append(
+            {
+                "section": section,
+                "task": str(task),
+                "model": str(model),
+                "what": what,
+                "count": len(which),
+                "which": ", ".join(which),
+                "why": why,
+            }
+        )
 
     def cells(self, section: str, count: int, why: str, *, task: str = "") -> None:
         """``count`` cells of ``task`` left out of ``section``, too many to name one by one."""
         if count:
-            self.rows.append({"section": section, "task": str(task), "model": "",
-                              "what": "cells", "count": int(count),
-                              "which": f"{int(count)} cells", "why": why})
+            self.rows.append(
+                {
+                    "section": section,
+                    "task": str(task),
+                    "model": "",
+                    "what": "cells",
+                    "count": int(count),
+                    "which": f"{int(count)} cells",
+                    "why": why,
+                }
+            )
 
     def task(self, section: str, task: str, why: str) -> None:
         """A task left out of ``section`` (its statistic is NaN there) for ``why``."""
@@ -105,20 +122,32 @@ class Log:
         """
         mask = np.asarray(mask, dtype=bool)
         for t in np.flatnonzero(mask.any(-1)):
-            self.add(section, "templates", structure.templates(t, mask[t]),
-                     why(t) if callable(why) else why, task=structure.tasks[t])
+            self.add(
+                section,
+                "templates",
+                structure.templates(t, mask[t]),
+                why(t) if callable(why) else why,
+                task=structure.tasks[t],
+            )
 
     def models(self, section: str, structure: Structure, mask, why) -> None:
         """The models of each task where ``mask`` (task, model) holds."""
         mask = np.asarray(mask, dtype=bool)
         for t in np.flatnonzero(mask.any(-1)):
-            self.add(section, "models", structure.models_where(mask[t]),
-                     why(t) if callable(why) else why, task=structure.tasks[t])
+            self.add(
+                section,
+                "models",
+                structure.models_where(mask[t]),
+                why(t) if callable(why) else why,
+                task=structure.tasks[t],
+            )
 
     def dataset(self) -> xr.Dataset:
         """The rows as variables ``drop_<column>`` over the dimension ``drop``."""
         columns = {name: [row[name] for row in self.rows] for name in COLUMNS}
-        return xr.Dataset({
-            f"drop_{name}": ("drop", np.array(values, dtype=int if name == "count" else object))
-            for name, values in columns.items()
-        })
+        return xr.Dataset(
+            {
+                f"drop_{name}": ("drop", np.array(values, dtype=int if name == "count" else object))
+                for name, values in columns.items()
+            }
+        )

@@ -64,6 +64,7 @@ Scorer = Callable[[Sequence[tuple[str, str]]], Sequence[float]]
 
 def _stages(function: str, name: str, value) -> tuple[tuple[int | None, int | None], ...]:
     """A check that ``stages`` is a non-empty sequence of (templates, samples) pairs."""
+
     def refuse(why):
         raise OptionError(f"{function}: {name}={value!r} is not allowed; {why}")
 
@@ -80,21 +81,22 @@ def _stages(function: str, name: str, value) -> tuple[tuple[int | None, int | No
         except (TypeError, ValueError):
             refuse(f"stage {i + 1} must be (templates, samples), not {stage!r}")
         for what, count in (("templates", keep), ("samples", size)):
-            if count is not None and (not isinstance(count, (int, np.integer))
-                                      or isinstance(count, bool) or count < 1):
-                refuse(f"stage {i + 1}: {what} must be a positive integer or None, "
-                       f"not {count!r}")
+            if count is not None and (
+                not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 1
+            ):
+                refuse(f"stage {i + 1}: {what} must be a positive integer or None, not {count!r}")
         checked.append((None if keep is None else int(keep), None if size is None else int(size)))
     return tuple(checked)
 
 
 def _templates_mask(function: str, name: str, value):
     """A check that ``valid`` is None, True, or a boolean mask over templates."""
-    if value is None or value is True or isinstance(value, (xr.DataArray, np.ndarray, list,
-                                                            tuple)):
+    if value is None or value is True or isinstance(value, (xr.DataArray, np.ndarray, list, tuple)):
         return value
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be None, True "
-                      "(the cube's template_valid) or a boolean mask over templates")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be None, True "
+        "(the cube's template_valid) or a boolean mask over templates"
+    )
 
 
 def _positive(function: str, name: str, value) -> float:
@@ -102,38 +104,49 @@ def _positive(function: str, name: str, value) -> float:
     value = o.finite(function, name, value)
     if value > 0:
         return value
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a number "
-                      "above 0")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a number above 0"
+    )
 
 
 def _scorer(function: str, name: str, value):
     if callable(value):
         return value
-    raise InputTypeError(f"{function}: {name} must be a callable that scores (template, "
-                         f"sample) pairs (got {type(value).__name__})")
+    raise InputTypeError(
+        f"{function}: {name} must be a callable that scores (template, "
+        f"sample) pairs (got {type(value).__name__})"
+    )
 
 
 def _ids(function: str, name: str, value) -> list[str]:
     """A check that ``templates`` / ``samples`` are distinct ids, at least one."""
     if isinstance(value, str):
-        raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                          "sequence of ids, not one string")
+        raise OptionError(
+            f"{function}: {name}={value!r} is not allowed; {name} must be a "
+            "sequence of ids, not one string"
+        )
     values = [str(v) for v in value]
     if not values or len(set(values)) != len(values):
-        raise OptionError(f"{function}: {name} is not allowed: {name} must be at least one "
-                          f"id, none repeated (got {len(values)} ids, "
-                          f"{len(values) - len(set(values))} repeated)")
+        raise OptionError(
+            f"{function}: {name} is not allowed: {name} must be at least one "
+            f"id, none repeated (got {len(values)} ids, "
+            f"{len(values) - len(set(values))} repeated)"
+        )
     return values
 
 
 #: The checks of the simulations (the drivers check their own ids and scorer).
-_SIMULATION = {"n_resamples": o.positive_int, "samples": o.optional(o.positive_int),
-               "valid": _templates_mask, "correlation": o.optional(o.unit_interval),
-               "sample_sd": o.optional(_positive), "stages": _stages}
+_SIMULATION = {
+    "n_resamples": o.positive_int,
+    "samples": o.optional(o.positive_int),
+    "valid": _templates_mask,
+    "correlation": o.optional(o.unit_interval),
+    "sample_sd": o.optional(_positive),
+    "stages": _stages,
+}
 
 
-def _prepared(cube, valid, samples, function: str, correlation=None, rng=None,
-              sample_sd=None):
+def _prepared(cube, valid, samples, function: str, correlation=None, rng=None, sample_sd=None):
     """The scores (templates masked by ``valid``), whether per sample, and n per slice.
 
     With ``correlation`` or ``sample_sd`` given, per-template proportions are
@@ -142,16 +155,20 @@ def _prepared(cube, valid, samples, function: str, correlation=None, rng=None,
     :func:`rankstats._kernels.budget.item_model_samples`).
     """
     if correlation is not None and sample_sd is not None:
-        raise OptionError(f"{function}: correlation and sample_sd are two models of the same "
-                          "samples; give one")
+        raise OptionError(
+            f"{function}: correlation and sample_sd are two models of the same samples; give one"
+        )
     scores = _xr.score_variable(cube, function)
     if "template" not in scores.dims:
-        raise DimensionError(f"{function}: the scores have no 'template' dimension "
-                             f"(dims: {', '.join(map(str, scores.dims))})")
+        raise DimensionError(
+            f"{function}: the scores have no 'template' dimension "
+            f"(dims: {', '.join(map(str, scores.dims))})"
+        )
     scores = scores.load().astype(float)
     if valid is True and "template_valid" not in scores.coords:
-        raise CubeError(f"{function}: valid=True needs the cube's 'template_valid' coordinate, "
-                        "which it lacks")
+        raise CubeError(
+            f"{function}: valid=True needs the cube's 'template_valid' coordinate, which it lacks"
+        )
     if valid is not None:
         mask = scores["template_valid"] if valid is True else valid
         if not isinstance(mask, xr.DataArray):
@@ -161,22 +178,27 @@ def _prepared(cube, valid, samples, function: str, correlation=None, rng=None,
     lead = [d for d in scores.dims if d not in ("template", "sample")]
     for name, given in (("correlation", correlation), ("sample_sd", sample_sd)):
         if per_sample and given is not None:
-            raise OptionError(f"{function}: {name}={given!r} is not allowed: it applies to "
-                              "per-template scores only; this cube has per-sample scores, "
-                              "which are replayed as observed")
+            raise OptionError(
+                f"{function}: {name}={given!r} is not allowed: it applies to "
+                "per-template scores only; this cube has per-sample scores, "
+                "which are replayed as observed"
+            )
     if per_sample:
         n = None
     else:
         values = scores.values[~np.isnan(scores.values)]
         if values.size and (values.min() < 0 or values.max() > 1):
-            raise CubeError(f"{function}: per-template scores must be proportions in [0, 1] to "
-                            "simulate samples from them (found "
-                            f"{values.min():g} to {values.max():g})")
+            raise CubeError(
+                f"{function}: per-template scores must be proportions in [0, 1] to "
+                "simulate samples from them (found "
+                f"{values.min():g} to {values.max():g})"
+            )
         if samples is None:
             if "template_samples" not in scores.coords:
                 raise CubeError(
                     f"{function}: the cube has per-template scores and no 'template_samples' "
-                    "coordinate; say how many samples each task has with samples=N")
+                    "coordinate; say how many samples each task has with samples=N"
+                )
             counts = scores["template_samples"].max("template")
         else:
             counts = xr.DataArray(samples)
@@ -186,11 +208,17 @@ def _prepared(cube, valid, samples, function: str, correlation=None, rng=None,
         n = n.astype(np.int64)
         if correlation is not None or sample_sd is not None:
             ordered = scores.transpose(*lead, "template")
-            values = (_k.synthetic_samples(ordered.values, n, float(correlation), rng)
-                      if correlation is not None
-                      else _k.item_model_samples(ordered.values, n, float(sample_sd), rng))
-            scores = xr.DataArray(values, dims=(*lead, "template", "sample"),
-                                  coords=ordered.coords, attrs=ordered.attrs)
+            values = (
+                _k.synthetic_samples(ordered.values, n, float(correlation), rng)
+                if correlation is not None
+                else _k.item_model_samples(ordered.values, n, float(sample_sd), rng)
+            )
+            scores = xr.DataArray(
+                values,
+                dims=(*lead, "template", "sample"),
+                coords=ordered.coords,
+                attrs=ordered.attrs,
+            )
             return scores, True, None
     return scores, per_sample, n
 
@@ -200,10 +228,18 @@ def _template_truth(scores: xr.DataArray) -> xr.DataArray:
 
 
 @checked(templates_per_sample=o.positive_int, tolerance=_positive, **_SIMULATION)
-def simulate_avgp(cube, *, templates_per_sample: int = 20, n_resamples: int = 200,
-                  tolerance: float = 0.01, samples: int | None = None, valid=None,
-                  correlation: float | None = None, sample_sd: float | None = None,
-                  seed=None) -> xr.Dataset:
+def simulate_avgp(
+    cube,
+    *,
+    templates_per_sample: int = 20,
+    n_resamples: int = 200,
+    tolerance: float = 0.01,
+    samples: int | None = None,
+    valid=None,
+    correlation: float | None = None,
+    sample_sd: float | None = None,
+    seed=None,
+) -> xr.Dataset:
     r"""Simulate the random-assignment estimate of AvgP on a cube whose scores are all known.
 
     Parameters
@@ -308,16 +344,21 @@ def simulate_avgp(cube, *, templates_per_sample: int = 20, n_resamples: int = 20
     True
     """
     rng, seed_attr = generator(seed)
-    scores, per_sample, n = _prepared(cube, valid, samples, "simulate_avgp", correlation, rng,
-                                      sample_sd)
+    scores, per_sample, n = _prepared(
+        cube, valid, samples, "simulate_avgp", correlation, rng, sample_sd
+    )
     core = ["template", "sample"] if per_sample else ["template"]
 
     def kernel(x, n_samples):
-        truth = _k.masked_mean(_k.template_means(x, per_sample),
-                               _k.pools(x, per_sample)[0])
-        each = _k.avgp_repetitions(x, per_sample=per_sample, n_samples=n_samples,
-                                   repetitions=templates_per_sample, trials=n_resamples,
-                                   rng=rng)
+        truth = _k.masked_mean(_k.template_means(x, per_sample), _k.pools(x, per_sample)[0])
+        each = _k.avgp_repetitions(
+            x,
+            per_sample=per_sample,
+            n_samples=n_samples,
+            repetitions=templates_per_sample,
+            trials=n_resamples,
+            rng=rng,
+        )
         k = np.arange(1, templates_per_sample + 1)
         running = np.cumsum(each, -1) / k
         error = running - truth[..., None, None]
@@ -325,41 +366,76 @@ def simulate_avgp(cube, *, templates_per_sample: int = 20, n_resamples: int = 20
         present = ~np.isnan(truth)[..., None]
         never = np.where(present[..., 0], np.isnan(needed).mean(-1), np.nan)
         reached = ~np.isnan(needed)
-        n_used = (_k.pools(x, True)[1].sum(-1) if per_sample
-                  else np.broadcast_to(n_samples, truth.shape))
+        n_used = (
+            _k.pools(x, True)[1].sum(-1) if per_sample else np.broadcast_to(n_samples, truth.shape)
+        )
         n_templates = _k.pools(x, per_sample)[0].sum(-1)
-        spread = (running.std(axis=-2, ddof=1) if n_resamples > 1
-                  else np.full(running.shape[:-2] + running.shape[-1:], np.nan))
+        spread = (
+            running.std(axis=-2, ddof=1)
+            if n_resamples > 1
+            else np.full(running.shape[:-2] + running.shape[-1:], np.nan)
+        )
         return {
             "avgp": truth,
             "estimate": np.swapaxes(running, -1, -2).mean(-1),
             "spread": spread,
             "error": np.abs(np.swapaxes(error, -1, -2)).mean(-1),
-            "within": np.where(present, (np.abs(np.swapaxes(error, -1, -2))
-                                         < tolerance - _k.EQUAL).mean(-1), np.nan),
+            "within": np.where(
+                present,
+                (np.abs(np.swapaxes(error, -1, -2)) < tolerance - _k.EQUAL).mean(-1),
+                np.nan,
+            ),
             "calls": np.where(present, n_used[..., None] * k, np.nan),
             "k_needed": _k.masked_mean(np.nan_to_num(needed), reached),
             "never_within": never,
             "full_calls": np.where(present[..., 0], n_used * n_templates, np.nan),
         }
 
-    outputs = {name: (name, ["k"] if name in ("estimate", "spread", "error", "within", "calls")
-                      else []) for name in ("estimate", "spread", "error", "within", "calls",
-                                            "avgp", "k_needed", "never_within",
-                                            "full_calls")}
+    outputs = {
+        name: (name, ["k"] if name in ("estimate", "spread", "error", "within", "calls") else [])
+        for name in (
+            "estimate",
+            "spread",
+            "error",
+            "within",
+            "calls",
+            "avgp",
+            "k_needed",
+            "never_within",
+            "full_calls",
+        )
+    }
     result = _xr.apply_labelled(
-        "simulate_avgp", kernel, [scores], [core], outputs, kwargs={"n_samples": n},
-        attrs={"method": "random template per sample, repeated",
-               "n_resamples": n_resamples, "tolerance": tolerance, "seed": seed_attr,
-               "samples": _samples_note(per_sample, correlation, sample_sd),
-               "reference": "Mizrahi et al. (2024), section 7, table 19"})
+        "simulate_avgp",
+        kernel,
+        [scores],
+        [core],
+        outputs,
+        kwargs={"n_samples": n},
+        attrs={
+            "method": "random template per sample, repeated",
+            "n_resamples": n_resamples,
+            "tolerance": tolerance,
+            "seed": seed_attr,
+            "samples": _samples_note(per_sample, correlation, sample_sd),
+            "reference": "Mizrahi et al. (2024), section 7, table 19",
+        },
+    )
     return result.assign_coords(k=np.arange(1, templates_per_sample + 1))
 
 
 @checked(**_SIMULATION)
-def simulate_maxp(cube, *, stages=PAPER_STAGES, n_resamples: int = 200,
-                  samples: int | None = None, valid=None, correlation: float | None = None,
-                  sample_sd: float | None = None, seed=None) -> xr.Dataset:
+def simulate_maxp(
+    cube,
+    *,
+    stages=PAPER_STAGES,
+    n_resamples: int = 200,
+    samples: int | None = None,
+    valid=None,
+    correlation: float | None = None,
+    sample_sd: float | None = None,
+    seed=None,
+) -> xr.Dataset:
     """Simulate the successive-halving search for the best template on a cube.
 
     Parameters
@@ -427,21 +503,31 @@ def simulate_maxp(cube, *, stages=PAPER_STAGES, n_resamples: int = 200,
     (240.0, 400.0)
     """
     rng, seed_attr = generator(seed)
-    scores, per_sample, n = _prepared(cube, valid, samples, "simulate_maxp", correlation, rng,
-                                      sample_sd)
+    scores, per_sample, n = _prepared(
+        cube, valid, samples, "simulate_maxp", correlation, rng, sample_sd
+    )
     hib = _xr.higher_is_better_of(cube, None)
     core = ["template", "sample"] if per_sample else ["template"]
 
     def kernel(x, n_samples):
         truth = _k.template_means(x, per_sample)
-        run = _k.successive_halving(x, per_sample=per_sample, n_samples=n_samples,
-                                    stages=stages, trials=n_resamples, rng=rng,
-                                    higher_is_better=hib)
+        run = _k.successive_halving(
+            x,
+            per_sample=per_sample,
+            n_samples=n_samples,
+            stages=stages,
+            trials=n_resamples,
+            rng=rng,
+            higher_is_better=hib,
+        )
         outcome = _k.search_outcome(truth, run["chosen"], hib)
         present = ~np.isnan(outcome["best"])
         missed = outcome["found"] == 0
-        n_used = (_k.pools(x, True)[1].sum(-1) if per_sample
-                  else np.broadcast_to(n_samples, present.shape))
+        n_used = (
+            _k.pools(x, True)[1].sum(-1)
+            if per_sample
+            else np.broadcast_to(n_samples, present.shape)
+        )
         everything = np.ones_like(run["observed"], bool)
         return {
             "maxp": outcome["best"],
@@ -450,34 +536,50 @@ def simulate_maxp(cube, *, stages=PAPER_STAGES, n_resamples: int = 200,
             "shortfall": _k.masked_mean(outcome["shortfall"], everything),
             "shortfall_when_missed": _k.masked_mean(outcome["shortfall"], missed),
             "calls": np.where(present, run["calls"].mean(-1), np.nan),
-            "full_calls": np.where(present, n_used * _k.pools(x, per_sample)[0].sum(-1),
-                                   np.nan),
+            "full_calls": np.where(present, n_used * _k.pools(x, per_sample)[0].sum(-1), np.nan),
         }
 
-    names = ("calls", "estimate", "found", "full_calls", "maxp", "shortfall",
-             "shortfall_when_missed")
+    names = (
+        "calls",
+        "estimate",
+        "found",
+        "full_calls",
+        "maxp",
+        "shortfall",
+        "shortfall_when_missed",
+    )
     return _xr.apply_labelled(
-        "simulate_maxp", kernel, [scores], [core], {name: (name, []) for name in names},
+        "simulate_maxp",
+        kernel,
+        [scores],
+        [core],
+        {name: (name, []) for name in names},
         kwargs={"n_samples": n},
-        attrs={"method": "successive halving", "stages": _stages_text(stages),
-               "n_resamples": n_resamples, "seed": seed_attr,
-               "samples": _samples_note(per_sample, correlation, sample_sd),
-               "reference": "Mizrahi et al. (2024), section 7, table 20"})
+        attrs={
+            "method": "successive halving",
+            "stages": _stages_text(stages),
+            "n_resamples": n_resamples,
+            "seed": seed_attr,
+            "samples": _samples_note(per_sample, correlation, sample_sd),
+            "reference": "Mizrahi et al. (2024), section 7, table 20",
+        },
+    )
 
 
 def _samples_note(per_sample: bool, correlation, sample_sd=None) -> str:
     if sample_sd is not None and per_sample:
-        return (f"synthetic per-sample scores, item-difficulty model with sample_sd "
-                f"{sample_sd:g}")
+        return f"synthetic per-sample scores, item-difficulty model with sample_sd {sample_sd:g}"
     if correlation is not None and per_sample:
         return f"synthetic per-sample scores, latent correlation {correlation:g}"
     return "observed" if per_sample else "Bernoulli of per-template scores"
 
 
 def _stages_text(stages) -> str:
-    return ", ".join(f"{'all' if keep is None else keep} templates on "
-                     f"{'the remaining' if size is None else size} samples"
-                     for keep, size in stages)
+    return ", ".join(
+        f"{'all' if keep is None else keep} templates on "
+        f"{'the remaining' if size is None else size} samples"
+        for keep, size in stages
+    )
 
 
 class _Memo:
@@ -492,15 +594,22 @@ class _Memo:
         if new:
             values = list(self.score(new))
             if len(values) != len(new):
-                raise ScoreValueError(f"the scorer returned {len(values)} scores for "
-                                      f"{len(new)} pairs")
+                raise ScoreValueError(
+                    f"the scorer returned {len(values)} scores for {len(new)} pairs"
+                )
             self.known.update(zip(new, (float(v) for v in values), strict=True))
         return np.array([self.known[p] for p in pairs], dtype=float)
 
 
 @checked(score=_scorer, templates=_ids, samples=_ids, templates_per_sample=o.positive_int)
-def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str], *,
-                  templates_per_sample: int = 20, seed=None) -> AvgPEstimate:
+def estimate_avgp(
+    score: Scorer,
+    templates: Sequence[str],
+    samples: Sequence[str],
+    *,
+    templates_per_sample: int = 20,
+    seed=None,
+) -> AvgPEstimate:
     """Estimate AvgP of one model on one task by random template assignment.
 
     Parameters
@@ -564,11 +673,16 @@ def estimate_avgp(score: Scorer, templates: Sequence[str], samples: Sequence[str
     return AvgPEstimate(float(running[-1]), each, running, spread, len(memo.known))
 
 
-@checked(score=_scorer, templates=_ids, samples=_ids, stages=_stages,
-         higher_is_better=o.boolean)
-def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str], *,
-                  stages=PAPER_STAGES, higher_is_better: bool = True,
-                  seed=None) -> MaxPEstimate:
+@checked(score=_scorer, templates=_ids, samples=_ids, stages=_stages, higher_is_better=o.boolean)
+def estimate_maxp(
+    score: Scorer,
+    templates: Sequence[str],
+    samples: Sequence[str],
+    *,
+    stages=PAPER_STAGES,
+    higher_is_better: bool = True,
+    seed=None,
+) -> MaxPEstimate:
     """Find the best template of one model on one task by successive halving.
 
     Parameters
@@ -625,8 +739,9 @@ def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str
     start, history = 0, []
     for keep, size in stages:
         if keep is not None:
-            candidates, _ = _k.keep_best(candidates, hits, seen, keep,
-                                         rng.random(len(templates)), higher_is_better)
+            candidates, _ = _k.keep_best(
+                candidates, hits, seen, keep, rng.random(len(templates)), higher_is_better
+            )
         end = len(samples) if size is None else min(start + size, len(samples))
         chosen = np.flatnonzero(candidates)
         batch = [samples[i] for i in order[start:end]]
@@ -637,7 +752,6 @@ def estimate_maxp(score: Scorer, templates: Sequence[str], samples: Sequence[str
         seen[chosen] += scored.sum(-1)
         history.append({"templates": len(chosen), "samples": len(batch), "calls": len(pairs)})
         start = end
-    best = int(_k.best_of(candidates, hits, seen, rng.random(len(templates)),
-                          higher_is_better))
+    best = int(_k.best_of(candidates, hits, seen, rng.random(len(templates)), higher_is_better))
     estimate = hits[best] / seen[best] if seen[best] else float("nan")
     return MaxPEstimate(templates[best], float(estimate), tuple(history), len(memo.known))

@@ -458,14 +458,14 @@ def _align(a: xr.DataArray, b: xr.DataArray, log: _Log):
     real_b = ~np.isnan(values_b).all((*over, -2))
     none = np.zeros(len(tasks), dtype=bool)
     smp_a, smp_b = _pair_positions(sid_a, real_a, sid_b, real_b, none, "item", tasks, log)
-    _refuse_nothing_shared(smp_a, f"sample (matched by {matched_by})", sid_a, real_a, sid_b,
-                           real_b)
+    _refuse_nothing_shared(smp_a, f"sample (matched by {matched_by})", sid_a, real_a, sid_b, real_b)
     values_a, values_b = _take(values_a, smp_a, -1), _take(values_b, smp_b, -1)
     both = ~np.isnan(values_a) & ~np.isnan(values_b)
     if not both.any():
         raise CoordinateMismatchError(
             "compare: no overlap: the runs share models, tasks, templates and samples, but no "
-            "score is present in both runs at the same model, task, template and sample")
+            "score is present in both runs at the same model, task, template and sample"
+        )
     sample_id = np.where(
         smp_a >= 0, sid_a[np.arange(len(tasks))[:, None], np.maximum(smp_a, 0)], ""
     ).astype(object)
@@ -490,7 +490,8 @@ def _refuse_nothing_shared(index_a, what, ids_a, real_a, ids_b, real_b) -> None:
 
     raise CoordinateMismatchError(
         f"compare: no overlap: the runs share no {what} on any task they share (A has "
-        f"{held(ids_a, real_a)}; B has {held(ids_b, real_b)})")
+        f"{held(ids_a, real_a)}; B has {held(ids_b, real_b)})"
+    )
 
 
 def _single_label(ids_a, index_a, ids_b, index_b) -> np.ndarray:

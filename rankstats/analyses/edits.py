@@ -117,11 +117,13 @@ def edit_pairs(texts, groups=None, *, max_distance=1, unit="tokens", min_distanc
     where = np.nonzero(used)[0]
     codes, lengths, _ = _ke.encode([texts[k] for k in where], unit)
     first, second = _ke.candidate_pairs(codes, lengths, group_codes[where], max_distance)
-    distance = _ke.banded_levenshtein(codes[first], codes[second], lengths[first],
-                                      lengths[second], max_distance)
+    distance = _ke.banded_levenshtein(
+        codes[first], codes[second], lengths[first], lengths[second], max_distance
+    )
     keep = (distance >= min_distance) & (distance <= max_distance)
-    out = pd.DataFrame({"first": where[first[keep]], "second": where[second[keep]],
-                        "distance": distance[keep]})
+    out = pd.DataFrame(
+        {"first": where[first[keep]], "second": where[second[keep]], "distance": distance[keep]}
+    )
     sizes = np.bincount(group_codes[where]) if len(where) else np.zeros(0, dtype=np.int64)
     out.attrs = {"candidates": len(first), "possible": int((sizes * (sizes - 1) // 2).sum())}
     return out
@@ -150,8 +152,8 @@ def _edit_hunks(a: str, b: str, tokens_a=None, tokens_b=None) -> tuple[tuple[str
     tokens_b = _ke.tokenize(b) if tokens_b is None else tokens_b
     out = []
     for i1, i2, j1, j2 in _ke.hunks([t for t, _, _ in tokens_a], [t for t, _, _ in tokens_b]):
-        before = a[tokens_a[i1][1]:tokens_a[i2 - 1][2]] if i2 > i1 else ""
-        after = b[tokens_b[j1][1]:tokens_b[j2 - 1][2]] if j2 > j1 else ""
+        before = a[tokens_a[i1][1] : tokens_a[i2 - 1][2]] if i2 > i1 else ""
+        after = b[tokens_b[j1][1] : tokens_b[j2 - 1][2]] if j2 > j1 else ""
         out.append((before, after))
     return tuple(out)
 
@@ -209,20 +211,31 @@ def describe_edit(a: str, b: str) -> str:
 
 def _check_cube(cube) -> xr.DataArray:
     if not isinstance(cube, xr.Dataset) or "score" not in cube.data_vars:
-        raise DimensionError("minimal_edits: needs a score cube (an xarray Dataset with a "
-                             "'score' variable)")
+        raise DimensionError(
+            "minimal_edits: needs a score cube (an xarray Dataset with a 'score' variable)"
+        )
     score = cube["score"]
     extra = [d for d in score.dims if d not in _CUBE_DIMS]
     missing = [d for d in ("model", "task", "template") if d not in score.dims]
     if extra or missing:
         raise DimensionError(
             "minimal_edits: the score must have the dims model, task, template and optionally "
-            "sample; " + "; ".join(filter(None, [
-                "missing " + ", ".join(missing) if missing else "",
-                "unexpected " + ", ".join(extra) if extra else ""])))
+            "sample; "
+            + "; ".join(
+                filter(
+                    None,
+                    [
+                        "missing " + ", ".join(missing) if missing else "",
+                        "unexpected " + ", ".join(extra) if extra else "",
+                    ],
+                )
+            )
+        )
     if "template_text" not in cube.coords:
-        raise DimensionError("minimal_edits: the cube has no 'template_text' coordinate "
-                             "(task, template): the templates' wording is needed")
+        raise DimensionError(
+            "minimal_edits: the cube has no 'template_text' coordinate "
+            "(task, template): the templates' wording is needed"
+        )
     return score
 
 
@@ -236,16 +249,19 @@ def _orient(natural):
     reverse = [tuple((after, before) for before, after in h) for h in natural]
     key = [min(h, r) for h, r in zip(natural, reverse, strict=True)]
     numbers: dict = {}
-    codes = np.fromiter((numbers.setdefault(k, len(numbers)) for k in key), dtype=np.int64,
-                        count=len(key))
+    codes = np.fromiter(
+        (numbers.setdefault(k, len(numbers)) for k in key), dtype=np.int64, count=len(key)
+    )
     uniques = list(numbers)
     forward = np.array([h == k for h, k in zip(natural, key, strict=True)], dtype=bool)
     n_forward = np.bincount(codes, weights=forward, minlength=len(uniques))
     n_reverse = np.bincount(codes, weights=~forward, minlength=len(uniques))
-    insertion = np.array([bool(k) and all(before == "" for before, _ in k) for k in uniques],
-                         dtype=bool)
-    deletion = np.array([bool(k) and all(after == "" for _, after in k) for k in uniques],
-                        dtype=bool)
+    insertion = np.array(
+        [bool(k) and all(before == "" for before, _ in k) for k in uniques], dtype=bool
+    )
+    deletion = np.array(
+        [bool(k) and all(after == "" for _, after in k) for k in uniques], dtype=bool
+    )
     keep_key = np.where(insertion, True, np.where(deletion, False, n_forward >= n_reverse))
     return forward != keep_key[codes]
 
@@ -291,8 +307,16 @@ def _binary(score: xr.DataArray, cube) -> bool:
     return bool(np.isin(seen, (0.0, 1.0)).all())
 
 
-def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method="exact",
-                  p_adjust="holm", family=()) -> xr.Dataset:
+def minimal_edits(
+    cube,
+    *,
+    max_distance=1,
+    unit="tokens",
+    min_distance=1,
+    method="exact",
+    p_adjust="holm",
+    family=(),
+) -> xr.Dataset:
     r"""Every pair of templates of a task within a small edit, and what it does to each model.
 
     Parameters
@@ -385,8 +409,13 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
     texts = cube["template_text"].transpose("task", "template")
     grid = texts.values
     n_tasks, n_templates = grid.shape
-    found = edit_pairs(grid.reshape(-1), np.repeat(np.arange(n_tasks), n_templates),
-                       max_distance=max_distance, unit=unit, min_distance=min_distance)
+    found = edit_pairs(
+        grid.reshape(-1),
+        np.repeat(np.arange(n_tasks), n_templates),
+        max_distance=max_distance,
+        unit=unit,
+        min_distance=min_distance,
+    )
     task_index = found["first"].to_numpy() // max(n_templates, 1)
     first = found["first"].to_numpy() % max(n_templates, 1)
     second = found["second"].to_numpy() % max(n_templates, 1)
@@ -395,25 +424,34 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
     tokens = {}
     for k in np.unique(found[["first", "second"]].to_numpy()):
         tokens[k] = _ke.tokenize(flat[k])
-    natural = [_edit_hunks(flat[i], flat[j], tokens[i], tokens[j]) for i, j in
-               zip(found["first"], found["second"], strict=True)]
+    natural = [
+        _edit_hunks(flat[i], flat[j], tokens[i], tokens[j])
+        for i, j in zip(found["first"], found["second"], strict=True)
+    ]
     swap = _orient(natural) if natural else np.zeros(0, dtype=bool)
     first, second = np.where(swap, second, first), np.where(swap, first, second)
-    hunks = [tuple((after, before) for before, after in h) if s else h
-             for h, s in zip(natural, swap, strict=True)]
+    hunks = [
+        tuple((after, before) for before, after in h) if s else h
+        for h, s in zip(natural, swap, strict=True)
+    ]
     a_text = grid[task_index, first] if len(first) else np.zeros(0, dtype=object)
     b_text = grid[task_index, second] if len(first) else np.zeros(0, dtype=object)
     rules = [_name_hunks(a, b, h) for a, b, h in zip(a_text, b_text, hunks, strict=True)]
 
     per_template = mean_over(score, "sample") if "sample" in score.dims else score
-    pick = {"task": xr.DataArray(task_index, dims="pair"),
-            "template": xr.DataArray(first, dims="pair")}
+    pick = {
+        "task": xr.DataArray(task_index, dims="pair"),
+        "template": xr.DataArray(first, dims="pair"),
+    }
     pick_b = {"task": pick["task"], "template": xr.DataArray(second, dims="pair")}
     strip = lambda array: array.reset_coords(drop=True).transpose("model", "pair", ...)  # noqa: E731
     score_a = strip(per_template.isel(pick)).astype(float)
     score_b = strip(per_template.isel(pick_b)).astype(float)
-    ids = cube["template_id"].transpose("task", "template").values \
-        if "template_id" in cube.coords else np.full(grid.shape, "", dtype=object)
+    ids = (
+        cube["template_id"].transpose("task", "template").values
+        if "template_id" in cube.coords
+        else np.full(grid.shape, "", dtype=object)
+    )
     task_labels = cube["task"].values
     pair_coords = {
         "task": ("pair", np.asarray(task_labels[task_index], dtype=object)),
@@ -426,27 +464,41 @@ def minimal_edits(cube, *, max_distance=1, unit="tokens", min_distance=1, method
         "distance": ("pair", found["distance"].to_numpy().astype(np.int64)),
         "rule": ("pair", np.asarray(rules, dtype=object)),
     }
-    model_coords = {name: coord for name, coord in cube["score"].coords.items()
-                    if coord.dims == ("model",)}
+    model_coords = {
+        name: coord for name, coord in cube["score"].coords.items() if coord.dims == ("model",)
+    }
     out = xr.Dataset(
         {"score": score_a, "score_b": score_b, "difference": score_b - score_a},
         coords={**model_coords, "pair": np.arange(len(first)), **pair_coords},
     )
-    attrs = {"statistic": "minimal_edits", "unit": unit, "max_distance": max_distance,
-             "min_distance": min_distance, "candidates": found.attrs["candidates"],
-             "possible_pairs": found.attrs["possible"],
-             "metric": str(cube.attrs.get("metric", "score"))}
+    attrs = {
+        "statistic": "minimal_edits",
+        "unit": unit,
+        "max_distance": max_distance,
+        "min_distance": min_distance,
+        "candidates": found.attrs["candidates"],
+        "possible_pairs": found.attrs["possible"],
+        "metric": str(cube.attrs.get("metric", "score")),
+    }
     if "sample" not in score.dims:
-        attrs["test"] = ("none: the cube has no sample dimension (aggregated scores only), so "
-                         "no paired test of a pair's difference is possible")
+        attrs["test"] = (
+            "none: the cube has no sample dimension (aggregated scores only), so "
+            "no paired test of a pair's difference is possible"
+        )
     elif not _binary(score, cube):
-        attrs["test"] = ("none: the per-sample scores are not binary (0/1), so McNemar's test "
-                         "does not apply")
+        attrs["test"] = (
+            "none: the per-sample scores are not binary (0/1), so McNemar's test does not apply"
+        )
     else:
-        out, family_name = _tested(out, score, pick, pick_b, method, p_adjust, family,
-                                   task_index)
-        attrs.update({"test": f"McNemar ({method}), {p_adjust}-corrected", "method": method,
-                      "p_adjust": p_adjust, "family": family_name})
+        out, family_name = _tested(out, score, pick, pick_b, method, p_adjust, family, task_index)
+        attrs.update(
+            {
+                "test": f"McNemar ({method}), {p_adjust}-corrected",
+                "method": method,
+                "p_adjust": p_adjust,
+                "family": family_name,
+            }
+        )
     out.attrs = attrs
     return out
 
@@ -471,7 +523,8 @@ def _tested(out, score, pick, pick_b, method, correction, family, task_index):
     adjusted = _adjust_by_family(pvalue, families, correction)
     dims = ("model", "pair")
     return out.assign(
-        pvalue=(dims, pvalue), pvalue_adjusted=(dims, adjusted),
+        pvalue=(dims, pvalue),
+        pvalue_adjusted=(dims, adjusted),
         b=(dims, test["b"].transpose(*dims).values),
         c=(dims, test["c"].transpose(*dims).values),
         n_samples=(dims, test["n_samples"].transpose(*dims).values),
@@ -479,8 +532,7 @@ def _tested(out, score, pick, pick_b, method, correction, family, task_index):
     ), family_name
 
 
-def log_drops(edits: xr.Dataset, cube: xr.Dataset, structure, log,
-              section: str = "edits") -> None:
+def log_drops(edits: xr.Dataset, cube: xr.Dataset, structure, log, section: str = "edits") -> None:
     """Log what :func:`minimal_edits` leaves out, for the report's minimal-edits section.
 
     Templates with a score but no wording, tasks with fewer than two worded
@@ -492,47 +544,89 @@ def log_drops(edits: xr.Dataset, cube: xr.Dataset, structure, log,
     """
     st = structure
     texts = cube["template_text"].transpose("task", "template").values
-    worded = np.vectorize(_is_text, otypes=[bool])(texts) if texts.size else \
-        np.zeros(texts.shape, dtype=bool)
-    log.templates(section, st, st.scored & ~worded,
-                  "no wording (template_text is empty): never compared with another template")
+    worded = (
+        np.vectorize(_is_text, otypes=[bool])(texts)
+        if texts.size
+        else np.zeros(texts.shape, dtype=bool)
+    )
+    log.templates(
+        section,
+        st,
+        st.scored & ~worded,
+        "no wording (template_text is empty): never compared with another template",
+    )
     for t in np.flatnonzero((st.n_models > 0) & ((st.scored & worded).sum(1) < 2)):
-        log.task(section, st.tasks[t], "fewer than two templates with a score and a wording: "
-                 "no pair to compare")
+        log.task(
+            section,
+            st.tasks[t],
+            "fewer than two templates with a score and a wording: no pair to compare",
+        )
     if not edits.sizes["pair"]:
         return
     task_of = pd.Index(st.tasks).get_indexer(edits["task"].values.astype(str))
-    labels = np.char.add(np.char.add(edits["template_id"].values.astype(str), " ~ "),
-                         edits["template_id_b"].values.astype(str))
+    labels = np.char.add(
+        np.char.add(edits["template_id"].values.astype(str), " ~ "),
+        edits["template_id_b"].values.astype(str),
+    )
     present = st.present.T[:, task_of]  # (model, pair): the model has scores on the task
     lacking = present & np.isnan(edits["difference"].transpose("model", "pair").values)
-    _log_pairs(log, section, st, lacking, task_of, labels,
-               "no score from this model under one of the two templates: no difference, left "
-               "out of the largest effects and the edit means")
+    _log_pairs(
+        log,
+        section,
+        st,
+        lacking,
+        task_of,
+        labels,
+        "no score from this model under one of the two templates: no difference, left "
+        "out of the largest effects and the edit means",
+    )
     if "n_samples" not in edits:
         return
     untested = present & ~lacking & (edits["n_samples"].transpose("model", "pair").values == 0)
-    _log_pairs(log, section, st, untested, task_of, labels,
-               "no sample scored under both templates: not tested")
+    _log_pairs(
+        log,
+        section,
+        st,
+        untested,
+        task_of,
+        labels,
+        "no sample scored under both templates: not tested",
+    )
     score = cube["score"].transpose("model", "task", "template", "sample")
-    seen = [np.asarray(score.isel(task=xr.DataArray(task_of, dims="pair"),
-                                  template=xr.DataArray(edits[name].values, dims="pair"))
-                       .notnull().transpose("model", "pair", "sample").values)
-            for name in ("template", "template_b")]
-    tested = (edits["n_samples"].transpose("model", "pair").values > 0)
+    seen = [
+        np.asarray(
+            score.isel(
+                task=xr.DataArray(task_of, dims="pair"),
+                template=xr.DataArray(edits[name].values, dims="pair"),
+            )
+            .notnull()
+            .transpose("model", "pair", "sample")
+            .values
+        )
+        for name in ("template", "template_b")
+    ]
+    tested = edits["n_samples"].transpose("model", "pair").values > 0
     one_side = (seen[0] ^ seen[1]) & tested[..., None]  # (model, pair, sample)
     by_task = np.zeros((edits.sizes["pair"], len(st.tasks)))
     by_task[np.arange(edits.sizes["pair"]), task_of] = 1.0
     dropped = np.einsum("mps,pt->mts", one_side.astype(float), by_task) > 0
-    ids = (np.asarray(cube["sample_id"].transpose("task", "sample").values, dtype=object)
-           .astype(str) if "sample_id" in cube.coords
-           else np.broadcast_to(np.arange(score.sizes["sample"]).astype(str),
-                                (len(st.tasks), score.sizes["sample"])))
+    ids = (
+        np.asarray(cube["sample_id"].transpose("task", "sample").values, dtype=object).astype(str)
+        if "sample_id" in cube.coords
+        else np.broadcast_to(
+            np.arange(score.sizes["sample"]).astype(str), (len(st.tasks), score.sizes["sample"])
+        )
+    )
     for m, t in np.argwhere(dropped.any(-1)):
-        log.add(section, "samples", ids[t][dropped[m, t]].tolist(),
-                "scored under only one template of a pair: left out of that pair's McNemar "
-                "test by pairwise deletion ('samples left out' counts them per pair)",
-                task=st.tasks[t], model=st.models[m])
+        log.add(
+            section,
+            "samples",
+            ids[t][dropped[m, t]].tolist(),
+            "scored under only one template of a pair: left out of that pair's McNemar "
+            "test by pairwise deletion ('samples left out' counts them per pair)",
+            task=st.tasks[t],
+            model=st.models[m],
+        )
 
 
 def _log_pairs(log, section, st, mask, task_of, labels, why) -> None:
@@ -542,7 +636,6 @@ def _log_pairs(log, section, st, mask, task_of, labels, why) -> None:
         groups.setdefault((m, task_of[p]), []).append(labels[p])
     for (m, t), which in groups.items():
         log.add(section, "template pairs", which, why, task=st.tasks[t], model=st.models[m])
-
 
 
 def edit_rules(edits: xr.Dataset, *, alpha: float = 0.05) -> xr.Dataset:
@@ -593,29 +686,41 @@ def edit_rules(edits: xr.Dataset, *, alpha: float = 0.05) -> xr.Dataset:
     mean = np.round(mean, 12)
     n_pairs = one_hot.sum(axis=0).astype(np.int64)
     task_codes = pd.factorize(pd.Series(edits["task"].values, dtype=object))[0]
-    distinct = np.unique(np.stack([codes, task_codes], axis=1), axis=0) if len(codes) \
+    distinct = (
+        np.unique(np.stack([codes, task_codes], axis=1), axis=0)
+        if len(codes)
         else np.zeros((0, 2), dtype=np.int64)
+    )
     n_tasks = np.bincount(distinct[:, 0], minlength=n_rules).astype(np.int64)
     order = np.lexsort((np.arange(n_rules), -n_pairs, -n_tasks))
-    model_coords = {name: coord for name, coord in edits.coords.items()
-                    if coord.dims == ("model",)}
-    data = {"mean_difference": (("model", "rule"), mean[:, order]),
-            "n_pairs": ("rule", n_pairs[order]), "n_tasks": ("rule", n_tasks[order])}
+    model_coords = {name: coord for name, coord in edits.coords.items() if coord.dims == ("model",)}
+    data = {
+        "mean_difference": (("model", "rule"), mean[:, order]),
+        "n_pairs": ("rule", n_pairs[order]),
+        "n_tasks": ("rule", n_tasks[order]),
+    }
     if "pvalue_adjusted" in edits:
         adjusted = edits["pvalue_adjusted"].transpose("model", "pair").values
         tested = ~np.isnan(adjusted)
-        data["n_significant"] = (("model", "rule"),
-                                 ((tested & (adjusted < alpha)).astype(float) @ one_hot)
-                                 [:, order].astype(np.int64))
-        data["n_tested"] = (("model", "rule"),
-                            (tested.astype(float) @ one_hot)[:, order].astype(np.int64))
+        data["n_significant"] = (
+            ("model", "rule"),
+            ((tested & (adjusted < alpha)).astype(float) @ one_hot)[:, order].astype(np.int64),
+        )
+        data["n_tested"] = (
+            ("model", "rule"),
+            (tested.astype(float) @ one_hot)[:, order].astype(np.int64),
+        )
     rules = np.asarray(names, dtype=object)[order]
-    return xr.Dataset(data, coords={**model_coords, "rule": rules},
-                      attrs={**edits.attrs, "statistic": "edit_rules", "alpha": alpha})
+    return xr.Dataset(
+        data,
+        coords={**model_coords, "rule": rules},
+        attrs={**edits.attrs, "statistic": "edit_rules", "alpha": alpha},
+    )
 
 
-def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "difference",
-                  rule: str | None = None) -> pd.DataFrame:
+def largest_edits(
+    edits: xr.Dataset, top: int | None = 20, *, by: str = "difference", rule: str | None = None
+) -> pd.DataFrame:
     """The largest effects of minimal edits, one row per model and pair (table 5 of the paper).
 
     Parameters
@@ -654,8 +759,10 @@ def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "differe
     """
     check_choice("by", by, ("difference", "pvalue"))
     if by == "pvalue" and "pvalue_adjusted" not in edits:
-        raise OptionError(f"largest_edits: by='pvalue' needs tests, and this result has none "
-                         f"({edits.attrs.get('test', 'no test')})")
+        raise OptionError(
+            f"largest_edits: by='pvalue' needs tests, and this result has none "
+            f"({edits.attrs.get('test', 'no test')})"
+        )
     if rule is not None:
         edits = edits.isel(pair=np.asarray(edits["rule"].values == rule, dtype=bool))
     names = ["score", "score_b", "difference"]
@@ -664,17 +771,19 @@ def largest_edits(edits: xr.Dataset, top: int | None = 20, *, by: str = "differe
     values = {n: edits[n].transpose(*dims).values.reshape(-1) for n in names}
     n_models, n_pairs = edits.sizes["model"], edits.sizes["pair"]
     pair = np.tile(np.arange(n_pairs), n_models)
-    frame = pd.DataFrame({
-        "edit": edits["rule"].values[pair],
-        "model": np.repeat(edits["model"].values, n_pairs),
-        "task": edits["task"].values[pair],
-        "template": edits["template_id"].values[pair],
-        "text": edits["text"].values[pair],
-        "score": values["score"],
-        "template_b": edits["template_id_b"].values[pair],
-        "text_b": edits["text_b"].values[pair],
-        **{n: values[n] for n in names[1:]},
-    })
+    frame = pd.DataFrame(
+        {
+            "edit": edits["rule"].values[pair],
+            "model": np.repeat(edits["model"].values, n_pairs),
+            "task": edits["task"].values[pair],
+            "template": edits["template_id"].values[pair],
+            "text": edits["text"].values[pair],
+            "score": values["score"],
+            "template_b": edits["template_id_b"].values[pair],
+            "text_b": edits["text_b"].values[pair],
+            **{n: values[n] for n in names[1:]},
+        }
+    )
     frame = frame[~np.isnan(frame["difference"].to_numpy())]
     if by == "difference":
         key = -np.abs(frame["difference"].to_numpy())

@@ -214,7 +214,8 @@ def simulate_estimators(
         raise CubeError(
             f"{function}: the cube holds no score: every model is missing on every task "
             f"({scores.sizes['model']} models × {scores.sizes['task']} tasks), so there is "
-            "nothing to draw partial designs from")
+            "nothing to draw partial designs from"
+        )
     exact = np.where(present[..., None], truth(y, t_in, quantiles), np.nan)
     if budgets is None:
         largest = int(samples.sum(-1).max()) if samples.size else 1
@@ -290,8 +291,10 @@ def simulate_estimators(
             "error_se": (dims, error_se),
             "bias": (dims, bias),
             "calls": (("estimator", "budget"), calls),
-            "over_budget": (("estimator", "budget"),
-                            np.maximum(calls - np.asarray(budgets, float), 0.0)),
+            "over_budget": (
+                ("estimator", "budget"),
+                np.maximum(calls - np.asarray(budgets, float), 0.0),
+            ),
         },
         coords=coords,
         attrs={

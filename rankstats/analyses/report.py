@@ -33,24 +33,36 @@ def _cube(function: str, name: str, value):
     """A check that the input is a score cube or a DataArray of scores."""
     if isinstance(value, (xr.Dataset, xr.DataArray)):
         return value
-    raise InputTypeError(f"{function}: {name} must be a score cube (xarray.Dataset) or a "
-                         f"DataArray of scores (got {type(value).__name__})")
+    raise InputTypeError(
+        f"{function}: {name} must be a score cube (xarray.Dataset) or a "
+        f"DataArray of scores (got {type(value).__name__})"
+    )
 
 
 def _resamples_or_none(function: str, name: str, value) -> int:
     """A check that the value is 0 (no stability section) or a bootstrap's count, at least 2."""
     value = o.non_negative_int(function, name, value)
     if value == 1:
-        raise OptionError(f"{function}: {name}=1 is not allowed; {name} must be 0 (leave the "
-                          "stability section out) or an integer of at least 2")
+        raise OptionError(
+            f"{function}: {name}=1 is not allowed; {name} must be 0 (leave the "
+            "stability section out) or an integer of at least 2"
+        )
     return value
 
 
-@checked(cube=_cube, threshold=o.finite, n_resamples=_resamples_or_none,
-         conventions=_conventions.resolve)
-def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
-           higher_is_better: bool | None = None, n_resamples: int = 200,
-           seed=None, conventions=None) -> xr.Dataset:
+@checked(
+    cube=_cube, threshold=o.finite, n_resamples=_resamples_or_none, conventions=_conventions.resolve
+)
+def report(
+    cube,
+    *,
+    threshold: float = 0.05,
+    nan_policy: str = "omit",
+    higher_is_better: bool | None = None,
+    n_resamples: int = 200,
+    seed=None,
+    conventions=None,
+) -> xr.Dataset:
     """Analyse a cube: agreement, significance, divergence, metrics, rankings.
 
     Parameters
@@ -262,41 +274,71 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
     parts = [
         _agreement(scores, nan_policy, structure, log, conventions),
         _least_agreeing_pair(scores, best_first, nan_policy, structure, log),
-        _metrics(scores, best_first, nan_policy, threshold, structure, log,
-                 conventions["metric_ranks"]),
+        _metrics(
+            scores, best_first, nan_policy, threshold, structure, log, conventions["metric_ranks"]
+        ),
     ]
     if "template_is_original" in scores.coords:
         parts.append(_divergence(scores, nan_policy, structure, log))
     else:
-        log.add("divergence", "section", ["divergence"], "left out: the cube has no "
-                "template_is_original coordinate (which templates are the benchmark's own)")
+        log.add(
+            "divergence",
+            "section",
+            ["divergence"],
+            "left out: the cube has no "
+            "template_is_original coordinate (which templates are the benchmark's own)",
+        )
     if "template_valid" in scores.coords:
         parts.append(_filtering(scores, best_first, nan_policy, structure, log))
     else:
-        log.add("filtering", "section", ["filtering"], "left out: the cube has no "
-                "template_valid coordinate (which templates passed a check)")
+        log.add(
+            "filtering",
+            "section",
+            ["filtering"],
+            "left out: the cube has no template_valid coordinate (which templates passed a check)",
+        )
     over = None
     if n_resamples:
         over = "both" if "sample" in _score_dims(cube) else "templates"
-        parts.append(_stability(cube, scores, n_resamples, over, seed, nan_policy, structure,
-                                log, best_first, conventions["metric_ranks"]))
+        parts.append(
+            _stability(
+                cube,
+                scores,
+                n_resamples,
+                over,
+                seed,
+                nan_policy,
+                structure,
+                log,
+                best_first,
+                conventions["metric_ranks"],
+            )
+        )
     if n_resamples:
         parts.append(_variance(cube, n_resamples, seed, structure, log))
     if "sample" in _score_dims(cube) and isinstance(cube, xr.Dataset):
         parts.append(_sensitivity(cube))
     item_level = _item_level_refusal(cube, kind)
     if item_level is None:
-        parts.append(_per_sample_tests(cube["score"], parts[2]["metric_value"], best_first,
-                                       structure, log))
+        parts.append(
+            _per_sample_tests(cube["score"], parts[2]["metric_value"], best_first, structure, log)
+        )
     else:
-        log.add("template_effect", "section", ["template_effect", "leaders"],
-                f"left out: Cochran's Q and McNemar's test need binary scores per sample; "
-                f"{item_level}")
+        log.add(
+            "template_effect",
+            "section",
+            ["template_effect", "leaders"],
+            f"left out: Cochran's Q and McNemar's test need binary scores per sample; {item_level}",
+        )
     if isinstance(cube, xr.Dataset) and "template_text" in cube.coords:
         parts.append(_minimal_edits(cube, structure, log))
     else:
-        log.add("edits", "section", ["edits"], "left out: the cube has no template_text "
-                "coordinate (the templates' wording)")
+        log.add(
+            "edits",
+            "section",
+            ["edits"],
+            "left out: the cube has no template_text coordinate (the templates' wording)",
+        )
     if isinstance(cube, xr.Dataset) and "verbalizer_group" in cube.coords:
         from .verbalizer import log_drops, verbalizer_analysis
 
@@ -304,9 +346,11 @@ def report(cube, *, threshold: float = 0.05, nan_policy: str = "omit",
         log_drops(cube, structure, log)
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
     # the best templates are found among all of them, whatever the metric ranks use
-    maxp = (parts[2]["metric_value"].sel(metric="maxp", drop=True)
-            if conventions["metric_ranks"]["templates"] == "all" else
-            prompt_metrics(scores, higher_is_better=best_first, nan_policy=nan_policy).maxp)
+    maxp = (
+        parts[2]["metric_value"].sel(metric="maxp", drop=True)
+        if conventions["metric_ranks"]["templates"] == "all"
+        else prompt_metrics(scores, higher_is_better=best_first, nan_policy=nan_policy).maxp
+    )
     by_benchmark = _by_benchmark(analysis, scores, best_first, structure, log, maxp)
     analysis = analysis.drop_vars("benchmark", errors="ignore").merge(by_benchmark)
     analysis = analysis.merge(log.dataset()).merge(_conventions.table(conventions))
@@ -343,17 +387,20 @@ def _check_valid(scores, conventions) -> None:
         return
     for key in _conventions.STANDARD:
         if conventions[key]["templates"] == "valid":
-            raise OptionError(f"report: conventions {key}.templates='valid' needs the cube's "
-                              "template_valid coordinate (which templates passed a check), "
-                              "and the cube has none")
+            raise OptionError(
+                f"report: conventions {key}.templates='valid' needs the cube's "
+                "template_valid coordinate (which templates passed a check), "
+                "and the cube has none"
+            )
 
 
 def _over(scores, templates: str):
     """The scores of a convention's template set: all, or those marked valid."""
     if templates == "all":
         return scores
-    return scores.where(xr.DataArray(_task_template_mask(scores["template_valid"]),
-                                     dims=("task", "template")))
+    return scores.where(
+        xr.DataArray(_task_template_mask(scores["template_valid"]), dims=("task", "template"))
+    )
 
 
 def _structure_of(scores, st: Structure, templates: str) -> Structure:
@@ -363,16 +410,22 @@ def _structure_of(scores, st: Structure, templates: str) -> Structure:
 def _invalid_drops(log: Log, section: str, st: Structure, scores, what: str) -> None:
     """The scored templates a convention of valid templates leaves out of ``what``."""
     valid = _task_template_mask(scores["template_valid"])
-    log.templates(section, st, st.scored & ~valid,
-                  f"marked invalid (template_valid is false): left out of {what} (conventions: "
-                  "valid templates only)")
+    log.templates(
+        section,
+        st,
+        st.scored & ~valid,
+        f"marked invalid (template_valid is false): left out of {what} (conventions: "
+        "valid templates only)",
+    )
 
 
 def _score_dims(cube) -> tuple:
     if isinstance(cube, xr.Dataset):
         if "score" not in cube.data_vars:
-            raise CubeError("report: the cube has no 'score' variable (variables: "
-                            f"{', '.join(map(str, cube.data_vars)) or 'none'})")
+            raise CubeError(
+                "report: the cube has no 'score' variable (variables: "
+                f"{', '.join(map(str, cube.data_vars)) or 'none'})"
+            )
         return cube["score"].dims
     return cube.dims
 
@@ -382,20 +435,24 @@ def _check_dims(cube) -> None:
     dims = _score_dims(cube)
     missing = [d for d in _REPORT_DIMS[:3] if d not in dims]
     if missing:
-        raise DimensionError(f"report: the scores lack the dimension(s) "
-                             f"{', '.join(map(repr, missing))} (they have "
-                             f"{', '.join(map(repr, dims)) or 'none'})")
+        raise DimensionError(
+            f"report: the scores lack the dimension(s) "
+            f"{', '.join(map(repr, missing))} (they have "
+            f"{', '.join(map(repr, dims)) or 'none'})"
+        )
     extra = [d for d in dims if d not in _REPORT_DIMS]
     if extra:
-        sizes = dict(zip(dims, (cube["score"] if isinstance(cube, xr.Dataset) else cube).shape,
-                         strict=True))
+        sizes = dict(
+            zip(dims, (cube["score"] if isinstance(cube, xr.Dataset) else cube).shape, strict=True)
+        )
         shown = ", ".join(f"{d!r} (size {sizes[d]})" for d in extra)
         first = extra[0]
         raise DimensionError(
             f"report: the cube's scores have the extra dimension(s) {shown}; the report "
             f"analyses one model × task × template cube at a time: select one position "
             f"(cube.isel({first}=0)) or fold {first!r} into the task dimension, and report "
-            "each")
+            "each"
+        )
 
 
 def _score_kind(cube) -> str | None:
@@ -422,11 +479,19 @@ def _structure_drops(log: Log, st: Structure) -> None:
     for t in np.flatnonzero(st.n_models == 0):
         log.task(EVERY_SECTION, st.tasks[t], "no score at all: left out of every section")
     scored_task = (st.n_models > 0)[:, None]
-    log.models(EVERY_SECTION, st, ~st.present & scored_task,
-               "absent: no score on any template of the task; left out of every per-task "
-               "statistic (structure, not a missing value)")
-    log.templates(EVERY_SECTION, st, st.real & ~st.scored & scored_task,
-                  "no score for any model: left out of every per-task statistic")
+    log.models(
+        EVERY_SECTION,
+        st,
+        ~st.present & scored_task,
+        "absent: no score on any template of the task; left out of every per-task "
+        "statistic (structure, not a missing value)",
+    )
+    log.templates(
+        EVERY_SECTION,
+        st,
+        st.real & ~st.scored & scored_task,
+        "no score for any model: left out of every per-task statistic",
+    )
 
 
 def _too_few(log: Log, section: str, st: Structure, what: str) -> np.ndarray:
@@ -440,63 +505,101 @@ def _too_few(log: Log, section: str, st: Structure, what: str) -> np.ndarray:
 
 def _agreement(scores, nan_policy, st: Structure, log: Log, conventions: dict):
     w_options, f_options = conventions["kendall_w"], conventions["friedman"]
-    w = kendall_w(_over(scores, w_options["templates"]), ties=w_options["ties"],
-                  tie_correction=w_options["tie_correction"], nan_policy=nan_policy)
+    w = kendall_w(
+        _over(scores, w_options["templates"]),
+        ties=w_options["ties"],
+        tie_correction=w_options["tie_correction"],
+        nan_policy=nan_policy,
+    )
     f_scores = _over(scores, f_options["templates"])
-    f_kwargs = {"ties": f_options["ties"], "tie_correction": f_options["tie_correction"],
-                "nan_policy": nan_policy}
+    f_kwargs = {
+        "ties": f_options["ties"],
+        "tie_correction": f_options["tie_correction"],
+        "nan_policy": nan_policy,
+    }
     by_template = friedman(f_scores, **f_kwargs)
     by_model = friedman(f_scores, blocks="template", treatments="model", **f_kwargs)
     same = w_options["templates"] == f_options["templates"]
     if "valid" in (w_options["templates"], f_options["templates"]):
-        what = ("W and both Friedman tests" if same else
-                "W" if w_options["templates"] == "valid" else "both Friedman tests")
+        what = (
+            "W and both Friedman tests"
+            if same
+            else "W"
+            if w_options["templates"] == "valid"
+            else "both Friedman tests"
+        )
         _invalid_drops(log, "agreement", st, scores, what)
     w_st = _structure_of(scores, st, w_options["templates"])
-    _agreement_drops(log, w_st, w_st if same else _structure_of(scores, st, f_options["templates"]),
-                     nan_policy, w, by_template)
-    return xr.Dataset({
-        "w": w.statistic,
-        "w_chi2": w.chi2,
-        "w_pvalue": w.pvalue,
-        "w_n_templates": w.n_judges,
-        "w_n_models": w.n_objects,
-        "friedman_template_statistic": by_template.statistic,
-        "friedman_template_pvalue": by_template.pvalue,
-        "friedman_template_n_models": by_template.n_blocks,
-        "friedman_model_statistic": by_model.statistic,
-        "friedman_model_pvalue": by_model.pvalue,
-    })
+    _agreement_drops(
+        log,
+        w_st,
+        w_st if same else _structure_of(scores, st, f_options["templates"]),
+        nan_policy,
+        w,
+        by_template,
+    )
+    return xr.Dataset(
+        {
+            "w": w.statistic,
+            "w_chi2": w.chi2,
+            "w_pvalue": w.pvalue,
+            "w_n_templates": w.n_judges,
+            "w_n_models": w.n_objects,
+            "friedman_template_statistic": by_template.statistic,
+            "friedman_template_pvalue": by_template.pvalue,
+            "friedman_template_n_models": by_template.n_blocks,
+            "friedman_model_statistic": by_model.statistic,
+            "friedman_model_pvalue": by_model.pvalue,
+        }
+    )
 
 
 def _per_task(array: xr.DataArray) -> np.ndarray:
     return np.asarray(array.transpose("task").values, dtype=float)
 
 
-def _agreement_drops(log: Log, st: Structure, st_f: Structure, nan_policy: str, w,
-                     by_template) -> None:
+def _agreement_drops(
+    log: Log, st: Structure, st_f: Structure, nan_policy: str, w, by_template
+) -> None:
     """What W (over ``st``'s templates) and Friedman (over ``st_f``'s) leave out."""
     section = "agreement"
     if nan_policy == "omit":
         by_w = "W and Friedman (models)" if st is st_f else "W"
-        log.templates(section, st, st.incomplete_template,
-                      f"lacking a score for some model present on the task: left out of {by_w} "
-                      "by listwise deletion (nan_policy='omit')")
+        log.templates(
+            section,
+            st,
+            st.incomplete_template,
+            f"lacking a score for some model present on the task: left out of {by_w} "
+            "by listwise deletion (nan_policy='omit')",
+        )
         if st is not st_f:
-            log.templates(section, st_f, st_f.incomplete_template,
-                          "lacking a score for some model present on the task: left out of "
-                          "Friedman (models) by listwise deletion (nan_policy='omit')")
-        log.models(section, st_f, st_f.incomplete_model,
-                   "lacking a score on some template of the task: left out of Friedman "
-                   "(templates) by listwise deletion (nan_policy='omit')")
+            log.templates(
+                section,
+                st_f,
+                st_f.incomplete_template,
+                "lacking a score for some model present on the task: left out of "
+                "Friedman (models) by listwise deletion (nan_policy='omit')",
+            )
+        log.models(
+            section,
+            st_f,
+            st_f.incomplete_model,
+            "lacking a score on some template of the task: left out of Friedman "
+            "(templates) by listwise deletion (nan_policy='omit')",
+        )
     else:
-        log.templates(section, st, st.incomplete_template | st_f.incomplete_template,
-                      "lacking a score for some model present on the task: W and both "
-                      "Friedman tests are NaN (nan_policy='propagate'; 'omit' would leave "
-                      "these templates out)")
+        log.templates(
+            section,
+            st,
+            st.incomplete_template | st_f.incomplete_template,
+            "lacking a score for some model present on the task: W and both "
+            "Friedman tests are NaN (nan_policy='propagate'; 'omit' would leave "
+            "these templates out)",
+        )
     enough = _too_few(log, section, st, "W, both Friedman tests and min τ are NaN")
-    poisoned = ((st.incomplete_template.any(1) | st_f.incomplete_template.any(1))
-                & (nan_policy != "omit"))
+    poisoned = (st.incomplete_template.any(1) | st_f.incomplete_template.any(1)) & (
+        nan_policy != "omit"
+    )
     w_nan = np.isnan(_per_task(w.statistic))
     judges = _per_task(w.n_judges)
     f_nan = np.isnan(_per_task(by_template.statistic))
@@ -504,13 +607,23 @@ def _agreement_drops(log: Log, st: Structure, st_f: Structure, nan_policy: str, 
     for t in np.flatnonzero(enough & ~poisoned & (w_nan | f_nan)):
         reasons = []
         if w_nan[t]:
-            reasons.append("W and Friedman (models): " + (
-                "fewer than two complete templates remain after listwise deletion"
-                if judges[t] < 2 else "every template ties every model"))
+            reasons.append(
+                "W and Friedman (models): "
+                + (
+                    "fewer than two complete templates remain after listwise deletion"
+                    if judges[t] < 2
+                    else "every template ties every model"
+                )
+            )
         if f_nan[t]:
-            reasons.append("Friedman (templates): " + (
-                "fewer than two complete models remain after listwise deletion"
-                if blocks[t] < 2 else "every model scores its templates alike"))
+            reasons.append(
+                "Friedman (templates): "
+                + (
+                    "fewer than two complete models remain after listwise deletion"
+                    if blocks[t] < 2
+                    else "every model scores its templates alike"
+                )
+            )
         log.task(section, st.tasks[t], "; ".join(reasons) + " (NaN)")
 
 
@@ -534,17 +647,19 @@ def _least_agreeing_pair(scores, best_first, nan_policy, st: Structure, log: Log
     ids = xr.DataArray(np.asarray(st.template_ids, dtype=object), dims=("task", "template"))
     found = xr.DataArray(found, dims=lead)
     minimum = xr.DataArray(np.take_along_axis(flat, best[..., None], -1)[..., 0], dims=lead)
-    return xr.Dataset({
-        "tau_min": minimum.where(found),
-        "tau_min_template": ids.isel(template=first, drop=True).where(found, ""),
-        "tau_min_template_b": ids.isel(template=second, drop=True).where(found, ""),
-        "tau_min_rank": ranks.isel(template=first, drop=True),
-        "tau_min_rank_b": ranks.isel(template=second, drop=True),
-        "tau_min_score": scores.isel(template=first, drop=True),
-        "tau_min_score_b": scores.isel(template=second, drop=True),
-        "negative_tau_pairs": (pairs < 0).sum(("template", "template_b")),
-        "template_pairs": pairs.notnull().sum(("template", "template_b")),
-    }).pipe(_with_pair_drops, st, log, nan_policy)
+    return xr.Dataset(
+        {
+            "tau_min": minimum.where(found),
+            "tau_min_template": ids.isel(template=first, drop=True).where(found, ""),
+            "tau_min_template_b": ids.isel(template=second, drop=True).where(found, ""),
+            "tau_min_rank": ranks.isel(template=first, drop=True),
+            "tau_min_rank_b": ranks.isel(template=second, drop=True),
+            "tau_min_score": scores.isel(template=first, drop=True),
+            "tau_min_score_b": scores.isel(template=second, drop=True),
+            "negative_tau_pairs": (pairs < 0).sum(("template", "template_b")),
+            "template_pairs": pairs.notnull().sum(("template", "template_b")),
+        }
+    ).pipe(_with_pair_drops, st, log, nan_policy)
 
 
 def _with_pair_drops(pairs: xr.Dataset, st: Structure, log: Log, nan_policy: str):
@@ -554,19 +669,33 @@ def _with_pair_drops(pairs: xr.Dataset, st: Structure, log: Log, nan_policy: str
     low = np.where(st.observed, st.values, np.inf).min(1)
     high = np.where(st.observed, st.values, -np.inf).max(1)
     several = (st.n_models >= 2)[:, None]
-    undefined = ("τ with any other template is undefined, so they are left out of min τ and "
-                 "the pair counts")
-    log.templates(section, st, st.scored & several & (counts == 1),
-                  f"scored for one model only: {undefined}")
-    log.templates(section, st, st.scored & (counts >= 2) & (low == high),
-                  f"every model scores the same on them: {undefined}")
+    undefined = (
+        "τ with any other template is undefined, so they are left out of min τ and the pair counts"
+    )
+    log.templates(
+        section, st, st.scored & several & (counts == 1), f"scored for one model only: {undefined}"
+    )
+    log.templates(
+        section,
+        st,
+        st.scored & (counts >= 2) & (low == high),
+        f"every model scores the same on them: {undefined}",
+    )
     if nan_policy == "omit":
-        log.templates(section, st, st.incomplete_template,
-                      "lacking a score for some model: each τ with them ranks only the models "
-                      "both templates score (pairwise deletion, nan_policy='omit')")
+        log.templates(
+            section,
+            st,
+            st.incomplete_template,
+            "lacking a score for some model: each τ with them ranks only the models "
+            "both templates score (pairwise deletion, nan_policy='omit')",
+        )
     else:
-        log.templates(section, st, st.incomplete_template,
-                      f"lacking a score for some model (nan_policy='propagate'): {undefined}")
+        log.templates(
+            section,
+            st,
+            st.incomplete_template,
+            f"lacking a score for some model (nan_policy='propagate'): {undefined}",
+        )
     enough = _too_few(log, section, st, "no pair of templates to compare")
     none = enough & (_per_task(pairs["template_pairs"]) == 0)
     for t in np.flatnonzero(none):
@@ -575,36 +704,48 @@ def _with_pair_drops(pairs: xr.Dataset, st: Structure, log: Log, nan_policy: str
 
 
 def _without_template_coords(array):
-    return array.drop_vars([name for name, coord in array.coords.items()
-                            if "template" in coord.dims])
+    return array.drop_vars(
+        [name for name, coord in array.coords.items() if "template" in coord.dims]
+    )
 
 
 def _metric_values(scores, best_first, nan_policy, valid=None, ties="average"):
-    values = prompt_metrics(scores, valid=valid, higher_is_better=best_first,
-                            nan_policy=nan_policy)
-    stacked = xr.concat([values[name] for name in METRICS],
-                        dim=_METRIC_INDEX, coords="minimal",
-                        compat="override")
+    values = prompt_metrics(scores, valid=valid, higher_is_better=best_first, nan_policy=nan_policy)
+    stacked = xr.concat(
+        [values[name] for name in METRICS], dim=_METRIC_INDEX, coords="minimal", compat="override"
+    )
     # saturation is better when higher whichever way the scores point
-    direction = xr.DataArray([best_first, best_first, True, best_first], dims="metric",
-                             coords={"metric": _METRIC_INDEX})
+    direction = xr.DataArray(
+        [best_first, best_first, True, best_first], dims="metric", coords={"metric": _METRIC_INDEX}
+    )
     ranks = xr.concat(
-        [rank(stacked.sel(metric=name), "model", ties=ties,
-              higher_is_better=bool(direction.sel(metric=name)))
-         for name in METRICS],
+        [
+            rank(
+                stacked.sel(metric=name),
+                "model",
+                ties=ties,
+                higher_is_better=bool(direction.sel(metric=name)),
+            )
+            for name in METRICS
+        ],
         dim=_METRIC_INDEX,
     )
     return stacked, ranks
 
 
-def _metrics(scores, best_first, nan_policy, threshold, st: Structure, log: Log,
-             options: dict):
+def _metrics(scores, best_first, nan_policy, threshold, st: Structure, log: Log, options: dict):
     valid = options["templates"] == "valid"
-    values, ranks = _metric_values(scores, best_first, nan_policy, valid=True if valid else None,
-                                   ties=options["ties"])
+    values, ranks = _metric_values(
+        scores, best_first, nan_policy, valid=True if valid else None, ties=options["ties"]
+    )
     if valid:
-        _invalid_drops(log, "metrics", st, scores, "MaxP, AvgP, saturation, CPS, their ranks "
-                       "and the share above the threshold")
+        _invalid_drops(
+            log,
+            "metrics",
+            st,
+            scores,
+            "MaxP, AvgP, saturation, CPS, their ranks and the share above the threshold",
+        )
         st = _structure_of(scores, st, "valid")
         scores = _over(scores, "valid")
     observed = scores.notnull()
@@ -613,28 +754,34 @@ def _metrics(scores, best_first, nan_policy, threshold, st: Structure, log: Log,
     for t, m in np.argwhere(st.incomplete_model):
         missing = st.templates(t, st.hole[t, m])
         n = int(st.n_templates[t])
-        why = ("no score from this model on them: its MaxP, AvgP, saturation and CPS are over "
-               f"its other {n - len(missing)} of the task's {n} templates"
-               if nan_policy == "omit" else
-               "no score from this model on them: its MaxP, AvgP, saturation and CPS are NaN "
-               "(nan_policy='propagate')")
+        why = (
+            "no score from this model on them: its MaxP, AvgP, saturation and CPS are over "
+            f"its other {n - len(missing)} of the task's {n} templates"
+            if nan_policy == "omit"
+            else "no score from this model on them: its MaxP, AvgP, saturation and CPS are NaN "
+            "(nan_policy='propagate')"
+        )
         log.add("metrics", "templates", missing, why, task=st.tasks[t], model=st.models[m])
-    return xr.Dataset({
-        "metric_value": values,
-        "metric_rank": ranks,
-        "share_above_threshold": (above / present.where(present > 0)),
-    })
+    return xr.Dataset(
+        {
+            "metric_value": values,
+            "metric_rank": ranks,
+            "share_above_threshold": (above / present.where(present > 0)),
+        }
+    )
 
 
 def _divergence(scores, nan_policy, st: Structure, log: Log):
     result = divergence(scores, nan_policy=nan_policy)
     _divergence_drops(log, st, result, _task_template_mask(scores["template_is_original"]))
-    return xr.Dataset({
-        "divergence": result.statistic,
-        "original_score": result.original,
-        "paraphrase_mean": result.paraphrase_mean,
-        "paraphrase_std": result.paraphrase_std,
-    })
+    return xr.Dataset(
+        {
+            "divergence": result.statistic,
+            "original_score": result.original,
+            "paraphrase_mean": result.paraphrase_mean,
+            "paraphrase_std": result.paraphrase_std,
+        }
+    )
 
 
 def _task_template_mask(coord: xr.DataArray) -> np.ndarray:
@@ -649,26 +796,43 @@ def _divergence_drops(log: Log, st: Structure, result, original: np.ndarray) -> 
     paraphrases = st.scored & ~original
     has_scores = st.n_models > 0
     for t in np.flatnonzero(has_scores & ~original.any(1)):
-        log.task(section, st.tasks[t], "no template with a score is marked original "
-                 "(template_is_original): no divergence")
+        log.task(
+            section,
+            st.tasks[t],
+            "no template with a score is marked original (template_is_original): no divergence",
+        )
     few = has_scores & original.any(1) & (paraphrases.sum(1) < 2)
     for t in np.flatnonzero(few):
-        log.task(section, st.tasks[t], "fewer than two paraphrases with a score: no standard "
-                 "deviation to measure the original against")
+        log.task(
+            section,
+            st.tasks[t],
+            "fewer than two paraphrases with a score: no standard "
+            "deviation to measure the original against",
+        )
     usable = has_scores & original.any(1) & ~few
-    values = {name: np.asarray(result[name].transpose("task", "model").values, dtype=float)
-              for name in ("statistic", "n_original", "n_paraphrases", "paraphrase_std")}
+    values = {
+        name: np.asarray(result[name].transpose("task", "model").values, dtype=float)
+        for name in ("statistic", "n_original", "n_paraphrases", "paraphrase_std")
+    }
     undefined = usable[:, None] & st.present & np.isnan(values["statistic"])
     reasons = np.select(
         [values["n_original"] < 1, values["n_paraphrases"] < 2, values["paraphrase_std"] == 0],
-        ["no score on the original template(s): no divergence",
-         "fewer than two paraphrase scores: no standard deviation",
-         "the same score on every paraphrase (standard deviation 0): no divergence"],
-        "a missing score (nan_policy='propagate'): no divergence")
+        [
+            "no score on the original template(s): no divergence",
+            "fewer than two paraphrase scores: no standard deviation",
+            "the same score on every paraphrase (standard deviation 0): no divergence",
+        ],
+        "a missing score (nan_policy='propagate'): no divergence",
+    )
     for t in np.flatnonzero(undefined.any(1)):
         for why in dict.fromkeys(reasons[t][undefined[t]]):
-            log.add(section, "models", st.models_where(undefined[t] & (reasons[t] == why)),
-                    str(why), task=st.tasks[t])
+            log.add(
+                section,
+                "models",
+                st.models_where(undefined[t] & (reasons[t] == why)),
+                str(why),
+                task=st.tasks[t],
+            )
 
 
 def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alpha=0.05):
@@ -692,8 +856,7 @@ def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alph
         order = np.zeros((avgp.sizes["task"], 2), dtype=int)
     pick = {position: xr.DataArray(order[:, position], dims="task") for position in (0, 1)}
     # model attributes (revisions, sizes) differ between the two: keep only the values
-    leader, runner_up = (x.isel(model=pick[p]).reset_coords(drop=True)
-                         for p in (0, 1))
+    leader, runner_up = (x.isel(model=pick[p]).reset_coords(drop=True) for p in (0, 1))
     test = mcnemar(leader, runner_up, dim="sample", method="exact", nan_policy="omit")
     # padding templates, and templates one of the two lacks, test nothing
     tested = test["pvalue"].where((test["n_samples"] > 0) & xr.DataArray(pair, dims="task"))
@@ -701,49 +864,69 @@ def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alph
     apart = adjusted < alpha
     models = np.asarray(x["model"].values).astype(str)
     for t in np.flatnonzero((st.n_models > 0) & ~pair):
-        log.task("leaders", st.tasks[t], "fewer than two models with an AvgP: no leader and "
-                 "runner-up to compare")
-    untested = st.scored & pair[:, None] & ~np.asarray(
-        (test["n_samples"] > 0).transpose("task", "template").values, dtype=bool)
-    log.templates("leaders", st, untested,
-                  lambda t: f"{models[order[t, 0]]} or {models[order[t, 1]]} (the leader and "
-                            "the runner-up) has no score on them: not tested")
+        log.task(
+            "leaders",
+            st.tasks[t],
+            "fewer than two models with an AvgP: no leader and runner-up to compare",
+        )
+    untested = (
+        st.scored
+        & pair[:, None]
+        & ~np.asarray((test["n_samples"] > 0).transpose("task", "template").values, dtype=bool)
+    )
+    log.templates(
+        "leaders",
+        st,
+        untested,
+        lambda t: (
+            f"{models[order[t, 0]]} or {models[order[t, 1]]} (the leader and "
+            "the runner-up) has no score on them: not tested"
+        ),
+    )
     dropped = test["n_dropped"].where(tested.notnull(), 0).sum("template")
     _pairwise_drops(log, st, leader, runner_up, tested.notnull(), _sample_ids(x), models, order)
-    return xr.Dataset({
-        "template_effect_q": q["statistic"],
-        "template_effect_pvalue_adjusted": adjust_pvalues(q["pvalue"], "holm"),
-        "leader": ("task", np.where(ranked >= 1, models[order[:, 0]], "")),
-        "runner_up": ("task", np.where(pair, models[order[:, 1]], "")),
-        "leaders_templates_tested": adjusted.notnull().sum("template"),
-        "leader_better_templates": (apart & (test["b"] > test["c"])).sum("template"),
-        "runner_up_better_templates": (apart & (test["c"] > test["b"])).sum("template"),
-        "leaders_samples_dropped": dropped.astype(int),
-    }).reset_coords(drop=True)
+    return xr.Dataset(
+        {
+            "template_effect_q": q["statistic"],
+            "template_effect_pvalue_adjusted": adjust_pvalues(q["pvalue"], "holm"),
+            "leader": ("task", np.where(ranked >= 1, models[order[:, 0]], "")),
+            "runner_up": ("task", np.where(pair, models[order[:, 1]], "")),
+            "leaders_templates_tested": adjusted.notnull().sum("template"),
+            "leader_better_templates": (apart & (test["b"] > test["c"])).sum("template"),
+            "runner_up_better_templates": (apart & (test["c"] > test["b"])).sum("template"),
+            "leaders_samples_dropped": dropped.astype(int),
+        }
+    ).reset_coords(drop=True)
 
 
-def _pairwise_drops(log: Log, st: Structure, leader, runner_up, tested, ids, models,
-                    order) -> None:
+def _pairwise_drops(log: Log, st: Structure, leader, runner_up, tested, ids, models, order) -> None:
     """Samples one of the two leaders lacks under a tested template: McNemar's pairwise deletion."""
     one_side = (leader.notnull() ^ runner_up.notnull()) & tested
     one_side = np.asarray(one_side.transpose("task", "template", "sample").values, dtype=bool)
     if not one_side.any():
         return
     for t in np.flatnonzero(one_side.any((1, 2))):
-        log.add("leaders", "samples", ids[t][one_side[t].any(0)].tolist(),
-                f"scored for only one of {models[order[t, 0]]} and {models[order[t, 1]]} (the "
-                "leader and the runner-up) under some template: left out of that template's "
-                "McNemar test by pairwise deletion ('samples left out' counts them per "
-                "template)", task=st.tasks[t])
+        log.add(
+            "leaders",
+            "samples",
+            ids[t][one_side[t].any(0)].tolist(),
+            f"scored for only one of {models[order[t, 0]]} and {models[order[t, 1]]} (the "
+            "leader and the runner-up) under some template: left out of that template's "
+            "McNemar test by pairwise deletion ('samples left out' counts them per "
+            "template)",
+            task=st.tasks[t],
+        )
 
 
 def _sample_ids(x: xr.DataArray) -> np.ndarray:
     """The sample labels of each task, ``(task, sample)``: ``sample_id``, else positions."""
     if "sample_id" in x.coords:
-        return np.asarray(x["sample_id"].transpose("task", "sample").values, dtype=object
-                          ).astype(str)
-    return np.broadcast_to(np.arange(x.sizes["sample"]).astype(str),
-                           (x.sizes["task"], x.sizes["sample"]))
+        return np.asarray(x["sample_id"].transpose("task", "sample").values, dtype=object).astype(
+            str
+        )
+    return np.broadcast_to(
+        np.arange(x.sizes["sample"]).astype(str), (x.sizes["task"], x.sizes["sample"])
+    )
 
 
 def _cochran_drops(log: Log, st: Structure, x: xr.DataArray) -> None:
@@ -756,9 +939,15 @@ def _cochran_drops(log: Log, st: Structure, x: xr.DataArray) -> None:
         return
     ids = _sample_ids(x)
     for t, m in np.argwhere(incomplete.any(-1)):
-        log.add("template_effect", "samples", ids[t][incomplete[t, m]].tolist(),
-                "no score from this model under some of its templates: left out of Cochran's "
-                "Q by listwise deletion", task=st.tasks[t], model=st.models[m])
+        log.add(
+            "template_effect",
+            "samples",
+            ids[t][incomplete[t, m]].tolist(),
+            "no score from this model under some of its templates: left out of Cochran's "
+            "Q by listwise deletion",
+            task=st.tasks[t],
+            model=st.models[m],
+        )
 
 
 def _filtering(scores, best_first, nan_policy, st: Structure, log: Log):
@@ -766,18 +955,36 @@ def _filtering(scores, best_first, nan_policy, st: Structure, log: Log):
     valid_values, _ = _metric_values(scores, best_first, nan_policy, valid=True)
     tau = kendall_tau(all_values, valid_values, "model", nan_policy="omit")
     valid = _task_template_mask(scores["template_valid"])
-    log.templates("filtering", st, st.scored & ~valid,
-                  "marked invalid (template_valid is false): left out of the ranking over "
-                  "valid templates that each metric's ranking over all templates is compared "
-                  "with")
+    log.templates(
+        "filtering",
+        st,
+        st.scored & ~valid,
+        "marked invalid (template_valid is false): left out of the ranking over "
+        "valid templates that each metric's ranking over all templates is compared "
+        "with",
+    )
     for t in np.flatnonzero((st.n_models > 0) & ~(st.scored & valid).any(1)):
-        log.task("filtering", st.tasks[t], "no template with a score is marked valid: no "
-                 "ranking over valid templates to compare with (NaN)")
+        log.task(
+            "filtering",
+            st.tasks[t],
+            "no template with a score is marked valid: no "
+            "ranking over valid templates to compare with (NaN)",
+        )
     return xr.Dataset({"filtering_tau": tau.statistic})
 
 
-def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure, log: Log,
-               best_first, metric_options):
+def _stability(
+    cube,
+    scores,
+    n_resamples,
+    over,
+    seed,
+    nan_policy,
+    st: Structure,
+    log: Log,
+    best_first,
+    metric_options,
+):
     """Rank intervals and tie groups, and how many templates are enough.
 
     The leaderboard ranks the AvgP over every template with average ranks;
@@ -786,33 +993,36 @@ def _stability(cube, scores, n_resamples, over, seed, nan_policy, st: Structure,
     """
     from ..stability.resampling import leaderboard
 
-    board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed,
-                        nan_policy=nan_policy)
+    board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed, nan_policy=nan_policy)
     # the defaults of templates_needed (a smaller n_resamples starts with fewer draws)
     needed = _templates_needed(scores, min(n_resamples, 200), seed, nan_policy)
     _stability_drops(log, st, board, needed, nan_policy)
     own = {}
     if any(metric_options[k] != v for k, v in _conventions.STANDARD["metric_ranks"].items()):
         values, ranks = _metric_values(scores, best_first, nan_policy)
-        own = {"stability_avgp": values.sel(metric="avgp", drop=True),
-               "stability_rank": ranks.sel(metric="avgp", drop=True)}
-    return xr.Dataset({
-        **own,
-        "n_templates": needed["n_templates"],
-        "avgp_low": board["score_low"],
-        "avgp_high": board["score_high"],
-        "rank_low": board["rank_low"],
-        "rank_high": board["rank_high"],
-        "tie_group": board["tie_group"],
-        "arena_rank": board["arena_rank"],
-        "templates_needed": needed["k_needed"],
-        "templates_needed_censored": needed["censored"],
-        "templates_needed_low": needed["k_needed_low"],
-        "templates_needed_high": needed["k_needed_high"],
-        "templates_planned": needed["k_planned"],
-        "templates_recommended": needed["k_recommended"],
-        "templates_needed_resamples": needed["n_resamples"],
-    }).reset_coords(drop=True)
+        own = {
+            "stability_avgp": values.sel(metric="avgp", drop=True),
+            "stability_rank": ranks.sel(metric="avgp", drop=True),
+        }
+    return xr.Dataset(
+        {
+            **own,
+            "n_templates": needed["n_templates"],
+            "avgp_low": board["score_low"],
+            "avgp_high": board["score_high"],
+            "rank_low": board["rank_low"],
+            "rank_high": board["rank_high"],
+            "tie_group": board["tie_group"],
+            "arena_rank": board["arena_rank"],
+            "templates_needed": needed["k_needed"],
+            "templates_needed_censored": needed["censored"],
+            "templates_needed_low": needed["k_needed_low"],
+            "templates_needed_high": needed["k_needed_high"],
+            "templates_planned": needed["k_planned"],
+            "templates_recommended": needed["k_recommended"],
+            "templates_needed_resamples": needed["n_resamples"],
+        }
+    ).reset_coords(drop=True)
 
 
 def _templates_needed(scores, n_resamples, seed, nan_policy) -> xr.Dataset:
@@ -827,31 +1037,57 @@ def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) ->
     propagated = nan_policy != "omit"
     unranked = st.present & ~ranked
     for t in np.flatnonzero((st.n_models > 0) & ~ranked.any(1)):
-        log.task("stability", st.tasks[t], "no model is ranked: " + (
-            "every model lacks some score (nan_policy='propagate')"
-            if propagated and st.incomplete_model[t].all() else "no score to rank"))
+        log.task(
+            "stability",
+            st.tasks[t],
+            "no model is ranked: "
+            + (
+                "every model lacks some score (nan_policy='propagate')"
+                if propagated and st.incomplete_model[t].all()
+                else "no score to rank"
+            ),
+        )
     some = ranked.any(1)[:, None]
-    log.models("stability", st, unranked & some & st.incomplete_model & propagated,
-               "lacking a score on some template: no score interval or rank "
-               "(nan_policy='propagate')")
-    log.models("stability", st, unranked & some & ~(st.incomplete_model & propagated),
-               "no score interval or rank")
+    log.models(
+        "stability",
+        st,
+        unranked & some & st.incomplete_model & propagated,
+        "lacking a score on some template: no score interval or rank (nan_policy='propagate')",
+    )
+    log.models(
+        "stability",
+        st,
+        unranked & some & ~(st.incomplete_model & propagated),
+        "no score interval or rank",
+    )
     section = "templates_needed"
     if nan_policy == "omit":
-        log.templates(section, st, st.incomplete_template,
-                      "lacking a score for some model present on the task: left out of the "
-                      "pool of templates drawn from (listwise deletion, nan_policy='omit')")
+        log.templates(
+            section,
+            st,
+            st.incomplete_template,
+            "lacking a score for some model present on the task: left out of the "
+            "pool of templates drawn from (listwise deletion, nan_policy='omit')",
+        )
     else:
-        log.templates(section, st, st.incomplete_template,
-                      "lacking a score for some model present on the task: every draw that "
-                      "includes them gives NaN (nan_policy='propagate')")
+        log.templates(
+            section,
+            st,
+            st.incomplete_template,
+            "lacking a score for some model present on the task: every draw that "
+            "includes them gives NaN (nan_policy='propagate')",
+        )
     enough = _too_few(log, section, st, "no ranking to agree with (NaN)")
     pool = _per_task(needed["n_templates"])
     k = _per_task(needed["k_needed"])
     for t in np.flatnonzero(enough & np.isnan(k)):
-        log.task(section, st.tasks[t], "fewer than two templates in the pool (NaN)"
-                 if pool[t] < 2 else "no two disjoint sets of templates give a ranking to "
-                 "compare (NaN)")
+        log.task(
+            section,
+            st.tasks[t],
+            "fewer than two templates in the pool (NaN)"
+            if pool[t] < 2
+            else "no two disjoint sets of templates give a ranking to compare (NaN)",
+        )
 
 
 def _variance(cube, n_resamples, seed, st: Structure, log: Log) -> xr.Dataset:
@@ -861,9 +1097,14 @@ def _variance(cube, n_resamples, seed, st: Structure, log: Log) -> xr.Dataset:
     summary = variance_summary(cube, n_resamples=n_resamples, seed=seed)
     missing = summary["variance_cells_missing"].to_series()
     for task, count in missing[missing > 0].items():
-        log.cells("variance", int(count), "missing model × template (× sample) cells, "
-                  "left out of the variance components (method of moments on the cells "
-                  "present)", task=str(task))
+        log.cells(
+            "variance",
+            int(count),
+            "missing model × template (× sample) cells, "
+            "left out of the variance components (method of moments on the cells "
+            "present)",
+            task=str(task),
+        )
     return summary.reset_coords(drop=True)
 
 
@@ -872,9 +1113,13 @@ def _sensitivity(cube, top: int = 5) -> xr.Dataset:
     from .sensitivity import sensitive_samples
 
     listed = sensitive_samples(cube, top=top)
-    return listed.rename({name: f"sensitive_{name}" for name in
-                          ("sample_id", "sensitivity", "score", "models")}
-                         ).rename({"position": "sensitive_position"}).reset_coords(drop=True)
+    return (
+        listed.rename(
+            {name: f"sensitive_{name}" for name in ("sample_id", "sensitivity", "score", "models")}
+        )
+        .rename({"position": "sensitive_position"})
+        .reset_coords(drop=True)
+    )
 
 
 def _minimal_edits(cube, st: Structure, log: Log, top=20):
@@ -884,73 +1129,104 @@ def _minimal_edits(cube, st: Structure, log: Log, top=20):
     edits = minimal_edits(cube)
     log_drops(edits, cube, st, log)
     table = largest_edits(edits, top=top)
-    pvalue = (table["pvalue_adjusted"].to_numpy() if "pvalue_adjusted" in table
-              else np.full(len(table), np.nan))
+    pvalue = (
+        table["pvalue_adjusted"].to_numpy()
+        if "pvalue_adjusted" in table
+        else np.full(len(table), np.nan)
+    )
     dropped = {}
     if "n_dropped" in table:  # the samples each shown pair's test left out
         dropped["edit_n_dropped"] = ("edit", table["n_dropped"].to_numpy(dtype=float))
-    text = {name: ("edit", table[column].to_numpy(dtype=object)) for name, column in
-            (("edit_rule", "edit"), ("edit_model", "model"), ("edit_task", "task"),
-             ("edit_template", "template"), ("edit_template_b", "template_b"))}
-    return xr.Dataset({
-        **text,
-        "edit_score": ("edit", table["score"].to_numpy(dtype=float)),
-        "edit_score_b": ("edit", table["score_b"].to_numpy(dtype=float)),
-        "edit_difference": ("edit", table["difference"].to_numpy(dtype=float)),
-        "edit_pvalue_adjusted": ("edit", pvalue),
-        **dropped,
-        "edits_test": ((), str(edits.attrs["test"])),
-    })
+    text = {
+        name: ("edit", table[column].to_numpy(dtype=object))
+        for name, column in (
+            ("edit_rule", "edit"),
+            ("edit_model", "model"),
+            ("edit_task", "task"),
+            ("edit_template", "template"),
+            ("edit_template_b", "template_b"),
+        )
+    }
+    return xr.Dataset(
+        {
+            **text,
+            "edit_score": ("edit", table["score"].to_numpy(dtype=float)),
+            "edit_score_b": ("edit", table["score_b"].to_numpy(dtype=float)),
+            "edit_difference": ("edit", table["difference"].to_numpy(dtype=float)),
+            "edit_pvalue_adjusted": ("edit", pvalue),
+            **dropped,
+            "edits_test": ((), str(edits.attrs["test"])),
+        }
+    )
 
 
 def _by_benchmark(analysis, scores, best_first, st: Structure, log: Log, maxp):
     """Average ranks and the methods of the best templates (``maxp``: all templates)."""
-    benchmark = (scores["benchmark"] if "benchmark" in scores.coords
-                 else xr.DataArray(np.full(scores.sizes["task"], "all"), dims="task"))
-    benchmark = benchmark.astype(str).rename("benchmark").drop_vars(
-        [c for c in benchmark.coords if c != "task"])
+    benchmark = (
+        scores["benchmark"]
+        if "benchmark" in scores.coords
+        else xr.DataArray(np.full(scores.sizes["task"], "all"), dims="task")
+    )
+    benchmark = (
+        benchmark.astype(str)
+        .rename("benchmark")
+        .drop_vars([c for c in benchmark.coords if c != "task"])
+    )
     _average_rank_drops(log, st, analysis["metric_rank"], benchmark.values)
     ranks = analysis["metric_rank"].drop_vars("benchmark", errors="ignore")
     ranks = ranks.assign_coords(benchmark=benchmark)
     # the per-task benchmark label moves to a variable: "benchmark" becomes a dimension
-    out = {"average_rank": ranks.groupby("benchmark").mean("task"),
-           "task_benchmark": benchmark.rename(None)}
+    out = {
+        "average_rank": ranks.groupby("benchmark").mean("task"),
+        "task_benchmark": benchmark.rename(None),
+    }
     if "template_method" not in scores.coords:
         return xr.Dataset(out)
     methods = scores["template_method"].astype(str)
     names = np.array(sorted(set(np.unique(methods.values)) - {""}), dtype=object)
     unnamed = st.scored & (np.asarray(methods.transpose("task", "template").values) == "")
-    log.templates("best_methods", st, unnamed, "no generation method (template_method is "
-                  "empty): left out of the shares")
+    log.templates(
+        "best_methods",
+        st,
+        unnamed,
+        "no generation method (template_method is empty): left out of the shares",
+    )
     # "generation_method", not "method": that name would shadow .sel(method=...)
-    one_hot = methods == xr.DataArray(names, dims="generation_method",
-                                      coords={"generation_method": names})
+    one_hot = methods == xr.DataArray(
+        names, dims="generation_method", coords={"generation_method": names}
+    )
     best = (scores == maxp) & scores.notnull()
     counts = (best & one_hot).sum("template").assign_coords(benchmark=benchmark)
     per_model = counts.groupby("benchmark").sum("task")
     all_models = per_model.sum("model")
     templates = (one_hot & xr.DataArray(st.real, dims=("task", "template"))).sum("template")
     templates = templates.assign_coords(benchmark=benchmark).groupby("benchmark").sum("task")
-    out.update({
-        "best_template_method_share": per_model / per_model.sum("generation_method"),
-        "best_template_method_share_all": all_models / all_models.sum("generation_method"),
-        "template_method_share": templates / templates.sum("generation_method"),
-    })
+    out.update(
+        {
+            "best_template_method_share": per_model / per_model.sum("generation_method"),
+            "best_template_method_share_all": all_models / all_models.sum("generation_method"),
+            "template_method_share": templates / templates.sum("generation_method"),
+        }
+    )
     return xr.Dataset(out)
 
 
 def _average_rank_drops(log: Log, st: Structure, ranks: xr.DataArray, benchmark) -> None:
     """Models without a rank on some tasks of a benchmark: their average is over fewer tasks."""
-    ranked = ~np.isnan(np.asarray(ranks.sel(metric="avgp").transpose("task", "model").values,
-                                  dtype=float))
+    ranked = ~np.isnan(
+        np.asarray(ranks.sel(metric="avgp").transpose("task", "model").values, dtype=float)
+    )
     for name in dict.fromkeys(benchmark.tolist()):
         tasks = np.flatnonzero((benchmark == name) & ranked.any(1))
         for m in np.flatnonzero(~ranked[tasks].all(0)):
             has = ranked[tasks, m]
-            why = (f"no rank on any task of benchmark {name!r}: no average rank there"
-                   if not has.any() else
-                   f"no rank on them: the model's average rank over benchmark {name!r} is "
-                   f"over its other {int(has.sum())} of {len(tasks)} tasks, not comparable "
-                   "with that of a model ranked on all")
-            log.add("average_rank", "tasks", st.tasks[tasks[~has]].tolist(), why,
-                    model=st.models[m])
+            why = (
+                f"no rank on any task of benchmark {name!r}: no average rank there"
+                if not has.any()
+                else f"no rank on them: the model's average rank over benchmark {name!r} is "
+                f"over its other {int(has.sum())} of {len(tasks)} tasks, not comparable "
+                "with that of a model ranked on all"
+            )
+            log.add(
+                "average_rank", "tasks", st.tasks[tasks[~has]].tolist(), why, model=st.models[m]
+            )

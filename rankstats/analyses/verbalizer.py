@@ -67,24 +67,30 @@ _REQUIRED = ("verbalizer_group", "verbalizer")
 
 def _check_cube(cube) -> xr.Dataset:
     if not isinstance(cube, xr.Dataset) or "score" not in cube:
-        raise DimensionError("verbalizer analyses need a score cube (an xarray.Dataset with "
-                             "'score')")
+        raise DimensionError(
+            "verbalizer analyses need a score cube (an xarray.Dataset with 'score')"
+        )
     missing = [name for name in _REQUIRED if name not in cube.coords]
     if missing:
-        raise DimensionError(f"the cube lacks the template coordinate(s) {missing}: build "
-                             "its templates with rankstats_collectors.prompts.verbalizer")
+        raise DimensionError(
+            f"the cube lacks the template coordinate(s) {missing}: build "
+            "its templates with rankstats_collectors.prompts.verbalizer"
+        )
     if "unparseable" in cube:
         wrongly = ((cube["unparseable"] == 1) & (cube["score"] > 0)).transpose(
-            "model", "task", "template", ...)
+            "model", "task", "template", ...
+        )
         if bool(wrongly.any()):
-            where = {d: i for d, i in zip(wrongly.dims, np.argwhere(wrongly.values)[0],
-                                          strict=True)}
+            where = {
+                d: i for d, i in zip(wrongly.dims, np.argwhere(wrongly.values)[0], strict=True)
+            }
             ids = cube["template_id"].transpose("task", "template").values
             raise ScoreValueError(
                 f"{int(wrongly.sum())} unparseable answer(s) are scored as correct, first at "
                 f"model={cube['model'].values[where['model']]!r}, "
                 f"task={cube['task'].values[where['task']]!r}, "
-                f"template={ids[where['task'], where['template']]!r}")
+                f"template={ids[where['task'], where['template']]!r}"
+            )
     return cube
 
 
@@ -96,8 +102,9 @@ def _template_coord(cube, name, default=None) -> xr.Variable:
 
 def _plain(array: xr.DataArray) -> xr.DataArray:
     """``array`` without the coordinates that lie along ``template`` or ``sample``."""
-    return array.drop_vars([n for n, c in array.coords.items()
-                            if {"template", "sample"} & set(c.dims)])
+    return array.drop_vars(
+        [n for n, c in array.coords.items() if {"template", "sample"} & set(c.dims)]
+    )
 
 
 def _groups_of(cube) -> np.ndarray:
@@ -129,15 +136,19 @@ def _verbalizer_members(cube) -> xr.DataArray:
     repeated = pairs["name"].duplicated(keep=False)
     labels = np.where(repeated, pairs["group"] + " " + pairs["name"], pairs["name"])
     labels = np.asarray(labels, dtype=object)
-    coords = {"verbalizer": labels,
-              "verbalizer_group": ("verbalizer", pairs["group"].to_numpy(dtype=object))}
-    want_group = xr.DataArray(pairs["group"].to_numpy(dtype=object), dims="verbalizer",
-                              coords=coords)
-    want_name = xr.DataArray(pairs["name"].to_numpy(dtype=object), dims="verbalizer",
-                             coords=coords)
-    return ((xr.DataArray(_template_coord(cube, "verbalizer_group")) == want_group)
-            & (xr.DataArray(_template_coord(cube, "verbalizer")) == want_name)
-            & _direct(cube))
+    coords = {
+        "verbalizer": labels,
+        "verbalizer_group": ("verbalizer", pairs["group"].to_numpy(dtype=object)),
+    }
+    want_group = xr.DataArray(
+        pairs["group"].to_numpy(dtype=object), dims="verbalizer", coords=coords
+    )
+    want_name = xr.DataArray(pairs["name"].to_numpy(dtype=object), dims="verbalizer", coords=coords)
+    return (
+        (xr.DataArray(_template_coord(cube, "verbalizer_group")) == want_group)
+        & (xr.DataArray(_template_coord(cube, "verbalizer")) == want_name)
+        & _direct(cube)
+    )
 
 
 def _mean_of_cells(scores: xr.DataArray, members: xr.DataArray, over) -> xr.DataArray:
@@ -185,7 +196,8 @@ def group_accuracy(cube: xr.Dataset, *, by_task: bool = False) -> xr.DataArray:
     cube = _check_cube(cube)
     over = ("template",) if by_task else ("task", "template")
     return _mean_of_cells(template_scores(cube), _group_members(cube), over).rename(
-        "group_accuracy")
+        "group_accuracy"
+    )
 
 
 def verbalizer_accuracy(cube: xr.Dataset, *, by_task: bool = False) -> xr.DataArray:
@@ -213,7 +225,8 @@ def verbalizer_accuracy(cube: xr.Dataset, *, by_task: bool = False) -> xr.DataAr
     cube = _check_cube(cube)
     over = ("template",) if by_task else ("task", "template")
     return _mean_of_cells(template_scores(cube), _verbalizer_members(cube), over).rename(
-        "verbalizer_accuracy")
+        "verbalizer_accuracy"
+    )
 
 
 def _chance_levels(cube, chance) -> xr.DataArray:
@@ -222,15 +235,21 @@ def _chance_levels(cube, chance) -> xr.DataArray:
     if "n_labels" in cube.coords:
         labels = cube["n_labels"].astype(float)
         if bool((labels < 2).any()) or bool(labels.isnull().any()):
-            raise CubeError(f"the task coordinate 'n_labels' must be 2 or more, not "
-                            f"{labels.values.tolist()}")
+            raise CubeError(
+                f"the task coordinate 'n_labels' must be 2 or more, not {labels.values.tolist()}"
+            )
         return _plain(1.0 / labels)
     return xr.DataArray(np.full(cube.sizes["task"], 0.5), dims="task")
 
 
-def chance_test(cube: xr.Dataset, *, chance: float | None = None,
-                alternative: str = "two-sided", p_adjust: str = "holm",
-                alpha: float = 0.05) -> xr.Dataset:
+def chance_test(
+    cube: xr.Dataset,
+    *,
+    chance: float | None = None,
+    alternative: str = "two-sided",
+    p_adjust: str = "holm",
+    alpha: float = 0.05,
+) -> xr.Dataset:
     """Each model against random guessing, per verbalizer group (and per task).
 
     Parameters
@@ -297,54 +316,79 @@ def chance_test(cube: xr.Dataset, *, chance: float | None = None,
     correct_t = xr.dot(score.fillna(0.0), members, dim=["template", "sample"])
     n_t = xr.dot(observed, members, dim=["template", "sample"])
     levels = _chance_levels(cube, chance)
-    used = (n_t > 0)
+    used = n_t > 0
     low = levels.where(used).min("task")
     high = levels.where(used).max("task")
     if bool((np.abs(high - low) > 1e-12).any()):
-        raise CubeError("the tasks of one verbalizer group have different chance levels "
-                        f"({sorted(set(levels.values.round(6).tolist()))}); pass chance= or "
-                        "read the per-task tests")
+        raise CubeError(
+            "the tasks of one verbalizer group have different chance levels "
+            f"({sorted(set(levels.values.round(6).tolist()))}); pass chance= or "
+            "read the per-task tests"
+        )
     correct, n = correct_t.sum("task"), n_t.sum("task")
     overall = binomial_test(correct, n, low.fillna(0.5), alternative=alternative)
     by_task = binomial_test(correct_t, n_t, levels, alternative=alternative)
     adjusted = adjust_pvalues(overall["pvalue"], p_adjust=p_adjust)
     accuracy = overall["statistic"]
-    verdict = xr.where(adjusted < alpha, xr.where(accuracy > low, "above chance",
-                                                  "below chance"), "not distinguishable")
+    verdict = xr.where(
+        adjusted < alpha,
+        xr.where(accuracy > low, "above chance", "below chance"),
+        "not distinguishable",
+    )
     verdict = verdict.where(n > 0, "")
     out = {
-        "correct": correct, "n": n, "accuracy": accuracy, "chance": low,
-        "pvalue": overall["pvalue"], "pvalue_adjusted": adjusted, "verdict": verdict,
-        "correct_by_task": correct_t, "n_by_task": n_t, "accuracy_by_task": by_task["statistic"],
+        "correct": correct,
+        "n": n,
+        "accuracy": accuracy,
+        "chance": low,
+        "pvalue": overall["pvalue"],
+        "pvalue_adjusted": adjusted,
+        "verdict": verdict,
+        "correct_by_task": correct_t,
+        "n_by_task": n_t,
+        "accuracy_by_task": by_task["statistic"],
         "pvalue_by_task": by_task["pvalue"],
     }
     if "unparseable" in cube:
         flags = _plain(cube["unparseable"]).fillna(0.0)
         bad_t = xr.dot(flags, members, dim=["template", "sample"])
-        out.update({
-            "unparseable": bad_t.sum("task"),
-            "unparseable_share": bad_t.sum("task") / n.where(n > 0),
-            "unparseable_by_task": bad_t,
-            "unparseable_share_by_task": bad_t / n_t.where(n_t > 0),
-        })
-    return xr.Dataset(out, attrs={"statistic": "chance_test", "alternative": alternative,
-                                  "p_adjust": p_adjust, "alpha": alpha})
+        out.update(
+            {
+                "unparseable": bad_t.sum("task"),
+                "unparseable_share": bad_t.sum("task") / n.where(n > 0),
+                "unparseable_by_task": bad_t,
+                "unparseable_share_by_task": bad_t / n_t.where(n_t > 0),
+            }
+        )
+    return xr.Dataset(
+        out,
+        attrs={
+            "statistic": "chance_test",
+            "alternative": alternative,
+            "p_adjust": p_adjust,
+            "alpha": alpha,
+        },
+    )
 
 
 def _condition_members(cube, natural: str, flipped: str) -> xr.DataArray:
     group = xr.DataArray(_template_coord(cube, "verbalizer_group"))
     name = xr.DataArray(_template_coord(cube, "verbalizer"))
     prompting = xr.DataArray(_template_coord(cube, "prompting", "direct"))
-    masks = [(group == "natural") & (name == natural) & (prompting == "direct"),
-             (group == "unnatural") & (name == flipped) & (prompting == "direct"),
-             (group == "unnatural") & (name == flipped) & (prompting == "cot")]
+    masks = [
+        (group == "natural") & (name == natural) & (prompting == "direct"),
+        (group == "unnatural") & (name == flipped) & (prompting == "direct"),
+        (group == "unnatural") & (name == flipped) & (prompting == "cot"),
+    ]
     labels = np.array(CONDITIONS, dtype=object)
-    return xr.concat(masks, dim=xr.DataArray(labels, dims="condition",
-                                             coords={"condition": labels}))
+    return xr.concat(
+        masks, dim=xr.DataArray(labels, dims="condition", coords={"condition": labels})
+    )
 
 
-def cot_comparison(cube: xr.Dataset, *, natural: str = "golden",
-                   flipped: str = "flipped golden") -> xr.Dataset:
+def cot_comparison(
+    cube: xr.Dataset, *, natural: str = "golden", flipped: str = "flipped golden"
+) -> xr.Dataset:
     """Direct against zero-shot chain-of-thought prompting on the flipped golden verbalizers.
 
     Parameters
@@ -394,27 +438,48 @@ def cot_comparison(cube: xr.Dataset, *, natural: str = "golden",
     per_task = members.sum("template")
     if bool((per_task > 1).any()):
         task, condition = np.argwhere(per_task.transpose("task", "condition").values > 1)[0]
-        raise CubeError(f"task {cube['task'].values[task]!r} has several templates for "
-                        f"{CONDITIONS[condition]!r}")
+        raise CubeError(
+            f"task {cube['task'].values[task]!r} has several templates for "
+            f"{CONDITIONS[condition]!r}"
+        )
     scores = template_scores(cube)
-    out = {"accuracy": _mean_of_cells(scores, members, ("task", "template")),
-           "accuracy_by_task": _mean_of_cells(scores, members, ("template",))}
+    out = {
+        "accuracy": _mean_of_cells(scores, members, ("task", "template")),
+        "accuracy_by_task": _mean_of_cells(scores, members, ("template",)),
+    }
     if "sample" in cube["score"].dims:
         score = _plain(cube["score"])
         picked = score.where(_plain(members)).sum("template", min_count=1)
         items = picked.stack(item=("task", "sample")).reset_index("item", drop=True)
-        test = mcnemar(items.sel(condition=CONDITIONS[1], drop=True),
-                       items.sel(condition=CONDITIONS[2], drop=True), dim="item",
-                       nan_policy="omit")
-        out.update({"mcnemar_statistic": test["statistic"], "mcnemar_pvalue": test["pvalue"],
-                    "direct_only": test["b"], "cot_only": test["c"],
-                    "n_items": test["n_samples"], "n_items_dropped": test["n_dropped"]})
-    return xr.Dataset(out, attrs={"statistic": "cot_comparison", "natural": natural,
-                                  "flipped": flipped})
+        test = mcnemar(
+            items.sel(condition=CONDITIONS[1], drop=True),
+            items.sel(condition=CONDITIONS[2], drop=True),
+            dim="item",
+            nan_policy="omit",
+        )
+        out.update(
+            {
+                "mcnemar_statistic": test["statistic"],
+                "mcnemar_pvalue": test["pvalue"],
+                "direct_only": test["b"],
+                "cot_only": test["c"],
+                "n_items": test["n_samples"],
+                "n_items_dropped": test["n_dropped"],
+            }
+        )
+    return xr.Dataset(
+        out, attrs={"statistic": "cot_comparison", "natural": natural, "flipped": flipped}
+    )
 
 
-def curve_shapes(values: xr.DataArray, cube: xr.Dataset, *, family: str = "family",
-                 size: str = "parameters", tolerance: float = 0.02) -> xr.Dataset:
+def curve_shapes(
+    values: xr.DataArray,
+    cube: xr.Dataset,
+    *,
+    family: str = "family",
+    size: str = "parameters",
+    tolerance: float = 0.02,
+) -> xr.Dataset:
     """The shape of each model family's curve across model sizes.
 
     Parameters
@@ -471,18 +536,25 @@ def curve_shapes(values: xr.DataArray, cube: xr.Dataset, *, family: str = "famil
         if name not in cube.coords or cube[name].dims != ("model",):
             raise DimensionError(f"curve_shapes needs the model coordinate {name!r}")
     if "model_family" in cube.coords or "model_family" in values.coords:
-        raise DimensionError("the coordinate 'model_family' would clash with the dimension of "
-                             "the curve shapes; rename it first "
-                             "(cube.rename(model_family='family'))")
+        raise DimensionError(
+            "the coordinate 'model_family' would clash with the dimension of "
+            "the curve shapes; rename it first "
+            "(cube.rename(model_family='family'))"
+        )
     families = cube[family].values.astype(str)
     sizes = cube[size].values.astype(float)
     order = pd.Index(values["model"].values)
     take = order.get_indexer(cube["model"].values)
     usable = (families != "") & np.isfinite(sizes) & (take >= 0)
     names = pd.unique(families[usable])
-    frame = pd.DataFrame({"family": pd.Categorical(families[usable], categories=names),
-                          "size": sizes[usable], "at": take[usable],
-                          "model": cube["model"].values[usable]})
+    frame = pd.DataFrame(
+        {
+            "family": pd.Categorical(families[usable], categories=names),
+            "size": sizes[usable],
+            "at": take[usable],
+            "model": cube["model"].values[usable],
+        }
+    )
     frame = frame.sort_values(["family", "size"], kind="stable")
     frame["position"] = frame.groupby("family", observed=True).cumcount()
     width = int(frame["position"].max()) + 1 if len(frame) else 0
@@ -499,24 +571,34 @@ def curve_shapes(values: xr.DataArray, cube: xr.Dataset, *, family: str = "famil
     labels = np.array([*SHAPES, ""], dtype=object)[codes]  # -1 picks the last: ""
     dims = ("model_family", *lead.dims[1:])
     coords = {d: lead[d] for d in lead.dims[1:] if d in lead.coords}
-    coords.update({n: c for n, c in lead.coords.items()
-                   if n not in lead.dims and "model" not in c.dims})
+    coords.update(
+        {n: c for n, c in lead.coords.items() if n not in lead.dims and "model" not in c.dims}
+    )
     coords["model_family"] = np.asarray(names, dtype=object)
     return xr.Dataset(
-        {"shape": (dims, labels),
-         "curve": (("model_family", "position", *lead.dims[1:]), padded),
-         "curve_model": (("model_family", "position"), model_names),
-         "curve_size": (("model_family", "position"), model_sizes)},
+        {
+            "shape": (dims, labels),
+            "curve": (("model_family", "position", *lead.dims[1:]), padded),
+            "curve_model": (("model_family", "position"), model_names),
+            "curve_size": (("model_family", "position"), model_sizes),
+        },
         coords=coords,
-        attrs={"statistic": "curve_shapes", "tolerance": tolerance, "size": size,
-               "family": family})
+        attrs={"statistic": "curve_shapes", "tolerance": tolerance, "size": size, "family": family},
+    )
 
 
-def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
-                        tolerance: float = 0.02, alpha: float = 0.05,
-                        p_adjust: str = "holm", family: str = "family",
-                        size: str = "parameters", natural: str = "golden",
-                        flipped: str = "flipped golden") -> xr.Dataset:
+def verbalizer_analysis(
+    cube: xr.Dataset,
+    *,
+    chance: float | None = None,
+    tolerance: float = 0.02,
+    alpha: float = 0.05,
+    p_adjust: str = "holm",
+    family: str = "family",
+    size: str = "parameters",
+    natural: str = "golden",
+    flipped: str = "flipped golden",
+) -> xr.Dataset:
     """Every verbalizer analysis of a cube, as one Dataset (the report's verbalizer section).
 
     Parameters
@@ -568,19 +650,27 @@ def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
     cube = _check_cube(cube)
     groups = group_accuracy(cube)
     groups_by_task = group_accuracy(cube, by_task=True)
-    out = {"group_accuracy": groups, "group_accuracy_by_task": groups_by_task,
-           "verbalizer_accuracy": verbalizer_accuracy(cube)}
+    out = {
+        "group_accuracy": groups,
+        "group_accuracy_by_task": groups_by_task,
+        "verbalizer_accuracy": verbalizer_accuracy(cube),
+    }
     present = set(groups["group"].values)
     if {"natural", "unnatural"} <= present:
-        out["natural_unnatural_gap"] = (groups.sel(group="natural", drop=True)
-                                        - groups.sel(group="unnatural", drop=True))
-        out["natural_unnatural_gap_by_task"] = (
-            groups_by_task.sel(group="natural", drop=True)
-            - groups_by_task.sel(group="unnatural", drop=True))
+        out["natural_unnatural_gap"] = groups.sel(group="natural", drop=True) - groups.sel(
+            group="unnatural", drop=True
+        )
+        out["natural_unnatural_gap_by_task"] = groups_by_task.sel(
+            group="natural", drop=True
+        ) - groups_by_task.sel(group="unnatural", drop=True)
     if "sample" in cube["score"].dims:
         test = chance_test(cube, chance=chance, p_adjust=p_adjust, alpha=alpha)
-        out.update({f"chance_{name}" if name != "chance" else "chance_level": value
-                    for name, value in test.data_vars.items()})
+        out.update(
+            {
+                f"chance_{name}" if name != "chance" else "chance_level": value
+                for name, value in test.data_vars.items()
+            }
+        )
     has_cot = "prompting" in cube.coords and bool((cube["prompting"] == "cot").any())
     if has_cot:
         cot = cot_comparison(cube, natural=natural, flipped=flipped)
@@ -598,10 +688,16 @@ def verbalizer_analysis(cube: xr.Dataset, *, chance: float | None = None,
         out["curve_size"] = result["curve_size"]
         out["shape_tolerance"] = xr.DataArray(float(tolerance))
     analysis = xr.Dataset({name: _plain(value) for name, value in out.items()})
-    analysis.attrs = {"statistic": "verbalizer_analysis", "tolerance": tolerance,
-                      "alpha": alpha, "p_adjust": p_adjust, "natural": natural,
-                      "flipped": flipped, "family": family if shaped else "",
-                      "size": size if shaped else ""}
+    analysis.attrs = {
+        "statistic": "verbalizer_analysis",
+        "tolerance": tolerance,
+        "alpha": alpha,
+        "p_adjust": p_adjust,
+        "natural": natural,
+        "flipped": flipped,
+        "family": family if shaped else "",
+        "size": size if shaped else "",
+    }
     return analysis
 
 
@@ -632,39 +728,72 @@ def report_tables(analysis: xr.Dataset) -> list[tuple[str, str, str, pd.DataFram
     groups = _by_model(analysis["group_accuracy"], "group")
     if "natural_unnatural_gap" in analysis:
         groups["natural − unnatural"] = analysis["natural_unnatural_gap"].to_series()
-    out.append(("verbalizer_groups", "Instruction following: accuracy per verbalizer group",
-                "Each model's accuracy under direct prompting, averaged over the datasets and "
-                "the verbalizers of each group: natural (label names, 1|0, yes|no), neutral "
-                "(foo|bar, sfo|lax, ...) and unnatural (the natural ones flipped). A large "
-                "natural − unnatural gap means the model follows its priors rather than the "
-                "instruction (Li et al. 2023, figure 2).", groups))
+    out.append(
+        (
+            "verbalizer_groups",
+            "Instruction following: accuracy per verbalizer group",
+            "Each model's accuracy under direct prompting, averaged over the datasets and "
+            "the verbalizers of each group: natural (label names, 1|0, yes|no), neutral "
+            "(foo|bar, sfo|lax, ...) and unnatural (the natural ones flipped). A large "
+            "natural − unnatural gap means the model follows its priors rather than the "
+            "instruction (Li et al. 2023, figure 2).",
+            groups,
+        )
+    )
     if "chance_pvalue" in analysis:
-        columns = {"accuracy": "chance_accuracy", "chance": "chance_level",
-                   "correct": "chance_correct", "answers": "chance_n",
-                   "p": "chance_pvalue", "p (adjusted)": "chance_pvalue_adjusted",
-                   "verdict": "chance_verdict", "unparseable": "chance_unparseable_share"}
-        table = pd.DataFrame({label: analysis[name].transpose("model", "group").to_series()
-                              for label, name in columns.items() if name in analysis})
+        columns = {
+            "accuracy": "chance_accuracy",
+            "chance": "chance_level",
+            "correct": "chance_correct",
+            "answers": "chance_n",
+            "p": "chance_pvalue",
+            "p (adjusted)": "chance_pvalue_adjusted",
+            "verdict": "chance_verdict",
+            "unparseable": "chance_unparseable_share",
+        }
+        table = pd.DataFrame(
+            {
+                label: analysis[name].transpose("model", "group").to_series()
+                for label, name in columns.items()
+                if name in analysis
+            }
+        )
         for name in ("correct", "answers"):
             table[name] = table[name].astype(int)
-        out.append(("verbalizer_chance", "Against random guessing",
-                    f"Exact binomial test of each model's correct answers in each group against "
-                    f"random guessing, {analysis.attrs.get('p_adjust', 'holm')}-adjusted over "
-                    "models and groups; unparseable: the share of answers naming no label "
-                    "(counted as wrong, never as right).", table))
-    out.append(("verbalizer_verbalizers", "Accuracy per verbalizer",
-                "Each model's accuracy under each verbalizer, averaged over the datasets "
-                "(figure 3): natural verbalizers should agree; their flipped counterparts show "
-                "which priors a model cannot override.",
-                _by_model(analysis["verbalizer_accuracy"], "verbalizer")))
+        out.append(
+            (
+                "verbalizer_chance",
+                "Against random guessing",
+                f"Exact binomial test of each model's correct answers in each group against "
+                f"random guessing, {analysis.attrs.get('p_adjust', 'holm')}-adjusted over "
+                "models and groups; unparseable: the share of answers naming no label "
+                "(counted as wrong, never as right).",
+                table,
+            )
+        )
+    out.append(
+        (
+            "verbalizer_verbalizers",
+            "Accuracy per verbalizer",
+            "Each model's accuracy under each verbalizer, averaged over the datasets "
+            "(figure 3): natural verbalizers should agree; their flipped counterparts show "
+            "which priors a model cannot override.",
+            _by_model(analysis["verbalizer_accuracy"], "verbalizer"),
+        )
+    )
     tasks = analysis["group_accuracy_by_task"].transpose("task", "model", "group")
     tasks = tasks.to_series().unstack("group")[list(analysis["group"].values)]
     if "natural_unnatural_gap_by_task" in analysis:
         gap = analysis["natural_unnatural_gap_by_task"].transpose("task", "model").to_series()
         tasks["natural − unnatural"] = gap
-    out.append(("verbalizer_tasks", "Accuracy per dataset and verbalizer group",
-                "Per dataset (task) and model, the accuracy of each group (figure 5).",
-                tasks.dropna(how="all")))
+    out.append(
+        (
+            "verbalizer_tasks",
+            "Accuracy per dataset and verbalizer group",
+            "Per dataset (task) and model, the accuracy of each group (figure 5).",
+            tasks.dropna(how="all"),
+        )
+    )
     if "cot_accuracy" in analysis:
         table = _by_model(analysis["cot_accuracy"], "condition")
         if "cot_mcnemar_pvalue" in analysis:
@@ -672,40 +801,55 @@ def report_tables(analysis: xr.Dataset) -> list[tuple[str, str, str, pd.DataFram
             table["right only CoT"] = analysis["cot_cot_only"].to_series().astype("Int64")
             table["McNemar p"] = analysis["cot_mcnemar_pvalue"].to_series()
             if "cot_n_items_dropped" in analysis:
-                table["items left out"] = (analysis["cot_n_items_dropped"].to_series()
-                                           .astype("Int64"))
-        out.append(("verbalizer_cot", "Direct against chain-of-thought prompting",
-                    "Accuracy with the natural golden verbalizer (direct prompting) and with "
-                    "the flipped golden one, directly and with zero-shot chain of thought "
-                    "(\"Let's think step by step.\"; figure 4); McNemar's exact test of the "
-                    "flipped direct against the flipped CoT answers, item by item; an item "
-                    "answered under one of the two only is left out of it (pairwise deletion; "
-                    "items left out).", table))
+                table["items left out"] = (
+                    analysis["cot_n_items_dropped"].to_series().astype("Int64")
+                )
+        out.append(
+            (
+                "verbalizer_cot",
+                "Direct against chain-of-thought prompting",
+                "Accuracy with the natural golden verbalizer (direct prompting) and with "
+                "the flipped golden one, directly and with zero-shot chain of thought "
+                "(\"Let's think step by step.\"; figure 4); McNemar's exact test of the "
+                "flipped direct against the flipped CoT answers, item by item; an item "
+                "answered under one of the two only is left out of it (pairwise deletion; "
+                "items left out).",
+                table,
+            )
+        )
     if "group_shape" in analysis:
-        tolerance = float(analysis["shape_tolerance"]) if "shape_tolerance" in analysis \
+        tolerance = (
+            float(analysis["shape_tolerance"])
+            if "shape_tolerance" in analysis
             else analysis.attrs.get("tolerance", 0.02)
+        )
         parts = [analysis["group_shape"].transpose("model_family", "group").to_pandas()]
-        parts.append(analysis["verbalizer_shape"].transpose("model_family", "verbalizer")
-                     .to_pandas())
+        parts.append(
+            analysis["verbalizer_shape"].transpose("model_family", "verbalizer").to_pandas()
+        )
         if "cot_shape" in analysis:
-            parts.append(analysis["cot_shape"].transpose("model_family", "condition")
-                         .to_pandas())
+            parts.append(analysis["cot_shape"].transpose("model_family", "condition").to_pandas())
         table = pd.concat(parts, axis=1)
         names = analysis["curve_model"].transpose("model_family", "position").values
-        table.insert(0, "models, smallest first",
-                     [", ".join(n for n in row if n) for row in names])
-        out.append(("verbalizer_shapes", "Scaling within each model family",
-                    f"The shape of each family's accuracy curve from its smallest model to "
-                    f"its largest, with changes of at most {tolerance:g} counted as none: "
-                    "flat (range within the tolerance), U-shaped (an interior model below both "
-                    "ends), inverted U-shaped (above both ends), non-monotonic (both), "
-                    "scaling (the largest above the smallest), inverse scaling (below).",
-                    table.rename_axis(index="family")))
+        table.insert(0, "models, smallest first", [", ".join(n for n in row if n) for row in names])
+        out.append(
+            (
+                "verbalizer_shapes",
+                "Scaling within each model family",
+                f"The shape of each family's accuracy curve from its smallest model to "
+                f"its largest, with changes of at most {tolerance:g} counted as none: "
+                "flat (range within the tolerance), U-shaped (an interior model below both "
+                "ends), inverted U-shaped (above both ends), non-monotonic (both), "
+                "scaling (the largest above the smallest), inverse scaling (below).",
+                table.rename_axis(index="family"),
+            )
+        )
     return out
 
 
-def log_drops(cube: xr.Dataset, structure, log, *, family: str = "family",
-              size: str = "parameters") -> None:
+def log_drops(
+    cube: xr.Dataset, structure, log, *, family: str = "family", size: str = "parameters"
+) -> None:
     """Log what the verbalizer sections of the report leave out, and why.
 
     Templates without a verbalizer group; templates of a group a model lacks
@@ -718,77 +862,124 @@ def log_drops(cube: xr.Dataset, structure, log, *, family: str = "family",
     :class:`~rankstats.analyses._left_out.Structure` and ``Log``.
     """
     st = structure
-    group = np.asarray(xr.DataArray(_template_coord(cube, "verbalizer_group"))
-                       .transpose("task", "template").values).astype(str)
+    group = np.asarray(
+        xr.DataArray(_template_coord(cube, "verbalizer_group")).transpose("task", "template").values
+    ).astype(str)
     grouped = (group != "") & (group != "nan")
-    log.templates("verbalizer_groups", st, st.scored & ~grouped,
-                  "no verbalizer group (verbalizer_group is empty): left out of every "
-                  "verbalizer table")
+    log.templates(
+        "verbalizer_groups",
+        st,
+        st.scored & ~grouped,
+        "no verbalizer group (verbalizer_group is empty): left out of every verbalizer table",
+    )
     direct = np.asarray(_direct(cube).transpose("task", "template").values, dtype=bool)
     counted = grouped & direct
     hole = st.hole & counted[:, None, :]
     for t, m in np.argwhere(hole.any(-1)):
-        log.add("verbalizer_groups", "templates", st.templates(t, hole[t, m]),
-                "no score from this model on them: its accuracies per group, verbalizer and "
-                "task are over its other templates", task=st.tasks[t], model=st.models[m])
+        log.add(
+            "verbalizer_groups",
+            "templates",
+            st.templates(t, hole[t, m]),
+            "no score from this model on them: its accuracies per group, verbalizer and "
+            "task are over its other templates",
+            task=st.tasks[t],
+            model=st.models[m],
+        )
     samples = "sample" in cube["score"].dims
     if samples:
         _log_missing_answers(cube, st, log, counted)
     else:
-        log.add("verbalizer_chance", "section", ["verbalizer_chance"], "left out: the test "
-                "against chance counts answers, and the cube has no sample dimension")
+        log.add(
+            "verbalizer_chance",
+            "section",
+            ["verbalizer_chance"],
+            "left out: the test "
+            "against chance counts answers, and the cube has no sample dimension",
+        )
     has_cot = "prompting" in cube.coords and bool((cube["prompting"] == "cot").any())
     if not has_cot:
-        log.add("verbalizer_cot", "section", ["verbalizer_cot"], "left out: the cube has no "
-                "chain-of-thought templates (prompting 'cot')")
+        log.add(
+            "verbalizer_cot",
+            "section",
+            ["verbalizer_cot"],
+            "left out: the cube has no chain-of-thought templates (prompting 'cot')",
+        )
     elif samples:
         _log_cot_items(cube, st, log)
     if family in cube.coords and size in cube.coords:
         families = np.asarray(cube[family].values).astype(str)
         sizes = np.asarray(cube[size].values, dtype=float)
-        log.add("verbalizer_shapes", "models",
-                cube["model"].values[(families == "") | ~np.isfinite(sizes)],
-                f"no model family ({family!r} is empty) or size ({size!r} is NaN): left out "
-                "of the curve shapes")
+        log.add(
+            "verbalizer_shapes",
+            "models",
+            cube["model"].values[(families == "") | ~np.isfinite(sizes)],
+            f"no model family ({family!r} is empty) or size ({size!r} is NaN): left out "
+            "of the curve shapes",
+        )
     else:
-        log.add("verbalizer_shapes", "section", ["verbalizer_shapes"], f"left out: the cube "
-                f"has no model coordinates {family!r} and {size!r}")
+        log.add(
+            "verbalizer_shapes",
+            "section",
+            ["verbalizer_shapes"],
+            f"left out: the cube has no model coordinates {family!r} and {size!r}",
+        )
 
 
 def _sample_labels(cube, n_tasks: int) -> np.ndarray:
     if "sample_id" in cube.coords:
-        return np.asarray(cube["sample_id"].transpose("task", "sample").values,
-                          dtype=object).astype(str)
-    return np.broadcast_to(np.arange(cube.sizes["sample"]).astype(str),
-                           (n_tasks, cube.sizes["sample"]))
+        return np.asarray(
+            cube["sample_id"].transpose("task", "sample").values, dtype=object
+        ).astype(str)
+    return np.broadcast_to(
+        np.arange(cube.sizes["sample"]).astype(str), (n_tasks, cube.sizes["sample"])
+    )
 
 
 def _log_missing_answers(cube, st, log, counted) -> None:
-    answered = np.asarray(cube["score"].notnull().transpose("task", "model", "template",
-                                                            "sample").values)
+    answered = np.asarray(
+        cube["score"].notnull().transpose("task", "model", "template", "sample").values
+    )
     asked = answered.any((1, 2))  # (task, sample): not padding
     has = answered.any(-1)  # (task, model, template): the template has answers of the model
-    missing = (~answered & has[..., None] & asked[:, None, None, :]
-               & counted[:, None, :, None]).any(2)  # (task, model, sample)
+    missing = (
+        ~answered & has[..., None] & asked[:, None, None, :] & counted[:, None, :, None]
+    ).any(2)  # (task, model, sample)
     ids = _sample_labels(cube, len(st.tasks))
     for t, m in np.argwhere(missing.any(-1)):
-        log.add("verbalizer_chance", "samples", ids[t][missing[t, m]].tolist(),
-                "no answer from this model under some template of its group that it answered "
-                "otherwise: left out of the counts tested against chance", task=st.tasks[t],
-                model=st.models[m])
+        log.add(
+            "verbalizer_chance",
+            "samples",
+            ids[t][missing[t, m]].tolist(),
+            "no answer from this model under some template of its group that it answered "
+            "otherwise: left out of the counts tested against chance",
+            task=st.tasks[t],
+            model=st.models[m],
+        )
 
 
 def _log_cot_items(cube, st, log) -> None:
     members = _plain(_condition_members(cube, "golden", "flipped golden"))
     score = _plain(cube["score"])
-    answered = [np.asarray(score.where(members.sel(condition=CONDITIONS[k], drop=True))
-                           .notnull().any("template").transpose("task", "model", "sample")
-                           .values) for k in (1, 2)]
+    answered = [
+        np.asarray(
+            score.where(members.sel(condition=CONDITIONS[k], drop=True))
+            .notnull()
+            .any("template")
+            .transpose("task", "model", "sample")
+            .values
+        )
+        for k in (1, 2)
+    ]
     both = answered[0].any(2) & answered[1].any(2)  # (task, model): the two templates exist
     one_side = (answered[0] ^ answered[1]) & both[..., None]
     ids = _sample_labels(cube, len(st.tasks))
     for t, m in np.argwhere(one_side.any(-1)):
-        log.add("verbalizer_cot", "samples", ids[t][one_side[t, m]].tolist(),
-                "answered under only one of the flipped golden templates (direct, CoT): left "
-                "out of McNemar's test by pairwise deletion", task=st.tasks[t],
-                model=st.models[m])
+        log.add(
+            "verbalizer_cot",
+            "samples",
+            ids[t][one_side[t, m]].tolist(),
+            "answered under only one of the flipped golden templates (direct, CoT): left "
+            "out of McNemar's test by pairwise deletion",
+            task=st.tasks[t],
+            model=st.models[m],
+        )

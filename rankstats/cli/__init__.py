@@ -110,8 +110,19 @@ __all__ = [
 COMMANDS_GROUP = "rankstats.commands"
 
 #: The commands rankstats itself provides, in the order ``--help`` lists them.
-BUILTIN = (report, stability, compare, plan, reproduce, estimate, edits, importing, validate,
-           info, ranks)
+BUILTIN = (
+    report,
+    stability,
+    compare,
+    plan,
+    reproduce,
+    estimate,
+    edits,
+    importing,
+    validate,
+    info,
+    ranks,
+)
 
 #: Errors that mean the command line asked for something that cannot be: exit status 2
 #: (a file that does not exist is a name that names nothing).
@@ -120,10 +131,12 @@ USAGE_ERRORS = (UsageError, OptionError, OutputError, UnknownNameError, FileNotF
 
 def build_parser() -> Parser:
     """The ``rankstats`` parser: the built-in commands, then those of the entry-point group."""
-    parser = Parser(prog="rankstats",
-                    description="Multi-prompt evaluation statistics on score cubes.",
-                    epilog="Exit status: 0 ok, 1 validate found problems, 2 usage error, "
-                           "3 data or runtime error, 70 a bug. See docs/cli.md.")
+    parser = Parser(
+        prog="rankstats",
+        description="Multi-prompt evaluation statistics on score cubes.",
+        epilog="Exit status: 0 ok, 1 validate found problems, 2 usage error, "
+        "3 data or runtime error, 70 a bug. See docs/cli.md.",
+    )
     parser.add_argument("--version", action="version", version=f"rankstats {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in BUILTIN:
@@ -144,24 +157,37 @@ def _add_plugin_commands(commands) -> None:
     taken = set(commands.choices)
     for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
         if entry.name in taken:
-            print(f"rankstats: warning: command {entry.name!r} ({entry.value}) is built in; "
-                  "the plugin is ignored", file=sys.stderr)
+            print(
+                f"rankstats: warning: command {entry.name!r} ({entry.value}) is built in; "
+                "the plugin is ignored",
+                file=sys.stderr,
+            )
             continue
         try:
             entry.load()(commands)
         except Exception as error:  # a broken plugin must not take the other commands down
-            print(f"rankstats: warning: command {entry.name!r} ({entry.value}) could not be "
-                  f"loaded: {error}", file=sys.stderr)
+            print(
+                f"rankstats: warning: command {entry.name!r} ({entry.value}) could not be "
+                f"loaded: {error}",
+                file=sys.stderr,
+            )
 
 
 #: The extra that installs each optional module the code imports where it is used
 #: (tqdm comes with both collectors' extras, so "all" is the one to name).
 EXTRA_OF_MODULE = {
-    "h5netcdf": "io", "h5py": "io", "pyarrow": "io", "zarr": "io", "zstandard": "io",
-    "dask": "dask", "distributed": "dask",
+    "h5netcdf": "io",
+    "h5py": "io",
+    "pyarrow": "io",
+    "zarr": "io",
+    "zstandard": "io",
+    "dask": "dask",
+    "distributed": "dask",
     "matplotlib": "plot",
     "openai": "openai",
-    "torch": "hf", "transformers": "hf", "tokenizers": "hf",
+    "torch": "hf",
+    "transformers": "hf",
+    "tokenizers": "hf",
     "tqdm": "all",
     "hypothesis": "testing",
 }
@@ -228,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DATA
     except Exception:
         traceback.print_exc()
-        print("rankstats: this is a bug in rankstats or a plugin, not in your input; please "
-              "report it with the traceback above", file=sys.stderr)
+        print(
+            "rankstats: this is a bug in rankstats or a plugin, not in your input; please "
+            "report it with the traceback above",
+            file=sys.stderr,
+        )
         return EXIT_BUG

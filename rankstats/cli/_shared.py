@@ -132,9 +132,14 @@ def unit_interval(text: str) -> float:
     return value
 
 
-def add_output_options(parser, *, n_resamples: int | None = None, minimum: int = 1,
-                       resamples_help: str = "bootstrap replicates",
-                       confidence_level: bool = False) -> None:
+def add_output_options(
+    parser,
+    *,
+    n_resamples: int | None = None,
+    minimum: int = 1,
+    resamples_help: str = "bootstrap replicates",
+    confidence_level: bool = False,
+) -> None:
     """Add ``--json``, ``--csv`` and ``--quiet``; where the command resamples, its options too.
 
     Parameters
@@ -152,29 +157,57 @@ def add_output_options(parser, *, n_resamples: int | None = None, minimum: int =
         Add ``--confidence-level`` (default 0.95, strictly between 0 and 1).
     """
     output = parser.add_argument_group("output (the same in every command)")
-    add_output(output, "--json", metavar="PATH",
-               help="write every table as one JSON document "
-                    "{attrs, tables: {NAME: [rows]}} to PATH; '-' for standard output")
-    add_output(output, "--csv", metavar="FOLDER", folder=True,
-               help="write each table as FOLDER/NAME.csv; '-' writes every table "
-                    "to standard output, each after a '# NAME' line")
-    output.add_argument("--force", action="store_true",
-                        help="replace a write-protected output file or a symbolic link")
-    output.add_argument("--quiet", action="store_true",
-                        help="print no markdown (what --json and --csv write still goes out)")
+    add_output(
+        output,
+        "--json",
+        metavar="PATH",
+        help="write every table as one JSON document "
+        "{attrs, tables: {NAME: [rows]}} to PATH; '-' for standard output",
+    )
+    add_output(
+        output,
+        "--csv",
+        metavar="FOLDER",
+        folder=True,
+        help="write each table as FOLDER/NAME.csv; '-' writes every table "
+        "to standard output, each after a '# NAME' line",
+    )
+    output.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a write-protected output file or a symbolic link",
+    )
+    output.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print no markdown (what --json and --csv write still goes out)",
+    )
     if n_resamples is None and not confidence_level:
         return
     draws = parser.add_argument_group("resampling")
     if n_resamples is not None:
-        draws.add_argument("--n-resamples", type=integer(minimum), default=n_resamples,
-                           metavar="N", help=f"{resamples_help} (default {n_resamples})")
-        draws.add_argument("--seed", type=integer(0), metavar="SEED",
-                           help="seed of the random draws (default: fresh entropy, printed "
-                                "on standard error so the run can be repeated)")
+        draws.add_argument(
+            "--n-resamples",
+            type=integer(minimum),
+            default=n_resamples,
+            metavar="N",
+            help=f"{resamples_help} (default {n_resamples})",
+        )
+        draws.add_argument(
+            "--seed",
+            type=integer(0),
+            metavar="SEED",
+            help="seed of the random draws (default: fresh entropy, printed "
+            "on standard error so the run can be repeated)",
+        )
     if confidence_level:
-        draws.add_argument("--confidence-level", type=fraction, default=0.95, metavar="LEVEL",
-                           help="confidence level of the intervals, strictly between 0 and 1 "
-                                "(default 0.95)")
+        draws.add_argument(
+            "--confidence-level",
+            type=fraction,
+            default=0.95,
+            metavar="LEVEL",
+            help="confidence level of the intervals, strictly between 0 and 1 (default 0.95)",
+        )
 
 
 def resolve_seed(arguments) -> str | None:
@@ -223,8 +256,9 @@ class PathRole:
         return self.role in (OUTPUT, INPUT_OUTPUT)
 
 
-def declare(action: argparse.Action, role: str, *, folder: bool = False,
-            keywords: Sequence[str] = ()) -> argparse.Action:
+def declare(
+    action: argparse.Action, role: str, *, folder: bool = False, keywords: Sequence[str] = ()
+) -> argparse.Action:
     """Declare what a command does with the path an argument names; return the argument.
 
     Every argument that names a file or folder is declared: :func:`check_paths`
@@ -250,11 +284,11 @@ def declare(action: argparse.Action, role: str, *, folder: bool = False,
     'input'
     """
     if role not in ROLES:
-        raise OptionError(f"declare: role {role!r} is not one of "
-                          f"{', '.join(map(repr, ROLES))}")
+        raise OptionError(f"declare: role {role!r} is not one of {', '.join(map(repr, ROLES))}")
     if folder and role != OUTPUT:
-        raise OptionError(f"declare: folder=True declares an output folder; role {role!r} "
-                          "must be 'output'")
+        raise OptionError(
+            f"declare: folder=True declares an output folder; role {role!r} must be 'output'"
+        )
     action.path_role = PathRole(role, folder, tuple(keywords))
     return action
 
@@ -387,28 +421,37 @@ def _check(paths: Sequence[tuple[str, str, PathRole]], arguments) -> None:
         raise UsageError("--json - and --csv - both write to standard output; give one a path")
     # an input that does not exist is not read as a file (it is an example's name, or
     # missing, which the command reports); a cache is read once the run has made it
-    inputs = [(option, path) for option, path, role in paths
-              if role.reads and (role.writes or os.path.lexists(path))]
+    inputs = [
+        (option, path)
+        for option, path, role in paths
+        if role.reads and (role.writes or os.path.lexists(path))
+    ]
     for option, path, role in paths:
         if role.writes:
-            _check_apart(f"{option} {path!r}", path,
-                         [(other, given) for other, given in inputs if other != option])
+            _check_apart(
+                f"{option} {path!r}",
+                path,
+                [(other, given) for other, given in inputs if other != option],
+            )
     force = bool(getattr(arguments, "force", False))
     for option, path, role in paths:
         if not role.writes:
             continue
         target = Path(path)
         if not target.absolute().parent.is_dir():
-            raise UsageError(f"{option} {path!r}: the folder "
-                             f"{str(target.absolute().parent)!r} does not exist")
+            raise UsageError(
+                f"{option} {path!r}: the folder {str(target.absolute().parent)!r} does not exist"
+            )
         if role.folder:
             if target.exists() and not target.is_dir():
-                raise UsageError(f"{option} {path!r}: names a folder (one file each), and a "
-                                 "file is there")
+                raise UsageError(
+                    f"{option} {path!r}: names a folder (one file each), and a file is there"
+                )
             if not target.exists() and target.suffix.lower() in _FILE_SUFFIXES:
-                raise UsageError(f"{option} {path!r}: names a folder that gets one file each; "
-                                 "give a folder name" + (" (or '-')" if option == "--csv"
-                                                         else ""))
+                raise UsageError(
+                    f"{option} {path!r}: names a folder that gets one file each; "
+                    "give a folder name" + (" (or '-')" if option == "--csv" else "")
+                )
         elif role.reads:  # a cache: read and appended to, never replaced
             if target.is_dir():
                 raise UsageError(f"{option} {path!r}: is a folder, not a file")
@@ -429,12 +472,21 @@ def check_outputs(arguments, *, inputs: Sequence = (), **paths) -> None:
     is read and written. Prefer declaring the arguments (:func:`declare`):
     then :func:`rankstats.cli.main` checks them before the command runs.
     """
-    given = [(f"--{option.replace('_', '-')}", str(path),
-              PathRole(INPUT_OUTPUT) if option == "cache"
-              else PathRole(OUTPUT, folder=option in ("csv", "figures")))
-             for option, path in {"json": getattr(arguments, "json", None),
-                                  "csv": getattr(arguments, "csv", None), **paths}.items()
-             if path and str(path) != "-"]
+    given = [
+        (
+            f"--{option.replace('_', '-')}",
+            str(path),
+            PathRole(INPUT_OUTPUT)
+            if option == "cache"
+            else PathRole(OUTPUT, folder=option in ("csv", "figures")),
+        )
+        for option, path in {
+            "json": getattr(arguments, "json", None),
+            "csv": getattr(arguments, "csv", None),
+            **paths,
+        }.items()
+        if path and str(path) != "-"
+    ]
     given += [("input", str(path), PathRole(INPUT)) for path in inputs if path]
     _check(given, arguments)
 
@@ -453,8 +505,10 @@ def check_inputs(paths: Mapping) -> None:
 
 def prints_markdown(arguments) -> bool:
     """Whether the command prints its markdown: not ``--quiet``, and stdout not taken by data."""
-    return not arguments.quiet and "-" not in (getattr(arguments, "json", None),
-                                                 getattr(arguments, "csv", None))
+    return not arguments.quiet and "-" not in (
+        getattr(arguments, "json", None),
+        getattr(arguments, "csv", None),
+    )
 
 
 def _flat(frame):
@@ -499,10 +553,13 @@ def write_tables(arguments, tables: Mapping, attrs: Mapping | None = None) -> No
 
     frames = {name: _flat(frame) for name, frame in tables.items()}
     if getattr(arguments, "json", None):
-        document = {"attrs": jsonable(dict(attrs or {})),
-                    "tables": {name: [jsonable(row) for row in
-                                      frame.to_dict(orient="records")]
-                               for name, frame in frames.items()}}
+        document = {
+            "attrs": jsonable(dict(attrs or {})),
+            "tables": {
+                name: [jsonable(row) for row in frame.to_dict(orient="records")]
+                for name, frame in frames.items()
+            },
+        }
         text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
         if arguments.json == "-":
             sys.stdout.write(text)
@@ -510,14 +567,16 @@ def write_tables(arguments, tables: Mapping, attrs: Mapping | None = None) -> No
             write_atomically(arguments.json, text.encode("utf-8"))
     if getattr(arguments, "csv", None):
         if arguments.csv == "-":
-            sys.stdout.write("\n".join(f"# {name}\n{frame.to_csv(index=False)}"
-                                       for name, frame in frames.items()))
+            sys.stdout.write(
+                "\n".join(
+                    f"# {name}\n{frame.to_csv(index=False)}" for name, frame in frames.items()
+                )
+            )
         else:
             folder = Path(arguments.csv)
             folder.mkdir(exist_ok=True)
             for name, frame in frames.items():
-                write_atomically(folder / f"{name}.csv",
-                                 frame.to_csv(index=False).encode("utf-8"))
+                write_atomically(folder / f"{name}.csv", frame.to_csv(index=False).encode("utf-8"))
 
 
 def write_text(path, text: str) -> None:
@@ -529,9 +588,12 @@ def write_text(path, text: str) -> None:
 
 def add_cube_argument(parser) -> None:
     """Add the positional ``CUBE``: a cube file, or the name of an embedded example."""
-    add_input(parser, "cube", metavar="CUBE",
-              help="a cube file (.nc, .zarr), or the name of an embedded example "
-                   "(e.g. mizrahi2024)")
+    add_input(
+        parser,
+        "cube",
+        metavar="CUBE",
+        help="a cube file (.nc, .zarr), or the name of an embedded example (e.g. mizrahi2024)",
+    )
 
 
 def load_cube(name_or_path: str, chunks=None):
@@ -544,8 +606,10 @@ def load_cube(name_or_path: str, chunks=None):
     if name_or_path in datasets.available():
         cube = datasets.load(name_or_path)
         return cube.chunk(chunks) if chunks else cube
-    raise UsageError(f"CUBE {name_or_path!r}: no such file, and no embedded example of that "
-                     f"name (examples: {', '.join(datasets.available())})")
+    raise UsageError(
+        f"CUBE {name_or_path!r}: no such file, and no embedded example of that "
+        f"name (examples: {', '.join(datasets.available())})"
+    )
 
 
 def describe(cube) -> str:
@@ -567,6 +631,7 @@ def noted(function, *args, **kwargs):
         if issubclass(warning.category, RankstatsWarning):
             print(f"rankstats: note: {warning.message}", file=sys.stderr)
         else:
-            warnings.showwarning(warning.message, warning.category, warning.filename,
-                                 warning.lineno)
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     return result

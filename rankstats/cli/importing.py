@@ -17,20 +17,37 @@ GROUP = "rankstats.importers"
 def add(commands) -> None:
     """Add ``import`` to the sub-parsers."""
     parser = commands.add_parser(
-        "import", help="turn result files into a cube file",
+        "import",
+        help="turn result files into a cube file",
         description=f"Read result files with an importer (found through the entry-point "
-                    f"group '{GROUP}') and write the cube, atomically.")
+        f"group '{GROUP}') and write the cube, atomically.",
+    )
     parser.add_argument("format", metavar="FORMAT", help="the importer, e.g. mizrahi2024")
     add_input(parser, "paths", nargs="+", metavar="PATH", help="files or folders to read")
-    add_output(parser, "-o", "--output", required=True, metavar="CUBE",
-               help="the cube file to write (.nc, or .zarr)")
-    parser.add_argument("--option", "-O", action="append", default=[], metavar="NAME=VALUE",
-                        dest="options",
-                        help="an importer option (repeatable); each importer parses its own "
-                             "values (booleans: true/false/yes/no/1/0) and refuses unknown "
-                             "names with the list of its options")
-    parser.add_argument("--force", action="store_true",
-                        help="replace a write-protected output file or a symbolic link")
+    add_output(
+        parser,
+        "-o",
+        "--output",
+        required=True,
+        metavar="CUBE",
+        help="the cube file to write (.nc, or .zarr)",
+    )
+    parser.add_argument(
+        "--option",
+        "-O",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="options",
+        help="an importer option (repeatable); each importer parses its own "
+        "values (booleans: true/false/yes/no/1/0) and refuses unknown "
+        "names with the list of its options",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a write-protected output file or a symbolic link",
+    )
     parser.set_defaults(run=run)
 
 
@@ -51,8 +68,14 @@ def run(arguments) -> int:
         raise UnknownNameError(f"no importer named {arguments.format!r} (importers: {known})")
     load = found[arguments.format].load()
     paths = arguments.paths[0] if len(arguments.paths) == 1 else arguments.paths
-    cube = import_files(load, paths, arguments.output, options=arguments.options,
-                        force=arguments.force, importer=arguments.format)
+    cube = import_files(
+        load,
+        paths,
+        arguments.output,
+        options=arguments.options,
+        force=arguments.force,
+        importer=arguments.format,
+    )
     summary = cube.attrs.get("import_summary")
     if summary:
         print(summary)

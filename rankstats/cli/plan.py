@@ -112,8 +112,7 @@ def run(arguments) -> int:
         per_task = planned[list(COLUMNS)].to_dataframe()[list(COLUMNS)]
         rows = []
         for name, tasks in _groups(cube).items():
-            part = planned if name == "all tasks" else noted(plan, cube.sel(task=tasks),
-                                                              **options)
+            part = planned if name == "all tasks" else noted(plan, cube.sel(task=tasks), **options)
             needed = part["n_templates_needed"]
             finite = needed.where(np.isfinite(needed), drop=True)
             rows.append(
@@ -126,9 +125,11 @@ def run(arguments) -> int:
                         if f"overall_{column}" in part
                     },
                     "task_median_n_templates_needed": float(finite.median())
-                    if finite.size else float("nan"),
+                    if finite.size
+                    else float("nan"),
                     "task_max_n_templates_needed": float(finite.max())
-                    if finite.size else float("nan"),
+                    if finite.size
+                    else float("nan"),
                     "tasks_unreached": int(needed.isnull().sum()),
                 }
             )
@@ -147,8 +148,7 @@ def _markdown(per_task, overall, planned, facet) -> str:
     probability = planned.attrs["probability"]
     chance = "" if probability == "None" else f" with probability {probability:g}"
     lines = [
-        f"# Plan: designs at which the leaderboard and a replication reach tau-b ≥ {tau:g}"
-        f"{chance}",
+        f"# Plan: designs at which the leaderboard and a replication reach tau-b ≥ {tau:g}{chance}",
         "",
     ]
     if not facet:
@@ -166,17 +166,22 @@ def _markdown(per_task, overall, planned, facet) -> str:
     for task, reason in reasons.items():
         if reason:
             planned = items.get(task, float("nan"))
-            lines.append(f"- {task}: {reason}" + (
-                f"; for tau-b ≥ {tau:g}{chance} with fresh samples and the template held "
-                f"fixed, {planned:.0f} samples" if planned == planned else "") + ".")
+            lines.append(
+                f"- {task}: {reason}"
+                + (
+                    f"; for tau-b ≥ {tau:g}{chance} with fresh samples and the template held "
+                    f"fixed, {planned:.0f} samples"
+                    if planned == planned
+                    else ""
+                )
+                + "."
+            )
     if any(reasons):
         lines.append("")
     lines += ["## Overall (the mean score over tasks, every task with the same design)", ""]
-    kept = (
-        overall
-        if facet
-        else overall.drop(columns=[c for c in dropped if c in overall])
-    ).drop(columns=["reason"], errors="ignore")
+    kept = (overall if facet else overall.drop(columns=[c for c in dropped if c in overall])).drop(
+        columns=["reason"], errors="ignore"
+    )
     if int(overall["tasks"].max()) > 0:
         lines.append(kept.to_markdown(floatfmt=".4g"))
     else:

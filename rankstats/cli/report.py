@@ -22,29 +22,44 @@ from ._shared import (
 def add(commands) -> None:
     """Add ``report`` to the sub-parsers."""
     parser = commands.add_parser(
-        "report", help="the full multi-prompt analysis of a cube",
+        "report",
+        help="the full multi-prompt analysis of a cube",
         description="Agreement across templates, significance, divergence of the original "
-                    "templates, MaxP/AvgP/saturation/CPS and rankings, per task and benchmark, "
-                    "and how stable each ranking is. Markdown to the terminal; HTML, JSON and "
-                    "CSV on request. Tables: one per report section (agreement, pairs, "
-                    "metrics, ...).")
+        "templates, MaxP/AvgP/saturation/CPS and rankings, per task and benchmark, "
+        "and how stable each ranking is. Markdown to the terminal; HTML, JSON and "
+        "CSV on request. Tables: one per report section (agreement, pairs, "
+        "metrics, ...).",
+    )
     add_cube_argument(parser)
-    parser.add_argument("--threshold", type=float, default=0.05,
-                        help="score above which a model counts as working (default 0.05)")
-    add_input(parser, "--conventions", default="standard", metavar="{standard,paper,FILE}",
-              keywords=("standard", "paper"),
-              help="the template set, tie method and tie correction of W, Friedman "
-                   "and the metric ranks: 'standard' (default: every template, "
-                   "average ranks, tie correction), 'paper' (those under which the "
-                   "tables of Mizrahi et al. 2024 reproduce, as 'rankstats reproduce "
-                   "mizrahi2024' finds them; for the mizrahi2024 data only), or a "
-                   "JSON file {statistic: {option: value}}")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        help="score above which a model counts as working (default 0.05)",
+    )
+    add_input(
+        parser,
+        "--conventions",
+        default="standard",
+        metavar="{standard,paper,FILE}",
+        keywords=("standard", "paper"),
+        help="the template set, tie method and tie correction of W, Friedman "
+        "and the metric ranks: 'standard' (default: every template, "
+        "average ranks, tie correction), 'paper' (those under which the "
+        "tables of Mizrahi et al. 2024 reproduce, as 'rankstats reproduce "
+        "mizrahi2024' finds them; for the mizrahi2024 data only), or a "
+        "JSON file {statistic: {option: value}}",
+    )
     add_output(parser, "--html", metavar="PATH", help="write a self-contained HTML report")
-    parser.add_argument("--no-figures", action="store_true",
-                        help="leave the figures out of the HTML report")
-    add_output_options(parser, n_resamples=200, minimum=0,
-                       resamples_help="bootstrap replicates of the stability section; 0 leaves "
-                                      "it out")
+    parser.add_argument(
+        "--no-figures", action="store_true", help="leave the figures out of the HTML report"
+    )
+    add_output_options(
+        parser,
+        n_resamples=200,
+        minimum=0,
+        resamples_help="bootstrap replicates of the stability section; 0 leaves it out",
+    )
     parser.set_defaults(run=run)
 
 
@@ -55,9 +70,14 @@ def run(arguments) -> int:
 
     cube = load_cube(arguments.cube)
     conventions = resolve_conventions(arguments.conventions, cube)
-    analysis = noted(report, cube, threshold=arguments.threshold,
-                     n_resamples=arguments.n_resamples, seed=arguments.seed,
-                     conventions=conventions)
+    analysis = noted(
+        report,
+        cube,
+        threshold=arguments.threshold,
+        n_resamples=arguments.n_resamples,
+        seed=arguments.seed,
+        conventions=conventions,
+    )
     if prints_markdown(arguments):
         print(render.to_markdown(analysis))
     if arguments.html:
@@ -70,11 +90,17 @@ def run(arguments) -> int:
             else:
                 figures = make_figures(analysis)
         write_text(arguments.html, render.to_html(analysis, figures))
-    write_tables(arguments, {section.key: section.table
-                             for section in render.sections(analysis)},
-                 {"cube": arguments.cube, "threshold": arguments.threshold,
-                  "n_resamples": arguments.n_resamples, "seed": arguments.seed,
-                  **analysis.attrs})
+    write_tables(
+        arguments,
+        {section.key: section.table for section in render.sections(analysis)},
+        {
+            "cube": arguments.cube,
+            "threshold": arguments.threshold,
+            "n_resamples": arguments.n_resamples,
+            "seed": arguments.seed,
+            **analysis.attrs,
+        },
+    )
     return 0
 
 
@@ -101,14 +127,16 @@ def resolve_conventions(given: str, cube):
                 "--conventions paper: the paper's conventions are those of Mizrahi et al. "
                 "(2024), found on the mizrahi2024 data, and this cube is not that data (its "
                 f"source is {cube.attrs.get('source', 'not recorded')!r}); give --conventions "
-                "standard, or a JSON file of conventions")
+                "standard, or a JSON file of conventions"
+            )
         from ..reproduce.mizrahi2024 import paper_conventions
 
         return {"name": "paper", **paper_conventions()}
     path = Path(given)
     if not path.is_file():
-        raise UsageError(f"--conventions {given!r}: neither 'standard', 'paper' nor a JSON file "
-                         "of conventions")
+        raise UsageError(
+            f"--conventions {given!r}: neither 'standard', 'paper' nor a JSON file of conventions"
+        )
     from ..analyses._conventions import read_file
 
     return read_file(path, "--conventions")

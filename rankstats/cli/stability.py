@@ -37,35 +37,62 @@ def chunks(text: str) -> tuple[str, int]:
 def add(commands) -> None:
     """Add ``stability`` to the sub-parsers."""
     parser = commands.add_parser(
-        "stability", help="leaderboards with rank intervals and tie groups, per task",
+        "stability",
+        help="leaderboards with rank intervals and tie groups, per task",
         description="Bootstrap the cube over samples, templates or both; print each task's "
-                    "leaderboard with score and rank intervals, tie groups and arena ranks; "
-                    "optionally draw the rank intervals, critical-difference diagrams and "
-                    "templates-needed curves. Tables: leaderboard, left_out (the models not "
-                    "ranked, and the templates left out of a ranked model's score).")
+        "leaderboard with score and rank intervals, tie groups and arena ranks; "
+        "optionally draw the rank intervals, critical-difference diagrams and "
+        "templates-needed curves. Tables: leaderboard, left_out (the models not "
+        "ranked, and the templates left out of a ranked model's score).",
+    )
     add_cube_argument(parser)
-    parser.add_argument("--over", choices=("samples", "templates", "both"),
-                        help="what to resample (default: both with samples, else templates)")
-    parser.add_argument("--by", choices=("avgp", "maxp", "saturation", "cps"), default="avgp",
-                        help="the score ranked (default avgp)")
-    parser.add_argument("--rank-sets", choices=("simultaneous", "marginal", "bootstrap"),
-                        default="simultaneous",
-                        help="what the rank [interval] is: simultaneous confidence sets for "
-                             "all ranks (default), marginal ones per model, or percentile "
-                             "intervals of the bootstrap ranks")
-    parser.add_argument("--nan-policy", choices=NAN_POLICIES,
-                        default="propagate",
-                        help="missing per-template scores of a model present on a task: "
-                             "'propagate' (default) leaves the model unranked (NaN), 'omit' "
-                             "scores it over its other templates, 'raise' stops with an error; "
-                             "the output names every template left out either way")
-    add_output(parser, "--figures", metavar="FOLDER", folder=True,
-               help="write rank-interval, critical-difference and templates-needed "
-                    "figures (PNG) here")
-    parser.add_argument("--chunks", metavar="DIM=SIZE", nargs="*", type=chunks,
-                        help="open the cube lazily with these chunks (e.g. task=1)")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="run on this dask.distributed scheduler (e.g. tcp://host:8786)")
+    parser.add_argument(
+        "--over",
+        choices=("samples", "templates", "both"),
+        help="what to resample (default: both with samples, else templates)",
+    )
+    parser.add_argument(
+        "--by",
+        choices=("avgp", "maxp", "saturation", "cps"),
+        default="avgp",
+        help="the score ranked (default avgp)",
+    )
+    parser.add_argument(
+        "--rank-sets",
+        choices=("simultaneous", "marginal", "bootstrap"),
+        default="simultaneous",
+        help="what the rank [interval] is: simultaneous confidence sets for "
+        "all ranks (default), marginal ones per model, or percentile "
+        "intervals of the bootstrap ranks",
+    )
+    parser.add_argument(
+        "--nan-policy",
+        choices=NAN_POLICIES,
+        default="propagate",
+        help="missing per-template scores of a model present on a task: "
+        "'propagate' (default) leaves the model unranked (NaN), 'omit' "
+        "scores it over its other templates, 'raise' stops with an error; "
+        "the output names every template left out either way",
+    )
+    add_output(
+        parser,
+        "--figures",
+        metavar="FOLDER",
+        folder=True,
+        help="write rank-interval, critical-difference and templates-needed figures (PNG) here",
+    )
+    parser.add_argument(
+        "--chunks",
+        metavar="DIM=SIZE",
+        nargs="*",
+        type=chunks,
+        help="open the cube lazily with these chunks (e.g. task=1)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on this dask.distributed scheduler (e.g. tcp://host:8786)",
+    )
     add_output_options(parser, n_resamples=1000, confidence_level=True)
     parser.set_defaults(run=run)
 
@@ -91,44 +118,83 @@ def run(arguments) -> int:
         try:
             from distributed import Client
         except ImportError as error:
-            raise RankstatsError('--scheduler needs dask.distributed: pip install '
-                                 '"rankstats[dask]"') from error
+            raise RankstatsError(
+                '--scheduler needs dask.distributed: pip install "rankstats[dask]"'
+            ) from error
         client = Client(arguments.scheduler)
     with client:
         # the replicates first, so that what nan_policy='omit' leaves out of them can be named
-        reps = noted(replicates, cube, n_resamples=arguments.n_resamples, over=over,
-                     seed=arguments.seed, by=arguments.by, statistics=(arguments.by, "rank"),
-                     nan_policy=arguments.nan_policy).compute()
-        board = noted(leaderboard, reps, by=arguments.by, rank_sets=arguments.rank_sets,
-                      confidence_level=arguments.confidence_level).compute()
+        reps = noted(
+            replicates,
+            cube,
+            n_resamples=arguments.n_resamples,
+            over=over,
+            seed=arguments.seed,
+            by=arguments.by,
+            statistics=(arguments.by, "rank"),
+            nan_policy=arguments.nan_policy,
+        ).compute()
+        board = noted(
+            leaderboard,
+            reps,
+            by=arguments.by,
+            rank_sets=arguments.rank_sets,
+            confidence_level=arguments.confidence_level,
+        ).compute()
     reasons = unranked_reasons(cube, board)
     omitted = omitted_templates(cube, board)
     if arguments.nan_policy == "omit":
         omitted = _with_left_out_replicates(omitted, left_out_replicates(reps, arguments.by))
-    left_out = pd.concat([render.unranked(board, reasons), render.unranked(board, omitted,
-                                                                           ranked=True)],
-                         ignore_index=True)
+    left_out = pd.concat(
+        [render.unranked(board, reasons), render.unranked(board, omitted, ranked=True)],
+        ignore_index=True,
+    )
     if prints_markdown(arguments):
         print(render.leaderboard_markdown(board, reasons, omitted))
-    empty = [str(task) for task in board["task"].values
-             if not bool(board["rank"].sel(task=task).notnull().any())]
+    empty = [
+        str(task)
+        for task in board["task"].values
+        if not bool(board["rank"].sel(task=task).notnull().any())
+    ]
     if len(empty) == board.sizes["task"]:
         unranked = render.unranked(board, reasons)
-        raise RankstatsError("no task has a ranked model: " + "; ".join(
-            f"{task}, {model}: {why}" for task, model, why in unranked.head(5).itertuples(
-                index=False)) + ("; ..." if len(unranked) > 5 else ""))
+        raise RankstatsError(
+            "no task has a ranked model: "
+            + "; ".join(
+                f"{task}, {model}: {why}"
+                for task, model, why in unranked.head(5).itertuples(index=False)
+            )
+            + ("; ..." if len(unranked) > 5 else "")
+        )
     for task in empty:
-        print(f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
-              "left_out table)", file=sys.stderr)
-    write_tables(arguments, {"leaderboard": board.to_dataframe(),
-                             "left_out": left_out.set_index(["task", "model"])},
-                 {"cube": arguments.cube, "over": over, "by": arguments.by,
-                  "rank_sets": arguments.rank_sets, "nan_policy": arguments.nan_policy,
-                  "n_resamples": arguments.n_resamples, "seed": arguments.seed,
-                  "confidence_level": arguments.confidence_level})
+        print(
+            f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
+            "left_out table)",
+            file=sys.stderr,
+        )
+    write_tables(
+        arguments,
+        {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
+        {
+            "cube": arguments.cube,
+            "over": over,
+            "by": arguments.by,
+            "rank_sets": arguments.rank_sets,
+            "nan_policy": arguments.nan_policy,
+            "n_resamples": arguments.n_resamples,
+            "seed": arguments.seed,
+            "confidence_level": arguments.confidence_level,
+        },
+    )
     if arguments.figures:
-        figures(cube, board, Path(arguments.figures), seed=arguments.seed,
-                quiet=arguments.quiet, nan_policy=arguments.nan_policy)
+        figures(
+            cube,
+            board,
+            Path(arguments.figures),
+            seed=arguments.seed,
+            quiet=arguments.quiet,
+            nan_policy=arguments.nan_policy,
+        )
     return 0
 
 
@@ -149,7 +215,8 @@ def refuse_extra_dimensions(cube, command: str) -> None:
         raise DimensionError(
             f"{command}: the cube's scores have the extra dimension(s) {shown}; "
             f"{command} prints one leaderboard per task: select one position "
-            f"(cube.isel({extra[0]}=0)) or fold {extra[0]!r} into the task dimension first")
+            f"(cube.isel({extra[0]}=0)) or fold {extra[0]!r} into the task dimension first"
+        )
 
 
 def _with_left_out_replicates(omitted: dict, left_out) -> dict:
@@ -163,9 +230,11 @@ def _with_left_out_replicates(omitted: dict, left_out) -> dict:
     for (task, model), why in omitted.items():
         own = int(per_model.sel(task=task, model=model))
         if own:
-            why += (f"; {own} of {n} replicates drew none of its scored templates: they are "
-                    "left out of its interval, and "
-                    f"{int(per_task.sel(task=task))} of {n} out of the task's rank sets")
+            why += (
+                f"; {own} of {n} replicates drew none of its scored templates: they are "
+                "left out of its interval, and "
+                f"{int(per_task.sel(task=task))} of {n} out of the task's rank sets"
+            )
         found[task, model] = why
     return found
 
@@ -191,8 +260,10 @@ def unranked_reasons(cube, board) -> dict:
             why = "absent: no score on any template of the task"
         elif hole.any():
             names = (ids[t][hole] if ids is not None else np.flatnonzero(hole)).tolist()
-            why = (f"no score on {_named(names)}, so its score is NaN "
-                   f"(nan_policy={board.attrs.get('nan_policy', 'propagate')!r})")
+            why = (
+                f"no score on {_named(names)}, so its score is NaN "
+                f"(nan_policy={board.attrs.get('nan_policy', 'propagate')!r})"
+            )
         else:
             why = "no score interval or rank"
         reasons[tasks[t], models[m]] = why
@@ -205,8 +276,11 @@ def _holes(cube, board):
 
     scores = template_scores(cube).transpose("task", "model", "template")
     observed = np.asarray(scores.notnull().values)
-    ids = (np.asarray(scores["template_id"].transpose("task", "template").values).astype(str)
-           if "template_id" in scores.coords else None)
+    ids = (
+        np.asarray(scores["template_id"].transpose("task", "template").values).astype(str)
+        if "template_id" in scores.coords
+        else None
+    )
     return observed, ids
 
 
@@ -236,12 +310,14 @@ def omitted_templates(cube, board) -> dict:
         reasons[tasks[t], models[m]] = (
             f"no score on {_named(names)}: its score is over its other "
             f"{int(observed[t, m].sum())} of the task's {int(scored[t].sum())} templates "
-            "(nan_policy='omit')")
+            "(nan_policy='omit')"
+        )
     return reasons
 
 
-def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False,
-            nan_policy: str = "propagate") -> None:
+def figures(
+    cube, board, folder: Path, *, seed: int, quiet: bool = False, nan_policy: str = "propagate"
+) -> None:
     """Rank intervals, critical-difference diagrams and templates-needed curves, per task."""
     from ..plot import to_png
     from ..plot.posthoc import plot_critical_difference
@@ -250,22 +326,27 @@ def figures(cube, board, folder: Path, *, seed: int, quiet: bool = False,
     from ..statistics.posthoc import nemenyi
 
     folder.mkdir(exist_ok=True)
-    scores = noted(lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims
-                   else cube["score"])
+    scores = noted(
+        lambda: cube["score"].mean("sample") if "sample" in cube["score"].dims else cube["score"]
+    )
     differences = noted(nemenyi, scores, blocks="template", nan_policy="omit").compute()
     needed = noted(templates_needed, scores.compute(), seed=seed, nan_policy=nan_policy)
     (folder / "templates_needed.png").write_bytes(to_png(plot_k_needed(needed)))
     for task in board["task"].values:
         name = str(task)
         (folder / f"rank_intervals_{name}.png").write_bytes(
-            to_png(plot_rank_intervals(board, task)))
+            to_png(plot_rank_intervals(board, task))
+        )
         one = differences.sel(task=task)
         present = one["average_rank"].notnull()
         if int(present.sum()) >= 2:
-            (folder / f"critical_difference_{name}.png").write_bytes(to_png(
-                plot_critical_difference(one.sel(model=present, model_b=present.values),
-                                         title=name)))
-        (folder / f"templates_needed_{name}.png").write_bytes(
-            to_png(plot_needed(needed, task)))
+            (folder / f"critical_difference_{name}.png").write_bytes(
+                to_png(
+                    plot_critical_difference(
+                        one.sel(model=present, model_b=present.values), title=name
+                    )
+                )
+            )
+        (folder / f"templates_needed_{name}.png").write_bytes(to_png(plot_needed(needed, task)))
     if not quiet:
         print(f"figures written to {folder}")

@@ -11,9 +11,11 @@ from ._shared import EXIT_OK, EXIT_PROBLEMS, add_input, describe
 def add(commands) -> None:
     """Add ``validate`` to the sub-parsers."""
     parser = commands.add_parser(
-        "validate", help="check cube files against the conventions",
+        "validate",
+        help="check cube files against the conventions",
         description="Open each cube and check it against the cube's conventions; print "
-                    "'ok:' or 'invalid:' per file. Exit status 1 when any file is invalid.")
+        "'ok:' or 'invalid:' per file. Exit status 1 when any file is invalid.",
+    )
     add_input(parser, "cubes", nargs="+", metavar="CUBE", help="netCDF files or zarr stores")
     parser.add_argument("--quiet", action="store_true", help="print only the invalid files")
     parser.set_defaults(run=run)

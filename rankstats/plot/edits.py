@@ -58,16 +58,26 @@ def plot_edit_rules(rules: xr.Dataset, *, top: int | None = 20, min_tasks: int =
     limit = float(np.abs(finite).max()) if finite.size else 1.0
     limit = limit if limit > 0 else 1.0
     image = ax.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
-    labels = [f"{rule}  ({tasks} task{'' if tasks == 1 else 's'}, "
-              f"{pairs} pair{'' if pairs == 1 else 's'})"
-              for rule, tasks, pairs in zip(shown["rule"].values, shown["n_tasks"].values,
-                                            shown["n_pairs"].values, strict=True)]
+    labels = [
+        f"{rule}  ({tasks} task{'' if tasks == 1 else 's'}, "
+        f"{pairs} pair{'' if pairs == 1 else 's'})"
+        for rule, tasks, pairs in zip(
+            shown["rule"].values, shown["n_tasks"].values, shown["n_pairs"].values, strict=True
+        )
+    ]
     ax.set_yticks(range(n_rules), labels, fontsize=7)
     ax.set_xticks(range(n_models), shown["model"].values, rotation=60, ha="right", fontsize=7)
     for i, j in zip(*np.nonzero(np.isfinite(values)), strict=True):
         dark = abs(values[i, j]) > 0.6 * limit  # light text on the deepest colours
-        ax.text(j, i, f"{values[i, j]:+.2f}", ha="center", va="center", fontsize=5.5,
-                color="white" if dark else "black")
+        ax.text(
+            j,
+            i,
+            f"{values[i, j]:+.2f}",
+            ha="center",
+            va="center",
+            fontsize=5.5,
+            color="white" if dark else "black",
+        )
     metric = rules.attrs.get("metric", "score")
     ax.figure.colorbar(image, ax=ax, label=f"mean {metric} difference (after − before)")
     ax.set_title("Minimal template edits: mean effect per model")

@@ -12,10 +12,7 @@ from ._figure import new_axes
 __all__ = ["plot_critical_difference"]
 
 
-
-
-def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax=None,
-                             title=None):
+def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax=None, title=None):
     """Draw Demšar's critical-difference diagram of one :func:`~rankstats.nemenyi` slice.
 
     The top line is an axis of average ranks with a bar as long as the
@@ -78,8 +75,11 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     if best not in ("right", "left"):
         raise OptionError(f"best={best!r} is not one of 'right', 'left'")
     mean, significant, labels = _one_slice(result, alpha, names)
-    cd = float(result["critical_difference"]) if hasattr(result, "data_vars") else float(
-        result.critical_difference)
+    cd = (
+        float(result["critical_difference"])
+        if hasattr(result, "data_vars")
+        else float(result.critical_difference)
+    )
     runs = clique_runs(mean, significant)
     order = [int(i) for i in runs["order"] if not np.isnan(mean[i])]
     k = len(order)
@@ -90,8 +90,10 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
     def x_of(rank):
         return rank if best == "left" else low + high - rank
 
-    groups = [(float(mean[runs["order"][i]]), float(mean[runs["order"][runs["stop"][i]]]))
-              for i in np.flatnonzero(runs["maximal"])]
+    groups = [
+        (float(mean[runs["order"][i]]), float(mean[runs["order"][runs["stop"][i]]]))
+        for i in np.flatnonzero(runs["maximal"])
+    ]
     ax = ax if ax is not None else new_axes(None, (7.0, 1.6 + 0.3 * (k + len(groups))))
     line = {"color": "black", "linewidth": 1.0}
     # the axis of average ranks, ticks every half rank, labels every rank
@@ -100,8 +102,9 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
         size = 0.1 if tick == int(tick) else 0.05
         ax.plot([x_of(tick)] * 2, [0, size], **line)
         if tick == int(tick):
-            ax.annotate(f"{tick:g}", (x_of(tick), 0.2), ha="center", va="bottom",
-                        annotation_clip=False)
+            ax.annotate(
+                f"{tick:g}", (x_of(tick), 0.2), ha="center", va="bottom", annotation_clip=False
+            )
     # the critical difference, above the axis at the worst end
     if np.isfinite(cd):
         start = x_of(high) if best == "right" else x_of(high) - cd
@@ -114,8 +117,9 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
         y = -0.25 - 0.2 * level
         left, right = sorted((x_of(first), x_of(last)))
         pad = 0.03 * (high - low)
-        ax.plot([left - pad, right + pad], [y, y], color="black", linewidth=3.0,
-                solid_capstyle="butt")
+        ax.plot(
+            [left - pad, right + pad], [y, y], color="black", linewidth=3.0, solid_capstyle="butt"
+        )
     # the models: the better half toward the best side, the rest toward the other
     top = -0.45 - 0.2 * len(groups)
     better = (k + 1) // 2
@@ -127,8 +131,13 @@ def plot_critical_difference(result, *, names=None, alpha=None, best="right", ax
         toward_right = on_best_side == (best == "right")
         edge = high + 0.25 if toward_right else low - 0.25
         ax.plot([x_of(rank), x_of(rank), edge], [0, y, y], **line)
-        ax.text(edge + (0.05 if toward_right else -0.05), y, f"{labels[j]} ({rank:.2f})",
-                ha="left" if toward_right else "right", va="center")
+        ax.text(
+            edge + (0.05 if toward_right else -0.05),
+            y,
+            f"{labels[j]} ({rank:.2f})",
+            ha="left" if toward_right else "right",
+            va="center",
+        )
     ax.set_xlim(low - 0.3 * (high - low) - 0.5, high + 0.3 * (high - low) + 0.5)
     ax.set_ylim(top - 0.35 * better - 0.2, 1.3)
     ax.set_axis_off()

@@ -16,8 +16,6 @@ from ._figure import to_png as _png
 __all__ = ["figures", "plot_divergence", "plot_metrics", "plot_pair", "plot_rank_agreement"]
 
 
-
-
 def plot_pair(analysis: xr.Dataset, task: str, ax=None):
     """The least agreeing pair of templates of one task (Mizrahi et al. 2024, figure 2).
 
@@ -43,14 +41,21 @@ def plot_pair(analysis: xr.Dataset, task: str, ax=None):
     order = first.sort_values(ascending=False, kind="stable").index
     ax = _axes(ax, (max(4.0, 0.5 * len(order) + 2), 3.2))
     positions = np.arange(len(order))
-    ax.bar(positions - 0.2, first[order], width=0.4,
-           label=f"template {one['tau_min_template'].item()}")
-    ax.bar(positions + 0.2, second[order], width=0.4,
-           label=f"template {one['tau_min_template_b'].item()}")
+    ax.bar(
+        positions - 0.2, first[order], width=0.4, label=f"template {one['tau_min_template'].item()}"
+    )
+    ax.bar(
+        positions + 0.2,
+        second[order],
+        width=0.4,
+        label=f"template {one['tau_min_template_b'].item()}",
+    )
     ax.set_xticks(positions, order, rotation=60, ha="right", fontsize=8)
     ax.set_ylabel(str(analysis.attrs.get("metric", "score")))
-    ax.set_title(f"{task}: templates {one['tau_min_template'].item()} and "
-                 f"{one['tau_min_template_b'].item()}, τ = {float(one['tau_min']):.2f}")
+    ax.set_title(
+        f"{task}: templates {one['tau_min_template'].item()} and "
+        f"{one['tau_min_template_b'].item()}, τ = {float(one['tau_min']):.2f}"
+    )
     ax.legend(fontsize=8)
     return ax
 
@@ -65,8 +70,9 @@ def plot_divergence(analysis: xr.Dataset, ax=None):
     ax = _axes(ax, (0.45 * data.sizes["task"] + 3, 0.3 * data.sizes["model"] + 2))
     limit = max(1.0, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 1.0)
     image = ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
-    ax.set_xticks(range(data.sizes["task"]), data["task"].values, rotation=70, ha="right",
-                  fontsize=7)
+    ax.set_xticks(
+        range(data.sizes["task"]), data["task"].values, rotation=70, ha="right", fontsize=7
+    )
     ax.set_yticks(range(data.sizes["model"]), data["model"].values, fontsize=7)
     for i, j in zip(*np.nonzero(np.abs(np.nan_to_num(values)) > 1), strict=True):
         ax.text(j, i, f"{values[i, j]:.1f}", ha="center", va="center", fontsize=6)
@@ -89,8 +95,12 @@ def plot_metrics(analysis: xr.Dataset, task: str | None = None, ax=None):
     width = 0.8 / frame.shape[1]
     labels = {"maxp": "MaxP", "avgp": "AvgP", "saturation": "saturation", "cps": "CPS"}
     for k, metric in enumerate(frame.columns):
-        ax.bar(positions + (k - 1.5) * width, frame[metric], width=width,
-               label=labels.get(metric, metric))
+        ax.bar(
+            positions + (k - 1.5) * width,
+            frame[metric],
+            width=width,
+            label=labels.get(metric, metric),
+        )
     ax.set_xticks(positions, frame.index, rotation=60, ha="right", fontsize=8)
     ax.set_title(f"Metrics per model: {task if task is not None else 'mean over tasks'}")
     ax.legend(fontsize=8, ncols=4)
@@ -103,19 +113,21 @@ def plot_rank_agreement(analysis: xr.Dataset, ax=None):
     tau = analysis["tau_min"].to_series().reindex(w.index)
     ax = _axes(ax, (6.0, 0.25 * len(w) + 1.5))
     positions = np.arange(len(w))
-    templates = (str(analysis["convention_templates"].sel(convention="kendall_w").item())
-                 if "convention_templates" in analysis else "all")
+    templates = (
+        str(analysis["convention_templates"].sel(convention="kendall_w").item())
+        if "convention_templates" in analysis
+        else "all"
+    )
     ax.barh(positions, w.values, label=f"Kendall's W ({templates} templates)")
-    ax.scatter(tau.values, positions, color="black", marker="|", s=60,
-               label="smallest pairwise τ-b")
+    ax.scatter(
+        tau.values, positions, color="black", marker="|", s=60, label="smallest pairwise τ-b"
+    )
     ax.axvline(0.0, color="grey", linewidth=0.5)
     ax.set_yticks(positions, w.index, fontsize=7)
     ax.set_xlim(-1.0, 1.0)
     ax.set_title("Do the templates agree on the model ranking?")
     ax.legend(fontsize=8, loc="upper left")
     return ax
-
-
 
 
 def figures(analysis: xr.Dataset) -> dict[str, bytes]:
@@ -138,20 +150,32 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     if "tie_group" in analysis:
         from .stability import plot_k_needed, plot_rank_intervals
 
-        board = xr.Dataset({
-            "rank": analysis["metric_rank"].sel(metric="avgp", drop=True),
-            "rank_low": analysis["rank_low"], "rank_high": analysis["rank_high"],
-            "tie_group": analysis["tie_group"],
-        })
+        board = xr.Dataset(
+            {
+                "rank": analysis["metric_rank"].sel(metric="avgp", drop=True),
+                "rank_low": analysis["rank_low"],
+                "rank_high": analysis["rank_high"],
+                "tie_group": analysis["tie_group"],
+            }
+        )
         for task in analysis["task"].values:
             if analysis["rank_low"].sel(task=task).notnull().any():
                 out[f"stability:{task}"] = _png(plot_rank_intervals(board, task))
-        needed = xr.Dataset({"k_needed": analysis["templates_needed"],
-                             "n_templates": analysis["n_templates"],
-                             **({"censored": analysis["templates_needed_censored"],
-                                 "k_planned": analysis["templates_planned"]}
-                                if "templates_planned" in analysis else {})},
-                            attrs={"size_dim": "k", "target": 0.9, "probability": 0.95})
+        needed = xr.Dataset(
+            {
+                "k_needed": analysis["templates_needed"],
+                "n_templates": analysis["n_templates"],
+                **(
+                    {
+                        "censored": analysis["templates_needed_censored"],
+                        "k_planned": analysis["templates_planned"],
+                    }
+                    if "templates_planned" in analysis
+                    else {}
+                ),
+            },
+            attrs={"size_dim": "k", "target": 0.9, "probability": 0.95},
+        )
         out["templates_needed"] = _png(plot_k_needed(needed))
     if "variance_share" in analysis:
         from .variance import plot_variance_components

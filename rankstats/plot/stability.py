@@ -36,9 +36,14 @@ def _band(ax, sizes, summary: xr.DataArray, label: str, color: str):
     middle = summary.isel(quantile=int(np.argmin(np.abs(q - 0.5)))).values
     ax.plot(sizes, middle, color=color, label=label)
     if q.size > 1:
-        ax.fill_between(sizes, summary.isel(quantile=int(np.argmin(q))).values,
-                        summary.isel(quantile=int(np.argmax(q))).values, color=color,
-                        alpha=0.2, linewidth=0)
+        ax.fill_between(
+            sizes,
+            summary.isel(quantile=int(np.argmin(q))).values,
+            summary.isel(quantile=int(np.argmax(q))).values,
+            color=color,
+            alpha=0.2,
+            linewidth=0,
+        )
 
 
 def plot_needed(result: xr.Dataset, task=None, ax=None):
@@ -98,18 +103,32 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     if sizes.max() / max(sizes.min(), 1) > 20:
         ax.set_xscale("log")
     width = ax.twinx()
-    width.plot(sizes, one["rank_width_mean"].values, color="C2", linestyle="-.",
-               label="mean rank-interval width")
+    width.plot(
+        sizes,
+        one["rank_width_mean"].values,
+        color="C2",
+        linestyle="-.",
+        label="mean rank-interval width",
+    )
     width.set_ylabel("rank-interval width (ranks)", color="C2")
     lines = ax.get_legend_handles_labels()
     extra = width.get_legend_handles_labels()
-    ax.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=7, ncols=2,
-              loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.legend(
+        lines[0] + extra[0],
+        lines[1] + extra[1],
+        fontsize=7,
+        ncols=2,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+    )
     name = f"{one['task'].item()}: " if "task" in one.coords else ""
     count = int(one[f"n_{words}"]) if f"n_{words}" in one else None
-    reached = (f"{symbol} = {needed:g}" if np.isfinite(needed) else "not reached")
-    ax.set_title(f"{name}{count} {words}; τ ≥ {target:g} with probability "
-                 f"{result.attrs.get('probability', np.nan):g} at {reached}", fontsize=9)
+    reached = f"{symbol} = {needed:g}" if np.isfinite(needed) else "not reached"
+    ax.set_title(
+        f"{name}{count} {words}; τ ≥ {target:g} with probability "
+        f"{result.attrs.get('probability', np.nan):g} at {reached}",
+        fontsize=9,
+    )
     return ax
 
 
@@ -118,12 +137,28 @@ def _fresh_curve(ax, one, attrs, size, words, symbol):
     sizes = one[size].values
     probability = float(attrs.get("probability", np.nan))
     target = float(attrs.get("target", np.nan))
-    ax.plot(sizes, one["p_tau"].values, color="C0",
-            label=f"P(τ-b ≥ {target:g}) between two disjoint sets of {symbol} {words}")
-    ax.fill_between(sizes, one["p_tau_low"].values, one["p_tau_high"].values, color="C0",
-                    alpha=0.2, linewidth=0, label="Monte Carlo interval")
-    ax.axhline(probability, color="black", linestyle="--", linewidth=0.8,
-               label=f"probability {probability:g}")
+    ax.plot(
+        sizes,
+        one["p_tau"].values,
+        color="C0",
+        label=f"P(τ-b ≥ {target:g}) between two disjoint sets of {symbol} {words}",
+    )
+    ax.fill_between(
+        sizes,
+        one["p_tau_low"].values,
+        one["p_tau_high"].values,
+        color="C0",
+        alpha=0.2,
+        linewidth=0,
+        label="Monte Carlo interval",
+    )
+    ax.axhline(
+        probability,
+        color="black",
+        linestyle="--",
+        linewidth=0.8,
+        label=f"probability {probability:g}",
+    )
     needed = float(one[f"{size}_needed"])
     censored = bool(one["censored"])
     planned = float(one[f"{size}_planned"])
@@ -176,26 +211,55 @@ def plot_k_needed(result: xr.Dataset, ax=None):
     ax = _axes(ax, (6.0, 0.25 * len(order) + 1.5))
     positions = np.arange(len(order))
     ax.barh(positions, total[order].values, color="lightgrey", label=f"{words} available")
-    censored = (result["censored"].to_series().reindex(needed.index)[order].to_numpy()
-                if "censored" in result else np.zeros(len(order), dtype=bool))
+    censored = (
+        result["censored"].to_series().reindex(needed.index)[order].to_numpy()
+        if "censored" in result
+        else np.zeros(len(order), dtype=bool)
+    )
     shown = needed[order].fillna(0).values
-    ax.barh(positions[~censored], shown[~censored], color="C0",
-            label=f"smallest {symbol} reaching the target")
+    ax.barh(
+        positions[~censored],
+        shown[~censored],
+        color="C0",
+        label=f"smallest {symbol} reaching the target",
+    )
     if censored.any():
-        ax.barh(positions[censored], shown[censored], color="white", edgecolor="C0",
-                hatch="//", label="more than this (not reached by the subsets)")
+        ax.barh(
+            positions[censored],
+            shown[censored],
+            color="white",
+            edgecolor="C0",
+            hatch="//",
+            label="more than this (not reached by the subsets)",
+        )
     if f"{size}_planned" in result:
         planned = result[f"{size}_planned"].to_series().reindex(needed.index)[order].values
-        ax.scatter(planned, positions, marker="|", color="C1", s=60,
-                   label="planner (variance components)", zorder=3)
+        ax.scatter(
+            planned,
+            positions,
+            marker="|",
+            color="C1",
+            s=60,
+            label="planner (variance components)",
+            zorder=3,
+        )
     unreached = needed[order].isna().to_numpy()
     if unreached.any():
-        ax.scatter(total[order].values[unreached], positions[unreached], marker="x",
-                   color="C3", label="not reached within the sizes tried", zorder=3)
+        ax.scatter(
+            total[order].values[unreached],
+            positions[unreached],
+            marker="x",
+            color="C3",
+            label="not reached within the sizes tried",
+            zorder=3,
+        )
     ax.set_yticks(positions, [str(t) for t in order], fontsize=7)
     ax.set_xlabel(f"{words}")
-    ax.set_title(f"{words.capitalize()} needed for τ ≥ {result.attrs.get('target', np.nan):g} "
-                 f"with probability {result.attrs.get('probability', np.nan):g}", fontsize=9)
+    ax.set_title(
+        f"{words.capitalize()} needed for τ ≥ {result.attrs.get('target', np.nan):g} "
+        f"with probability {result.attrs.get('probability', np.nan):g}",
+        fontsize=9,
+    )
     ax.legend(fontsize=7, loc="lower right")
     return ax
 

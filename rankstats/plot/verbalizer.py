@@ -21,8 +21,6 @@ __all__ = ["figures", "plot_cot", "plot_groups", "plot_tasks", "plot_verbalizers
 _MARKERS = "osD^v<>pX*"
 
 
-
-
 def _family_curves(analysis: xr.Dataset, variable: str, family: str | None, dim: str):
     """``(model names, {label: values})`` along a family's sizes, or along all models."""
     if family is not None:
@@ -30,8 +28,7 @@ def _family_curves(analysis: xr.Dataset, variable: str, family: str | None, dim:
         names = analysis["curve_model"].sel(model_family=family).values.astype(str)
         keep = names != ""
         curve = curve.isel(position=np.flatnonzero(keep))
-        lines = {str(label): curve.sel({dim: label}).values
-                 for label in analysis[dim].values}
+        lines = {str(label): curve.sel({dim: label}).values for label in analysis[dim].values}
         return list(names[keep]), lines
     values = analysis[f"{variable}_accuracy"]
     names = [str(m) for m in values["model"].values]
@@ -91,8 +88,9 @@ def plot_groups(analysis: xr.Dataset, family: str | None = None, ax=None):
     return ax
 
 
-def plot_verbalizers(analysis: xr.Dataset, family: str | None = None,
-                     groups=("natural", "unnatural"), ax=None):
+def plot_verbalizers(
+    analysis: xr.Dataset, family: str | None = None, groups=("natural", "unnatural"), ax=None
+):
     """Accuracy per verbalizer of the given groups across a family's sizes (figure 3).
 
     Examples
@@ -113,10 +111,18 @@ def plot_verbalizers(analysis: xr.Dataset, family: str | None = None,
     ['natural: golden', 'unnatural: flipped golden']
     """
     names, lines = _family_curves(analysis, "verbalizer", family, "verbalizer")
-    group_of = dict(zip(analysis["verbalizer"].values.astype(str),
-                        analysis["verbalizer_group"].values.astype(str), strict=True))
-    lines = {f"{group_of[label]}: {label}": values for label, values in lines.items()
-             if group_of[label] in groups}
+    group_of = dict(
+        zip(
+            analysis["verbalizer"].values.astype(str),
+            analysis["verbalizer_group"].values.astype(str),
+            strict=True,
+        )
+    )
+    lines = {
+        f"{group_of[label]}: {label}": values
+        for label, values in lines.items()
+        if group_of[label] in groups
+    }
     ax = _axes(ax, (max(4.0, 0.6 * len(names) + 2.5), 3.4))
     _lines(ax, names, lines, _chance(analysis))
     ax.set_title(_title("Verbalizers", family))
@@ -179,8 +185,12 @@ def plot_tasks(analysis: xr.Dataset, model: str, ax=None):
     positions = np.arange(len(frame))
     width = 0.8 / max(1, frame.shape[1])
     for k, column in enumerate(frame.columns):
-        ax.bar(positions + (k - (frame.shape[1] - 1) / 2) * width, frame[column], width=width,
-               label=str(column))
+        ax.bar(
+            positions + (k - (frame.shape[1] - 1) / 2) * width,
+            frame[column],
+            width=width,
+            label=str(column),
+        )
     chance = _chance(analysis)
     if chance is not None:
         ax.axhline(chance, color="grey", linestyle="--", linewidth=0.8)
@@ -213,8 +223,9 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     >>> sorted(figures(verbalizer_analysis(cube)))
     ['verbalizer_groups', 'verbalizer_tasks:a', 'verbalizer_tasks:b', 'verbalizer_verbalizers']
     """
-    families = (list(analysis["model_family"].values.astype(str))
-                if "group_curve" in analysis else [None])
+    families = (
+        list(analysis["model_family"].values.astype(str)) if "group_curve" in analysis else [None]
+    )
     out = {}
     for family in families:
         suffix = f":{family}" if family is not None else ""

@@ -49,14 +49,15 @@ def swapped_models(found: pd.DataFrame) -> list[tuple[str, str, str, int]]:
     for task, one in rows.groupby("task", sort=False):
         models = list(dict.fromkeys(one["model"]))
         for position, first in enumerate(models):
-            for second in models[position + 1:]:
+            for second in models[position + 1 :]:
                 a = one[one["model"] == first].set_index("template")
                 b = one[one["model"] == second].set_index("template")
                 if len(a) != len(b) or set(a.index) != set(b.index):
                     continue
                 b = b.reindex(a.index)
-                same = (np.isclose(a["value"].astype(float), b["other_value"].astype(float))
-                        & np.isclose(b["value"].astype(float), a["other_value"].astype(float)))
+                same = np.isclose(
+                    a["value"].astype(float), b["other_value"].astype(float)
+                ) & np.isclose(b["value"].astype(float), a["other_value"].astype(float))
                 if same.all():
                     out.append((task, first, second, len(a) + len(b)))
     return out
@@ -92,8 +93,10 @@ def summarize(found: pd.DataFrame, *, examples: int = 3) -> str:
     if found.empty:
         return "Release audit: the copies agree everywhere they overlap."
     counts = found.groupby("check", sort=False).size()
-    lines = [f"Release audit: {len(found)} contradictions between the release's own files "
-             f"({len(counts)} kinds)."]
+    lines = [
+        f"Release audit: {len(found)} contradictions between the release's own files "
+        f"({len(counts)} kinds)."
+    ]
     for check, count in counts.items():
         rows = found[found["check"] == check]
         lines.append(f"- {check} ({count}): {DESCRIPTIONS.get(check, check)}.")
@@ -111,7 +114,7 @@ def summarize(found: pd.DataFrame, *, examples: int = 3) -> str:
                 step = _step(float(row.value), float(row.other_value))
                 key = (row.task, int(float(row.other_value)), step)
                 steps[key] = steps.get(key, 0) + 1
-            for (task, stated, step), n in list(steps.items())[:examples * 2]:
+            for (task, stated, step), n in list(steps.items())[: examples * 2]:
                 implied = f"steps of 1/{step}" if step else "no whole step"
                 lines.append(f"    {task}: {n} accuracies in {implied}, {stated} samples stated")
             if len(steps) > examples * 2:
@@ -133,17 +136,27 @@ def _metric_checks(csv, metrics, csv_file) -> list:
     released = metrics["value"].sel(task=csv["task"], model=csv["model"])
     for filtering in ("none", "correct"):
         scores = csv["score"] if filtering == "none" else csv["score"].where(csv["template_valid"])
-        for metric, computed in (("maxp", scores.max("template")),
-                                 ("avgp", scores.mean("template"))):
-            both = pd.concat([computed.to_series().rename("value"),
-                              released.sel(metric=metric, filtering=filtering, drop=True)
-                              .to_series().rename("other_value")], axis=1).dropna()
+        for metric, computed in (
+            ("maxp", scores.max("template")),
+            ("avgp", scores.mean("template")),
+        ):
+            both = pd.concat(
+                [
+                    computed.to_series().rename("value"),
+                    released.sel(metric=metric, filtering=filtering, drop=True)
+                    .to_series()
+                    .rename("other_value"),
+                ],
+                axis=1,
+            ).dropna()
             off = ~np.isclose(both["value"], both["other_value"], rtol=0, atol=1e-9)
             both = both[off].reset_index().assign(check=f"{metric}_{filtering}")
             both["file"] = both["task"].map(csv_file)
-            both["other_file"] = (f"metric results/open-source models/open-source models "
-                                  f"{'MaxP' if metric == 'maxp' else 'AvgP'} "
-                                  f"({METRIC_FILES[filtering]}).csv")
+            both["other_file"] = (
+                f"metric results/open-source models/open-source models "
+                f"{'MaxP' if metric == 'maxp' else 'AvgP'} "
+                f"({METRIC_FILES[filtering]}).csv"
+            )
             frames.append(both)
     return frames
 
@@ -157,12 +170,18 @@ def from_cubes(csv, json, metrics=None) -> pd.DataFrame:
     folder and task, as in the release.
     """
     json = json.sel(model=csv["model"])
-    csv_file = {t: f"paraphrases accuracies/{b}/{t}.csv"
-                for t, b in zip(csv["task"].values, csv["benchmark"].values, strict=True)}
-    json_file = {t: f"paraphrases accuracies and rankings (aggregated)/{b}/{t}.json"
-                 for t, b in zip(csv["task"].values, csv["benchmark"].values, strict=True)}
-    meta_file = {t: f"automatic paraphrases/{b}/{t}.csv"
-                 for t, b in zip(csv["task"].values, csv["benchmark"].values, strict=True)}
+    csv_file = {
+        t: f"paraphrases accuracies/{b}/{t}.csv"
+        for t, b in zip(csv["task"].values, csv["benchmark"].values, strict=True)
+    }
+    json_file = {
+        t: f"paraphrases accuracies and rankings (aggregated)/{b}/{t}.json"
+        for t, b in zip(csv["task"].values, csv["benchmark"].values, strict=True)
+    }
+    meta_file = {
+        t: f"automatic paraphrases/{b}/{t}.csv"
+        for t, b in zip(csv["task"].values, csv["benchmark"].values, strict=True)
+    }
     ids = csv["template_id"].to_pandas()
     frames = []
     a = csv["score"].to_series().rename("value")
@@ -182,16 +201,26 @@ def from_cubes(csv, json, metrics=None) -> pd.DataFrame:
         scores["file"] = scores["task"].map(files)
         scores["other_file"] = scores["task"].map(meta_file)
         frames.append(scores)
-    flags = pd.concat([csv["template_valid"].to_series().rename("value"),
-                       json["template_valid"].to_series().rename("other_value")], axis=1)
+    flags = pd.concat(
+        [
+            csv["template_valid"].to_series().rename("value"),
+            json["template_valid"].to_series().rename("other_value"),
+        ],
+        axis=1,
+    )
     real = csv["template_id"].to_series() != ""
     flags = flags[real & (flags["value"] != flags["other_value"])].reset_index()
     flags = flags.assign(check="valid", value=flags["value"].map({False: "0?", True: "1"}))
     flags["file"] = flags["task"].map(meta_file)
     flags["other_file"] = flags["task"].map(json_file)
     frames.append(flags)
-    methods = pd.concat([csv["template_method"].to_series().rename("value"),
-                         json["template_method"].to_series().rename("other_value")], axis=1)
+    methods = pd.concat(
+        [
+            csv["template_method"].to_series().rename("value"),
+            json["template_method"].to_series().rename("other_value"),
+        ],
+        axis=1,
+    )
     methods = methods[real & (methods["value"] != methods["other_value"])].reset_index()
     methods = methods.drop_duplicates(["task", "value", "other_value"]).drop(columns="template")
     methods = methods.assign(check="method_name")
@@ -201,8 +230,10 @@ def from_cubes(csv, json, metrics=None) -> pd.DataFrame:
     if metrics is not None:
         frames += _metric_checks(csv, metrics, csv_file)
     found = pd.concat(frames, ignore_index=True)
-    found["template"] = [int(ids.loc[t, int(p)]) if pd.notna(p) else None
-                         for t, p in zip(found["task"], found["template"], strict=True)]
+    found["template"] = [
+        int(ids.loc[t, int(p)]) if pd.notna(p) else None
+        for t, p in zip(found["task"], found["template"], strict=True)
+    ]
     order = ["accuracy", "method_name", "valid", "samples", *METRIC_CHECKS]
     found["check"] = pd.Categorical(found["check"], order)
     found = found.sort_values("check", kind="stable")

@@ -82,9 +82,19 @@ def _label(convention: dict) -> str:
     return ", ".join(f"{key}={value}" for key, value in convention.items())
 
 
-def search(table: str, title: str, published: pd.Series, candidates: dict,
-           standard: dict, notes=(), *, how=None, why=None, source: str = "paper",
-           tried: int | None = None) -> Comparison:
+def search(
+    table: str,
+    title: str,
+    published: pd.Series,
+    candidates: dict,
+    standard: dict,
+    notes=(),
+    *,
+    how=None,
+    why=None,
+    source: str = "paper",
+    tried: int | None = None,
+) -> Comparison:
     """Find the convention under which the most published cells are reproduced.
 
     Parameters
@@ -118,8 +128,9 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
         standard convention first: it is then kept unless another does better.
     """
     agreement = {
-        key: np.array([agrees(p, v) for p, v in zip(published, values.reindex(published.index),
-                                                      strict=True)])
+        key: np.array(
+            [agrees(p, v) for p, v in zip(published, values.reindex(published.index), strict=True)]
+        )
         for key, values in candidates.items()
     }
     best = max(agreement, key=lambda key: agreement[key].sum())
@@ -132,12 +143,16 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
         if ok:
             explained.append(how.get(cell, ""))
             continue
-        others = [_label(dict(key)) for key, hits in agreement.items()
-                  if key != best and hits[position]]
+        others = [
+            _label(dict(key)) for key, hits in agreement.items() if key != best and hits[position]
+        ]
         reasons = []
         if others:
-            reasons.append("matches under " + "; ".join(others[:3])
-                           + (f" (+{len(others) - 3} more)" if len(others) > 3 else ""))
+            reasons.append(
+                "matches under "
+                + "; ".join(others[:3])
+                + (f" (+{len(others) - 3} more)" if len(others) > 3 else "")
+            )
         if cell in why:
             reasons.append(why[cell])
         if not reasons:
@@ -146,15 +161,26 @@ def search(table: str, title: str, published: pd.Series, candidates: dict,
         if cell in how:
             reasons.append(how[cell])
         explained.append(". ".join(reasons))
-    cells = pd.DataFrame({
-        "printed": published.values,
-        "reproduced": reproduced.values,
-        "verdict": verdict,
-        "explained_by": explained,
-        "standard": candidates[standard_key].reindex(published.index).values,
-    }, index=published.index)
-    return Comparison(table, title, dict(best), dict(standard), cells, list(notes), source,
-                      max(tried or 0, len(candidates)))
+    cells = pd.DataFrame(
+        {
+            "printed": published.values,
+            "reproduced": reproduced.values,
+            "verdict": verdict,
+            "explained_by": explained,
+            "standard": candidates[standard_key].reindex(published.index).values,
+        },
+        index=published.index,
+    )
+    return Comparison(
+        table,
+        title,
+        dict(best),
+        dict(standard),
+        cells,
+        list(notes),
+        source,
+        max(tried or 0, len(candidates)),
+    )
 
 
 def _dropped_digit(printed: str, value) -> str:
@@ -164,30 +190,56 @@ def _dropped_digit(printed: str, value) -> str:
     cell stays unexplained.
     """
     text = printed.strip()
-    if value is None or not isinstance(value, float) or math.isnan(value) or "." not in text \
-            or not re.fullmatch(r"-?\d*\.\d+", text):
+    if (
+        value is None
+        or not isinstance(value, float)
+        or math.isnan(value)
+        or "." not in text
+        or not re.fullmatch(r"-?\d*\.\d+", text)
+    ):
         return ""
     decimals = len(text.split(".")[1])
     full = f"{value:.{decimals + 1}f}"
     full = full[1:] if full.startswith("0.") and text.startswith(".") else full
     for position in range(len(full)):
-        doubled = full[position] in (full[position - 1:position] + full[position + 1:position + 2])
-        if full[position].isdigit() and doubled and full[:position] + full[position + 1:] == text:
+        doubled = full[position] in (
+            full[position - 1 : position] + full[position + 1 : position + 2]
+        )
+        if full[position].isdigit() and doubled and full[:position] + full[position + 1 :] == text:
             return f"possibly a dropped digit: the data give {full}"
     return ""
 
 
 def _cell_table(cells: pd.DataFrame) -> str:
     frame = cells.reset_index()
-    header = ["row", "column", "published", "reproduced", "verdict", "standard",
-              "explained by / how"]
+    header = [
+        "row",
+        "column",
+        "published",
+        "reproduced",
+        "verdict",
+        "standard",
+        "explained by / how",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in frame.itertuples(index=False):
         label = row.row if not isinstance(row.row, tuple) else " / ".join(map(str, row.row))
-        lines.append("| " + " | ".join(text.replace("|", "\\|") for text in [
-            str(label), str(row.column), str(row.printed), _number(row.reproduced),
-            row.verdict, _number(row.standard), row.explained_by or "",
-        ]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                text.replace("|", "\\|")
+                for text in [
+                    str(label),
+                    str(row.column),
+                    str(row.printed),
+                    _number(row.reproduced),
+                    row.verdict,
+                    _number(row.standard),
+                    row.explained_by or "",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -204,8 +256,9 @@ def cells_frame(comparisons: list[Comparison]) -> pd.DataFrame:
     frames = []
     for comparison in comparisons:
         frame = comparison.cells.reset_index()
-        frame["row"] = [" / ".join(map(str, r)) if isinstance(r, tuple) else str(r)
-                        for r in frame["row"]]
+        frame["row"] = [
+            " / ".join(map(str, r)) if isinstance(r, tuple) else str(r) for r in frame["row"]
+        ]
         frame.insert(0, "table", comparison.table)
         frame.insert(1, "source", comparison.source)
         frames.append(frame)
@@ -214,12 +267,20 @@ def cells_frame(comparisons: list[Comparison]) -> pd.DataFrame:
 
 def standard_matches(comparison: Comparison) -> int:
     """How many cells rankstats' standard statistics reproduce."""
-    return sum(agrees(p, v) for p, v in zip(comparison.cells["printed"],
-                                           comparison.cells["standard"], strict=True))
+    return sum(
+        agrees(p, v)
+        for p, v in zip(comparison.cells["printed"], comparison.cells["standard"], strict=True)
+    )
 
 
-def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int = 40,
-           legend: str = "", extra=()) -> str:
+def render(
+    comparisons: list[Comparison],
+    *,
+    all_cells: bool = False,
+    limit: int = 40,
+    legend: str = "",
+    extra=(),
+) -> str:
     """The comparisons as markdown: per table, the convention, the verdicts, a summary.
 
     Tables of up to ``limit`` cells are shown whole; larger ones show their
@@ -233,9 +294,13 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
         parts.append(
             f"{comparison.matched} of {comparison.total} cells reproduced under: {convention} "
             f"(the best of {comparison.tried} conventions tried)."
-            + ("" if comparison.convention == comparison.standard_convention else
-               f" rankstats' standard statistics ({standard}) reproduce "
-               f"{standard_matches(comparison)}."))
+            + (
+                ""
+                if comparison.convention == comparison.standard_convention
+                else f" rankstats' standard statistics ({standard}) reproduce "
+                f"{standard_matches(comparison)}."
+            )
+        )
         parts += comparison.notes
         cells = comparison.cells
         noted = (cells["verdict"] != "match") | (cells["explained_by"] != "")
@@ -245,18 +310,26 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
         if len(shown):
             parts.append(_cell_table(shown))
     summary = [*headline(comparisons), ""]
-    for source, label in (("paper", "printed in the paper"),
-                          ("stated", "printed in the paper, stated in the release"),
-                          ("release", "of the release's files")):
+    for source, label in (
+        ("paper", "printed in the paper"),
+        ("stated", "printed in the paper, stated in the release"),
+        ("release", "of the release's files"),
+    ):
         mine = [c for c in comparisons if c.source == source]
         if not mine:
             continue
-        summary += [f"Cells {label}:", "",
-                    "| table | cells | reproduced | under the paper's convention "
-                    "| under rankstats' standard | conventions tried | unexplained |",
-                    "|---|---|---|---|---|---|---|"]
-        summary += [f"| {c.title} | {c.total} | {c.matched} | {_label(c.convention)} "
-                    f"| {standard_matches(c)} | {c.tried} | {unexplained(c)} |" for c in mine]
+        summary += [
+            f"Cells {label}:",
+            "",
+            "| table | cells | reproduced | under the paper's convention "
+            "| under rankstats' standard | conventions tried | unexplained |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        summary += [
+            f"| {c.title} | {c.total} | {c.matched} | {_label(c.convention)} "
+            f"| {standard_matches(c)} | {c.tried} | {unexplained(c)} |"
+            for c in mine
+        ]
         summary.append("")
     if legend:
         summary += [legend]
@@ -268,8 +341,9 @@ def render(comparisons: list[Comparison], *, all_cells: bool = False, limit: int
 def unexplained(comparison: Comparison) -> int:
     """Mismatching cells that no convention or other finding explains."""
     cells = comparison.cells
-    return int(((cells["verdict"] != "match")
-                & cells["explained_by"].str.startswith("unexplained")).sum())
+    return int(
+        ((cells["verdict"] != "match") & cells["explained_by"].str.startswith("unexplained")).sum()
+    )
 
 
 def headline(comparisons: list[Comparison]) -> list[str]:
@@ -280,28 +354,36 @@ def headline(comparisons: list[Comparison]) -> list[str]:
     then values of the release's own files, recomputed from the same release.
     """
     lines = []
-    groups = {source: [c for c in comparisons if c.source == source]
-              for source in ("paper", "stated", "release")}
+    groups = {
+        source: [c for c in comparisons if c.source == source]
+        for source in ("paper", "stated", "release")
+    }
     if groups["paper"]:
         paper = groups["paper"]
         total = sum(c.total for c in paper)
         matched = sum(c.matched for c in paper)
         left = sum(unexplained(c) for c in paper)
         share = f" ({100 * matched / total:.0f}%)" if total else ""
-        lines.append(f"# Reproduction: {matched} of {total} cells printed in the paper "
-                     f"reproduced from the release's data{share}; of the other "
-                     f"{total - matched}, {total - matched - left} explained, {left} "
-                     f"unexplained")
+        lines.append(
+            f"# Reproduction: {matched} of {total} cells printed in the paper "
+            f"reproduced from the release's data{share}; of the other "
+            f"{total - matched}, {total - matched - left} explained, {left} "
+            f"unexplained"
+        )
     if groups["stated"]:
         total = sum(c.total for c in groups["stated"])
         matched = sum(c.matched for c in groups["stated"])
-        lines.append(f"Printed in the paper and only stated in the release (nothing to "
-                     f"recompute them from): {matched} of {total} equal.")
+        lines.append(
+            f"Printed in the paper and only stated in the release (nothing to "
+            f"recompute them from): {matched} of {total} equal."
+        )
     if groups["release"]:
         total = sum(c.total for c in groups["release"])
         matched = sum(c.matched for c in groups["release"])
-        lines.append(f"Release files (values the release states beside its accuracies, "
-                     f"recomputed from the same release): {matched} of {total} reproduced.")
+        lines.append(
+            f"Release files (values the release states beside its accuracies, "
+            f"recomputed from the same release): {matched} of {total} reproduced."
+        )
     if lines and not lines[0].startswith("#"):
         lines[0] = "# " + lines[0]
     return lines

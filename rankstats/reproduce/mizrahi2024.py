@@ -50,8 +50,7 @@ LEGEND = (
 METRIC_COLUMNS = {
     "table_14": {"MaxP": "maxp", "AvgP": "avgp", "Sat": "saturation", "Combined": "cps"},
     "table_4": {"MaxP": "maxp", "AvgP": "avgp", "Sat": "saturation", "Combined": "cps"},
-    "ranks": {"maximum": "maxp", "average": "avgp", "saturation": "saturation",
-              "combined": "cps"},
+    "ranks": {"maximum": "maxp", "average": "avgp", "saturation": "saturation", "combined": "cps"},
 }
 # the method labels of the accuracy CSVs' companion file, in the paper's words
 CSV_METHODS = {"meta_cot": "cot", "meta_desc": "gradual"}
@@ -101,8 +100,9 @@ def _scores(source: str, templates: str) -> xr.DataArray:
 def _conventions(**choices):
     """Every combination of the choices, as tuples of (name, value), the first one first."""
     names = list(choices)
-    return [tuple(zip(names, values, strict=True))
-            for values in itertools.product(*choices.values())]
+    return [
+        tuple(zip(names, values, strict=True)) for values in itertools.product(*choices.values())
+    ]
 
 
 def _quiet(function, *args, **kwargs):
@@ -121,40 +121,72 @@ def table_3_w() -> Comparison:
     printed = _printed("table_3", _task_key, ["kendall_w"])
     candidates = _candidates(
         printed,
-        _conventions(source=SOURCES, templates=TEMPLATES, ties=TIES,
-                     tie_correction=(True, False)),
-        lambda c: _quiet(kendall_w, _scores(c["source"], c["templates"]), ties=c["ties"],
-                         tie_correction=c["tie_correction"], nan_policy="omit").statistic,
+        _conventions(source=SOURCES, templates=TEMPLATES, ties=TIES, tie_correction=(True, False)),
+        lambda c: (
+            _quiet(
+                kendall_w,
+                _scores(c["source"], c["templates"]),
+                ties=c["ties"],
+                tie_correction=c["tie_correction"],
+                nan_policy="omit",
+            ).statistic
+        ),
         lambda w, task, _: float(w.sel(task=task)),
     )
-    return search("table_3_w", "Table 3: Kendall's W per task", printed, candidates,
-                  {"source": "csv", "templates": "all", "ties": "average",
-                   "tie_correction": True})
+    return search(
+        "table_3_w",
+        "Table 3: Kendall's W per task",
+        printed,
+        candidates,
+        {"source": "csv", "templates": "all", "ties": "average", "tie_correction": True},
+    )
 
 
 def table_3_friedman() -> Comparison:
     """Friedman's p-value per task (table 3)."""
     printed = _printed("table_3", _task_key, ["friedman_p"])
-    orientations = {"blocks=models": ("model", "template"),
-                    "blocks=templates": ("template", "model")}
+    orientations = {
+        "blocks=models": ("model", "template"),
+        "blocks=templates": ("template", "model"),
+    }
     candidates = _candidates(
         printed,
-        _conventions(source=SOURCES, templates=TEMPLATES, orientation=tuple(orientations),
-                     tie_correction=(True, False)),
-        lambda c: _quiet(friedman, _scores(c["source"], c["templates"]),
-                         blocks=orientations[c["orientation"]][0],
-                         treatments=orientations[c["orientation"]][1],
-                         tie_correction=c["tie_correction"], nan_policy="omit").pvalue,
+        _conventions(
+            source=SOURCES,
+            templates=TEMPLATES,
+            orientation=tuple(orientations),
+            tie_correction=(True, False),
+        ),
+        lambda c: (
+            _quiet(
+                friedman,
+                _scores(c["source"], c["templates"]),
+                blocks=orientations[c["orientation"]][0],
+                treatments=orientations[c["orientation"]][1],
+                tie_correction=c["tie_correction"],
+                nan_policy="omit",
+            ).pvalue
+        ),
         lambda p, task, _: float(p.sel(task=task)),
     )
-    return search("table_3_friedman", "Table 3: Friedman p-value per task", printed, candidates,
-                  {"source": "csv", "templates": "all", "orientation": "blocks=models",
-                   "tie_correction": True})
+    return search(
+        "table_3_friedman",
+        "Table 3: Friedman p-value per task",
+        printed,
+        candidates,
+        {
+            "source": "csv",
+            "templates": "all",
+            "orientation": "blocks=models",
+            "tie_correction": True,
+        },
+    )
 
 
 def _cells(printed: pd.Series, value) -> pd.Series:
-    return pd.Series([value(row, column) for row, column in printed.index],
-                     index=printed.index, dtype=float)
+    return pd.Series(
+        [value(row, column) for row, column in printed.index], index=printed.index, dtype=float
+    )
 
 
 def _candidates(printed: pd.Series, conventions, compute, lookup) -> dict:
@@ -173,11 +205,14 @@ def _metrics(source: str, templates: str) -> xr.Dataset:
 def _filtering_tau(source: str, variant: str, valid: str = "valid") -> xr.Dataset:
     every = _metrics(source, "all")
     valid = _metrics(source, valid)
-    return xr.Dataset({
-        name: _quiet(kendall_tau, every[name], valid[name], "model", variant=variant,
-                     nan_policy="omit").statistic
-        for name in ("maxp", "avgp", "saturation", "cps")
-    })
+    return xr.Dataset(
+        {
+            name: _quiet(
+                kendall_tau, every[name], valid[name], "model", variant=variant, nan_policy="omit"
+            ).statistic
+            for name in ("maxp", "avgp", "saturation", "cps")
+        }
+    )
 
 
 def table_14() -> Comparison:
@@ -185,12 +220,18 @@ def table_14() -> Comparison:
     columns = METRIC_COLUMNS["table_14"]
     printed = _printed("table_14", _task_key, list(columns))
     candidates = _candidates(
-        printed, _conventions(source=SOURCES, variant=("b", "a", "c"), valid=VALID),
+        printed,
+        _conventions(source=SOURCES, variant=("b", "a", "c"), valid=VALID),
         lambda c: _filtering_tau(c["source"], c["variant"], c["valid"]),
         lambda tau, task, column: float(tau[columns[column]].sel(task=task)),
     )
-    return search("table_14", "Table 14: ranking before vs after filtering (Kendall's tau)",
-                  printed, candidates, {"source": "csv", "variant": "b", "valid": "valid"})
+    return search(
+        "table_14",
+        "Table 14: ranking before vs after filtering (Kendall's tau)",
+        printed,
+        candidates,
+        {"source": "csv", "variant": "b", "valid": "valid"},
+    )
 
 
 def table_4() -> Comparison:
@@ -204,7 +245,9 @@ def table_4() -> Comparison:
         return tau.where(tau["task"] != "ends_with_word").groupby(benchmark).mean("task")
 
     candidates = _candidates(
-        printed, _conventions(source=SOURCES, variant=("b", "a", "c"), valid=VALID), means,
+        printed,
+        _conventions(source=SOURCES, variant=("b", "a", "c"), valid=VALID),
+        means,
         lambda m, bench, column: float(m[columns[column]].sel(group=BENCHMARKS[bench])),
     )
     standard = {"source": "csv", "variant": "b", "valid": "valid"}
@@ -212,21 +255,37 @@ def table_4() -> Comparison:
     why = {}
     for key in printed.index[first.cells["verdict"] != "match"]:
         bench, column = key
-        values = [row["values"][column]["value"] for row in published()["tables"]["table_14"]
-                  ["rows"] if row["benchmark"] == bench and row["task"] != "ends_with_word"
-                  and row["values"].get(column)]
+        values = [
+            row["values"][column]["value"]
+            for row in published()["tables"]["table_14"]["rows"]
+            if row["benchmark"] == bench
+            and row["task"] != "ends_with_word"
+            and row["values"].get(column)
+        ]
         mean = float(np.mean(values))
         if agrees(printed[key], mean):
-            why[key] = (f"the mean of the paper's own printed Table 14 values ({len(values)} "
-                        f"tasks: {mean:.4f}), which differ from the release's in places")
-    return search("table_4", "Table 4: average tau before vs after filtering, per benchmark",
-                  printed, candidates, standard, why=why)
+            why[key] = (
+                f"the mean of the paper's own printed Table 14 values ({len(values)} "
+                f"tasks: {mean:.4f}), which differ from the release's in places"
+            )
+    return search(
+        "table_4",
+        "Table 4: average tau before vs after filtering, per benchmark",
+        printed,
+        candidates,
+        standard,
+        why=why,
+    )
 
 
 def _average_ranks(source: str, templates: str, ties: str) -> xr.Dataset:
     metrics = _metrics(source, templates)
-    ranked = xr.Dataset({name: rank(metrics[name], "model", ties=ties)
-                         for name in ("maxp", "avgp", "saturation", "cps")})
+    ranked = xr.Dataset(
+        {
+            name: rank(metrics[name], "model", ties=ties)
+            for name in ("maxp", "avgp", "saturation", "cps")
+        }
+    )
     benchmark = _cubes()["csv"]["benchmark"].rename("group")
     return ranked.groupby(benchmark).mean("task")
 
@@ -237,19 +296,28 @@ def table_15_16(table: str) -> Comparison:
     benchmark = "LMentry" if table == "table_15" else "BBH"
     printed = _printed(table, lambda row: row.get("model"), list(columns))
     candidates = _candidates(
-        printed, _conventions(source=SOURCES, templates=TEMPLATES, ties=TIES),
+        printed,
+        _conventions(source=SOURCES, templates=TEMPLATES, ties=TIES),
         lambda c: _average_ranks(c["source"], c["templates"], c["ties"]).sel(group=benchmark),
         lambda ranks, model, column: float(ranks[columns[column]].sel(model=model)),
     )
     number = table.split("_")[1]
-    return search(table, f"Table {number}: average model rank per metric, {benchmark}",
-                  printed, candidates, {"source": "csv", "templates": "all", "ties": "average"})
+    return search(
+        table,
+        f"Table {number}: average model rank per metric, {benchmark}",
+        printed,
+        candidates,
+        {"source": "csv", "templates": "all", "ties": "average"},
+    )
 
 
 def _methods(source: str) -> xr.DataArray:
     methods = _cubes()[source]["template_method"].astype(str)
-    return xr.apply_ufunc(np.vectorize(lambda m: CSV_METHODS.get(m, m), otypes=[object]),
-                          methods) if source == "csv" else methods
+    return (
+        xr.apply_ufunc(np.vectorize(lambda m: CSV_METHODS.get(m, m), otypes=[object]), methods)
+        if source == "csv"
+        else methods
+    )
 
 
 def _best_method_shares(source: str, templates: str, best: str, benchmark: str) -> pd.DataFrame:
@@ -286,17 +354,21 @@ def table_17_18(table: str) -> Comparison:
         printed,
         _conventions(source=("json", "csv"), templates=TEMPLATES, best=("every tie", "first")),
         lambda c: _best_method_shares(c["source"], c["templates"], c["best"], benchmark),
-        lambda frame, row, column: (float(frame.loc[row, column]) if row in frame.index
-                                    else np.nan),
+        lambda frame, row, column: float(frame.loc[row, column]) if row in frame.index else np.nan,
     )
     number = table.split("_")[1]
-    notes = ["The release names two methods 'meta_cot' and 'meta_desc' in its paraphrase CSVs "
-             "and 'cot' and 'gradual' in its JSON copy; the CSV labels are read as 'cot' and "
-             "'gradual' (the paper's names).",
-             "The 'all paraphrases' row is over every paraphrase of the benchmark, whatever "
-             "templates the other rows keep: it defines its own population."]
-    how = {(row, column): "over every paraphrase (the row's own population)"
-           for row, column in printed.index if row == "all_paraphrases"}
+    notes = [
+        "The release names two methods 'meta_cot' and 'meta_desc' in its paraphrase CSVs "
+        "and 'cot' and 'gradual' in its JSON copy; the CSV labels are read as 'cot' and "
+        "'gradual' (the paper's names).",
+        "The 'all paraphrases' row is over every paraphrase of the benchmark, whatever "
+        "templates the other rows keep: it defines its own population.",
+    ]
+    how = {
+        (row, column): "over every paraphrase (the row's own population)"
+        for row, column in printed.index
+        if row == "all_paraphrases"
+    }
     standard = {"source": "json", "templates": "all", "best": "every tie"}
     first = search(table, "", printed, candidates, standard)
     counts = _printed_counts("table_7" if table == "table_17" else "table_8")
@@ -305,11 +377,21 @@ def table_17_18(table: str) -> Comparison:
         if key[0] == "all_paraphrases" and counts:
             share = 100 * counts[key[1]] / counts["all"]
             if agrees(printed[key], share):
-                why[key] = (f"the share in the paper's own counts of Table "
-                            f"{7 if table == 'table_17' else 8} ({counts[key[1]]:.0f} of "
-                            f"{counts['all']:.0f}: {share:.2f}); the release's counts differ")
-    return search(table, f"Table {number}: methods of each model's best templates (%), "
-                         f"{benchmark}", printed, candidates, standard, notes, how=how, why=why)
+                why[key] = (
+                    f"the share in the paper's own counts of Table "
+                    f"{7 if table == 'table_17' else 8} ({counts[key[1]]:.0f} of "
+                    f"{counts['all']:.0f}: {share:.2f}); the release's counts differ"
+                )
+    return search(
+        table,
+        f"Table {number}: methods of each model's best templates (%), {benchmark}",
+        printed,
+        candidates,
+        standard,
+        notes,
+        how=how,
+        why=why,
+    )
 
 
 def _printed_counts(table: str) -> dict:
@@ -350,9 +432,14 @@ def _template_candidates(task: str, printed: str) -> tuple[list[int], str]:
     if best < FUZZY:
         return [], f"no template has the printed text (best similarity {best:.3f})"
     found = [int(p) for p in similarity.index[similarity == best]]
-    braces = " (the same text once placeholder braces are ignored)" if all(
-        texts[p].replace("{", "").replace("}", "") == target.replace("{", "").replace("}", "")
-        for p in found) else ""
+    braces = (
+        " (the same text once placeholder braces are ignored)"
+        if all(
+            texts[p].replace("{", "").replace("}", "") == target.replace("{", "").replace("}", "")
+            for p in found
+        )
+        else ""
+    )
     return found, f"the printed text matches at similarity {best:.3f}{braces}"
 
 
@@ -361,8 +448,9 @@ def _texts() -> pd.DataFrame:
     return _cubes()["csv"]["template_text"].to_pandas().map(lambda t: _normalised(str(t)))
 
 
-def _pair_taus(task: str, source: str, variant: str,
-               templates: str = "all") -> tuple[np.ndarray, np.ndarray]:
+def _pair_taus(
+    task: str, source: str, variant: str, templates: str = "all"
+) -> tuple[np.ndarray, np.ndarray]:
     """Kendall's tau between every two templates of ``task`` (models that ran it only)."""
     scores = _scores(source, templates).sel(task=task).reset_coords(drop=True)
     scores = scores.dropna("model", how="all").dropna("template", how="all")
@@ -426,24 +514,41 @@ def table_9_10(table: str) -> Comparison:
             tried += len(pairs)
             values[key] = np.nan
             for a, b in pairs:
-                tau = float(_quiet(kendall_tau, one.isel(template=a), one.isel(template=b),
-                                   "model", variant=c["variant"], nan_policy="omit").statistic)
+                tau = float(
+                    _quiet(
+                        kendall_tau,
+                        one.isel(template=a),
+                        one.isel(template=b),
+                        "model",
+                        variant=c["variant"],
+                        nan_policy="omit",
+                    ).statistic
+                )
                 if np.isnan(values[key]):
                     values[key] = tau
                 if agrees(printed[key], tau):
                     values[key] = tau
-                    notes = [f"templates {ids.sel(task=task).values[a]} and "
-                             f"{ids.sel(task=task).values[b]}"]
-                    notes += [f"template {k}: {text}" for k, text in
-                              zip((1, 2), said[task], strict=True) if text]
+                    notes = [
+                        f"templates {ids.sel(task=task).values[a]} and "
+                        f"{ids.sel(task=task).values[b]}"
+                    ]
+                    notes += [
+                        f"template {k}: {text}"
+                        for k, text in zip((1, 2), said[task], strict=True)
+                        if text
+                    ]
                     if len(pairs) > 1:
-                        notes.append(f"the pair reproducing the printed tau of {len(pairs)} "
-                                     "candidate pairs")
+                        notes.append(
+                            f"the pair reproducing the printed tau of {len(pairs)} candidate pairs"
+                        )
                     how[key] = "; ".join(notes)
                     break
             else:
-                how[key] = "; ".join(f"template {k}: {text}" for k, text in
-                                     zip((1, 2), said[task], strict=True) if text)
+                how[key] = "; ".join(
+                    f"template {k}: {text}"
+                    for k, text in zip((1, 2), said[task], strict=True)
+                    if text
+                )
         candidates[convention] = pd.Series(values).reindex(printed.index).astype(float)
         how_by[convention] = how
     standard = {"source": "csv", "variant": "b"}
@@ -452,29 +557,44 @@ def table_9_10(table: str) -> Comparison:
     how = {key: text for key, text in how_by[best].items() if text}
     why = {}
     for key in printed.index[result.cells["verdict"] != "match"]:
-        extreme = _extreme_pair(key[0], result.convention["source"],
-                                result.convention["variant"])
+        extreme = _extreme_pair(key[0], result.convention["source"], result.convention["variant"])
         for name, (tau, a, b, n) in extreme.items():
             if agrees(printed[key], tau):
-                why[key] = (f"the printed tau is the task's {name} over all {n} template pairs "
-                            f"(templates {a} and {b}: {tau:.3f}); the printed texts are of "
-                            f"other templates")
+                why[key] = (
+                    f"the printed tau is the task's {name} over all {n} template pairs "
+                    f"(templates {a} and {b}: {tau:.3f}); the printed texts are of "
+                    f"other templates"
+                )
     number = table.split("_")[1]
     benchmark = "LMentry" if table == "table_9" else "BBH"
-    return search(table, f"Table {number}: tau between two example templates, {benchmark}",
-                  printed, candidates, standard, how=how, why=why, tried=tried)
+    return search(
+        table,
+        f"Table {number}: tau between two example templates, {benchmark}",
+        printed,
+        candidates,
+        standard,
+        how=how,
+        why=why,
+        tried=tried,
+    )
 
 
 def table_7_8(table: str) -> Comparison:
     """Correct paraphrases per method and their accuracy (tables 7 and 8)."""
     benchmark = "LMentry" if table == "table_7" else "BBH"
     columns = ["n_automatic", "n_correct", "correct_ratio", "accuracy_avg", "accuracy_std"]
-    printed = _printed(table, lambda row: (row.get("task") or row.get("aggregate"),
-                                           row["method"]), columns)
-    spreads = ("templates, ddof=1", "templates, ddof=0", "models x templates, ddof=1",
-               "models x templates, ddof=0")
+    printed = _printed(
+        table, lambda row: (row.get("task") or row.get("aggregate"), row["method"]), columns
+    )
+    spreads = (
+        "templates, ddof=1",
+        "templates, ddof=0",
+        "models x templates, ddof=1",
+        "models x templates, ddof=0",
+    )
     candidates = _candidates(
-        printed, _conventions(source=SOURCES, spread=spreads, aggregate=AGGREGATES),
+        printed,
+        _conventions(source=SOURCES, spread=spreads, aggregate=AGGREGATES),
         lambda c: _method_statistics(c["source"], c["spread"], benchmark, c["aggregate"]),
         lambda stats, key, column: float(stats.get((*key, column), np.nan)),
     )
@@ -482,26 +602,34 @@ def table_7_8(table: str) -> Comparison:
     standard = {"source": "csv", "spread": "templates, ddof=1", "aggregate": "pooled"}
     first = search(table, "", printed, candidates, standard)
     why = _count_explanations(table, printed, first)
-    return search(table, f"Table {number}: correct paraphrases per method, {benchmark}",
-                  printed, candidates, standard, why=why,
-                  notes=["aggregate=macro: the 'all tasks' accuracy and sd are the means of "
-                         "the per-task rows; aggregate=pooled: computed over every template "
-                         "of every task at once."])
+    return search(
+        table,
+        f"Table {number}: correct paraphrases per method, {benchmark}",
+        printed,
+        candidates,
+        standard,
+        why=why,
+        notes=[
+            "aggregate=macro: the 'all tasks' accuracy and sd are the means of "
+            "the per-task rows; aggregate=pooled: computed over every template "
+            "of every task at once."
+        ],
+    )
 
 
 AGGREGATES = ("pooled", "macro")
 
 
-def _method_statistics(source: str, spread: str, benchmark: str,
-                       aggregate: str = "pooled") -> dict:
+def _method_statistics(source: str, spread: str, benchmark: str, aggregate: str = "pooled") -> dict:
     """Counts, correct ratio, mean and spread of accuracy per task and method, and over all."""
     out = dict(_pooled_method_statistics(source, spread, benchmark))
     if aggregate == "macro":
         tasks = sorted({key[0] for key in out} - {"all_tasks"})
         for method in ("all", "rephrase", "cot", "gradual"):
             for column in ("accuracy_avg", "accuracy_std"):
-                out[("all_tasks", method, column)] = float(np.nanmean(
-                    [out[(task, method, column)] for task in tasks]))
+                out[("all_tasks", method, column)] = float(
+                    np.nanmean([out[(task, method, column)] for task in tasks])
+                )
     return out
 
 
@@ -530,10 +658,12 @@ def _pooled_method_statistics(source: str, spread: str, benchmark: str) -> dict:
             out[(task_key, method, "n_automatic")] = n
             out[(task_key, method, "n_correct")] = k
             out[(task_key, method, "correct_ratio")] = 100 * k / n if n else np.nan
-            out[(task_key, method, "accuracy_avg")] = float(np.nanmean(
-                scores.values)) if k else np.nan
+            out[(task_key, method, "accuracy_avg")] = (
+                float(np.nanmean(scores.values)) if k else np.nan
+            )
             out[(task_key, method, "accuracy_std")] = (
-                float(np.std(values, ddof=ddof)) if values.size > ddof else np.nan)
+                float(np.std(values, ddof=ddof)) if values.size > ddof else np.nan
+            )
     return out
 
 
@@ -575,16 +705,24 @@ def _count_explanations(table: str, printed: pd.Series, comparison: Comparison) 
         difference = round(mine - paper)
         if task == "all_tasks":
             total = printed_sum(method, column)
-            differ = [t for t in tasks if (t, method, column) in count and not agrees(
-                f"{count[(t, method, column)]:.0f}", release.get(((t, method), column), np.nan))]
+            differ = [
+                t
+                for t in tasks
+                if (t, method, column) in count
+                and not agrees(
+                    f"{count[(t, method, column)]:.0f}", release.get(((t, method), column), np.nan)
+                )
+            ]
             why[(row, column)] = (
                 f"the release holds {difference:+d} against the paper's count; the paper's "
-                f"task rows add up to {total:.0f}" + (f" and the release differs in: "
-                                                     f"{', '.join(differ)}" if differ else ""))
+                f"task rows add up to {total:.0f}"
+                + (f" and the release differs in: {', '.join(differ)}" if differ else "")
+            )
             continue
         # the 'all' row holds the original template beside the three methods
         original = release[((task, "all"), column)] - sum(
-            release.get(((task, m), column), 0) for m in methods)
+            release.get(((task, m), column), 0) for m in methods
+        )
         parts = [count.get((task, m, column)) for m in methods]
         total = count.get((task, "all", column))
         if None in parts or total is None:
@@ -593,23 +731,31 @@ def _count_explanations(table: str, printed: pd.Series, comparison: Comparison) 
         if gap == 0:
             what = "templates" if column == "n_automatic" else "templates marked correct"
             kind = "" if method == "all" else f"{method} "
-            why[(row, column)] = (f"the release holds {difference:+d} {kind}{what} against the "
-                                  f"paper's count; the paper's rows agree with each other")
+            why[(row, column)] = (
+                f"the release holds {difference:+d} {kind}{what} against the "
+                f"paper's count; the paper's rows agree with each other"
+            )
         elif method != "all" and paper + gap == mine:
-            why[(row, column)] = (f"typo: the paper's own total contradicts it: its 'all' row "
-                                  f"({total:.0f}) less the other methods and the original "
-                                  f"template gives {paper + gap:.0f}, the release's count")
+            why[(row, column)] = (
+                f"typo: the paper's own total contradicts it: its 'all' row "
+                f"({total:.0f}) less the other methods and the original "
+                f"template gives {paper + gap:.0f}, the release's count"
+            )
         elif method == "all" and total - gap == mine:
-            why[(row, column)] = (f"typo: the paper's method rows add up to {total - gap:.0f} "
-                                  f"with the original template, the release's count")
+            why[(row, column)] = (
+                f"typo: the paper's method rows add up to {total - gap:.0f} "
+                f"with the original template, the release's count"
+            )
     for (row, column), verdict in cells["verdict"].items():
         task, method = row
         if verdict != "match" and column == "correct_ratio":
             n = count.get((task, method, "n_automatic"))
             k = count.get((task, method, "n_correct"))
             if n and k is not None and agrees(printed[(row, column)], 100 * k / n):
-                why[(row, column)] = (f"follows from the printed counts ({k:.0f}/{n:.0f}); the "
-                                      f"release's counts differ")
+                why[(row, column)] = (
+                    f"follows from the printed counts ({k:.0f}/{n:.0f}); the "
+                    f"release's counts differ"
+                )
     return why
 
 
@@ -618,20 +764,30 @@ def metric_results(filtering: str) -> Comparison:
     released = datasets.load("mizrahi2024-metrics")["value"].sel(filtering=filtering)
     tasks = _cubes()["csv"]["task"].values
     frame = released.sel(task=tasks).to_series().dropna()
-    printed = pd.Series([f"{value:.6f}" for value in frame], dtype=object,
-                        index=pd.MultiIndex.from_tuples(
-                            [((model, task), metric) for model, task, metric in frame.index],
-                            names=["row", "column"]))
+    printed = pd.Series(
+        [f"{value:.6f}" for value in frame],
+        dtype=object,
+        index=pd.MultiIndex.from_tuples(
+            [((model, task), metric) for model, task, metric in frame.index],
+            names=["row", "column"],
+        ),
+    )
     templates = VALID if filtering == "correct" else ("all",)
     candidates = _candidates(
-        printed, _conventions(source=SOURCES, templates=templates),
+        printed,
+        _conventions(source=SOURCES, templates=templates),
         lambda c: _metrics(c["source"], c["templates"]),
         lambda metrics, key, column: float(metrics[column].sel(model=key[0], task=key[1])),
     )
     label = "correct paraphrases only" if filtering == "correct" else "no filtering"
-    return search(f"metrics_{filtering}", f"Released metric results ({label}), to 6 decimals",
-                  printed, candidates, {"source": "csv", "templates": templates[0]},
-                  source="release")
+    return search(
+        f"metrics_{filtering}",
+        f"Released metric results ({label}), to 6 decimals",
+        printed,
+        candidates,
+        {"source": "csv", "templates": templates[0]},
+        source="release",
+    )
 
 
 @cache
@@ -652,10 +808,11 @@ def paper_conventions() -> dict:
     {'templates': 'valid', 'ties': 'min', 'tie_correction': False, 'reproduces': '22 of 25'}
     """
     out = {}
-    for name, comparisons in (("kendall_w", [table_3_w()]),
-                              ("friedman", [table_3_friedman()]),
-                              ("metric_ranks", [table_15_16("table_15"),
-                                                table_15_16("table_16")])):
+    for name, comparisons in (
+        ("kendall_w", [table_3_w()]),
+        ("friedman", [table_3_friedman()]),
+        ("metric_ranks", [table_15_16("table_15"), table_15_16("table_16")]),
+    ):
         first = comparisons[0]
         convention = {k: v for k, v in first.convention.items() if k != "source"}
         matched = sum(c.matched for c in comparisons)
@@ -723,8 +880,10 @@ def reproduce() -> list[Comparison]:
 
 
 OPENAI_TABLES = {  # table: (metric, prompts) of the release's estimates for the OpenAI models
-    "table_21": ("avgp", "original"), "table_22": ("avgp", "all"),
-    "table_23": ("maxp", "original"), "table_24": ("maxp", "all"),
+    "table_21": ("avgp", "original"),
+    "table_22": ("avgp", "all"),
+    "table_23": ("maxp", "original"),
+    "table_24": ("maxp", "all"),
 }
 
 
@@ -745,67 +904,113 @@ def table_21_24(table: str) -> Comparison:
     printed = _printed(table, _task_key, spec["columns"])
     estimates = _openai().sel(metric=metric, prompts=prompts)
     convention = (("source", "metric results"), ("prompts", prompts))
-    candidates = {convention: _cells(printed, lambda task, column: float(
-        estimates.sel(openai_model=names[column], task=task)))}
+    candidates = {
+        convention: _cells(
+            printed,
+            lambda task, column: float(estimates.sel(openai_model=names[column], task=task)),
+        )
+    }
     number = table.split("_")[1]
     label = {"avgp": "AvgP", "maxp": "MaxP"}[metric]
     what = "original prompts" if prompts == "original" else "estimated over all paraphrases"
-    return search(table, f"Table {number}: OpenAI models' {label}, {what} (the release's "
-                         f"estimates; no per-template accuracies to recompute them from)",
-                  printed, candidates, dict(convention), source="stated")
+    return search(
+        table,
+        f"Table {number}: OpenAI models' {label}, {what} (the release's "
+        f"estimates; no per-template accuracies to recompute them from)",
+        printed,
+        candidates,
+        dict(convention),
+        source="stated",
+    )
 
 
 def _ranking_agrees(one: pd.Series, other: pd.Series) -> bool:
     """Whether two score vectors order the models the same way (ties by min rank)."""
-    return bool((one.rank(method="min", ascending=False)
-                 == other.rank(method="min", ascending=False)).all())
+    return bool(
+        (one.rank(method="min", ascending=False) == other.rank(method="min", ascending=False)).all()
+    )
 
 
 def _claim_values() -> dict:
     """Each checkable sentence's number, recomputed: ``{id: (value, how)}``."""
     cube = _cubes()["csv"]
     out = {}
-    p = _quiet(friedman, _scores("csv", "all"), blocks="model", treatments="template",
-               tie_correction=True, nan_policy="omit").pvalue
-    out["friedman_significant"] = (int((p < 0.05).sum()), "tasks with Friedman p < 0.05 "
-                                   "under Table 3's convention")
+    p = _quiet(
+        friedman,
+        _scores("csv", "all"),
+        blocks="model",
+        treatments="template",
+        tie_correction=True,
+        nan_policy="omit",
+    ).pvalue
+    out["friedman_significant"] = (
+        int((p < 0.05).sum()),
+        "tasks with Friedman p < 0.05 under Table 3's convention",
+    )
     for templates in (*VALID, "all"):
-        negative = sum(_extreme_pair(task, "csv", "b", templates)["minimum"][0] < 0
-                       for task in cube["task"].values)
-        out.setdefault("negative_tau_tasks", []).append((negative, (
-            f"of the release's {cube.sizes['task']} tasks, those with a pair of templates of "
-            f"negative tau-b, {templates} templates")))
+        negative = sum(
+            _extreme_pair(task, "csv", "b", templates)["minimum"][0] < 0
+            for task in cube["task"].values
+        )
+        out.setdefault("negative_tau_tasks", []).append(
+            (
+                negative,
+                (
+                    f"of the release's {cube.sizes['task']} tasks, those with a pair of "
+                    f"templates of negative tau-b, {templates} templates"
+                ),
+            )
+        )
     lmentry = cube["benchmark"] == "LMentry"
     for templates in ("all", "valid"):
         scores = _scores("csv", templates).where(lmentry, drop=True)
-        d = divergence(scores.to_dataset(name="score").assign_coords(
-            template_is_original=cube["template_is_original"].where(lmentry, drop=True)),
-            nan_policy="omit").statistic.sel(model="alpaca-13b")
+        d = divergence(
+            scores.to_dataset(name="score").assign_coords(
+                template_is_original=cube["template_is_original"].where(lmentry, drop=True)
+            ),
+            nan_policy="omit",
+        ).statistic.sel(model="alpaca-13b")
         out.setdefault("alpaca_13b_divergence", []).append(
-            (int((abs(d) > 1).sum()), f"LMentry tasks where the divergence exceeds 1 in "
-                                     f"absolute value, {templates} templates"))
+            (
+                int((abs(d) > 1).sum()),
+                f"LMentry tasks where the divergence exceeds 1 in "
+                f"absolute value, {templates} templates",
+            )
+        )
     estimates = _openai().dropna("task", how="all")
     avg_original = estimates.sel(metric="avgp", prompts="original")
     avg_all = estimates.sel(metric="avgp", prompts="all")
     above = float((avg_original > avg_all).mean()) * 100
-    out["openai_original_above_average"] = (above, "share of the 40 (model, task) cells of "
-                                            "Tables 21 and 22 with original > all")
+    out["openai_original_above_average"] = (
+        above,
+        "share of the 40 (model, task) cells of Tables 21 and 22 with original > all",
+    )
     gain = float((avg_original - avg_all).sel(openai_model="davinci").mean()) * 100
     out["davinci_original_gain"] = (gain, "davinci's mean of Table 21 less Table 22, in points")
     max_all = estimates.sel(metric="maxp", prompts="all")
     max_original = estimates.sel(metric="maxp", prompts="original")
-    out["td002_maxp_above_90"] = (int((max_all.sel(openai_model="td002") > 0.9).sum()),
-                                  "tasks where text-davinci-002's Table 24 MaxP > 0.90")
-    for name, original, metric in (("openai_average_agreement", avg_original, avg_all),
-                                   ("openai_maximum_agreement", max_original, max_all)):
-        agree = sum(_ranking_agrees(original.sel(task=t).to_pandas(),
-                                    metric.sel(task=t).to_pandas())
-                    for t in estimates["task"].values)
-        out[name] = (agree, "tasks where the models' order on the original prompts equals "
-                            "their order on the metric (Tables 21 vs 22, 23 vs 24)")
+    out["td002_maxp_above_90"] = (
+        int((max_all.sel(openai_model="td002") > 0.9).sum()),
+        "tasks where text-davinci-002's Table 24 MaxP > 0.90",
+    )
+    for name, original, metric in (
+        ("openai_average_agreement", avg_original, avg_all),
+        ("openai_maximum_agreement", max_original, max_all),
+    ):
+        agree = sum(
+            _ranking_agrees(original.sel(task=t).to_pandas(), metric.sel(task=t).to_pandas())
+            for t in estimates["task"].values
+        )
+        out[name] = (
+            agree,
+            "tasks where the models' order on the original prompts equals "
+            "their order on the metric (Tables 21 vs 22, 23 vs 24)",
+        )
     first = (max_all == max_all.max("openai_model")).sel(openai_model="gpt-3.5-turbo")
-    out["gpt35_first_in_maxp"] = (int(first.sum()), "tasks where gpt-3.5-turbo has the "
-                                  "highest Table 24 MaxP (ties count as first)")
+    out["gpt35_first_in_maxp"] = (
+        int(first.sum()),
+        "tasks where gpt-3.5-turbo has the highest Table 24 MaxP (ties count as first)",
+    )
     return out
 
 
@@ -826,8 +1031,9 @@ def text_claims() -> Comparison:
         if isinstance(found, list):  # several conventions: the one that agrees, else the first
             agreeing = [v for v in found if agrees(claim["printed"], v[0])]
             value, text = (agreeing or found)[0]
-            others = "; ".join(f"{v} with {t.split(', ')[-1]}" for v, t in found
-                               if (v, t) != (value, text))
+            others = "; ".join(
+                f"{v} with {t.split(', ')[-1]}" for v, t in found if (v, t) != (value, text)
+            )
             text = f"{text} (also tried: {others})" if others else text
         else:
             value, text = found
@@ -838,20 +1044,35 @@ def text_claims() -> Comparison:
         if agrees(claim["printed"], value):
             continue
         # a sentence with two numbers whose recomputed values are the other way round
-        swapped = [other["id"] for other_key, other, other_value in zip(
-            rows, claims, recomputed, strict=True) if other_key[0] == key[0]
-            and other is not claim and agrees(claim["printed"], other_value)
-            and agrees(other["printed"], value)]
+        swapped = [
+            other["id"]
+            for other_key, other, other_value in zip(rows, claims, recomputed, strict=True)
+            if other_key[0] == key[0]
+            and other is not claim
+            and agrees(claim["printed"], other_value)
+            and agrees(other["printed"], value)
+        ]
         if swapped:
-            why[key] = (f"the data give the sentence's two numbers the other way round "
-                        f"(this one {value:g}, {swapped[0]} {claim['value']:g})")
+            why[key] = (
+                f"the data give the sentence's two numbers the other way round "
+                f"(this one {value:g}, {swapped[0]} {claim['value']:g})"
+            )
         if claim["id"] == "negative_tau_tasks" and value <= claim["value"]:
-            why[key] = (f"a lower bound: the paper counts over 39 tasks, 14 of them of "
-                        f"BIG-bench Lite, which the release lacks; the release's 25 give "
-                        f"{value:g}")
+            why[key] = (
+                f"a lower bound: the paper counts over 39 tasks, 14 of them of "
+                f"BIG-bench Lite, which the release lacks; the release's 25 give "
+                f"{value:g}"
+            )
     index = pd.MultiIndex.from_tuples(rows, names=["row", "column"])
     printed = pd.Series([c["printed"] for c in claims], index=index, dtype=object)
     convention = (("source", "release"),)
-    return search("text_claims", "Text claims: the paper's checkable sentences", printed,
-                  {convention: pd.Series(recomputed, index=index)}, dict(convention),
-                  how=how, why=why, tried=len(claims))
+    return search(
+        "text_claims",
+        "Text claims: the paper's checkable sentences",
+        printed,
+        {convention: pd.Series(recomputed, index=index)},
+        dict(convention),
+        how=how,
+        why=why,
+        tried=len(claims),
+    )

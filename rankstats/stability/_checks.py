@@ -52,8 +52,13 @@ class Dims:
 
     def named(self, *roles: str) -> list[str]:
         """The dimension of each role (``model_b`` for the second model); others as given."""
-        names = {"model": self.model, "task": self.task, "template": self.template,
-                 "sample": self.sample, "model_b": f"{self.model}_b"}
+        names = {
+            "model": self.model,
+            "task": self.task,
+            "template": self.template,
+            "sample": self.sample,
+            "model_b": f"{self.model}_b",
+        }
         return [names.get(role, role) for role in roles]
 
 
@@ -62,28 +67,37 @@ class Dims:
 
 def resample_count(function: str, name: str, value) -> int:
     """A check that a bootstrap's number of resamples is an integer of at least 2."""
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
-            and value >= 2:
+    if (
+        isinstance(value, (numbers.Integral, np.integer))
+        and not isinstance(value, bool)
+        and value >= 2
+    ):
         return int(value)
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be an "
-                      "integer of at least 2 (an interval needs two resamples)")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be an "
+        "integer of at least 2 (an interval needs two resamples)"
+    )
 
 
 def dimension_name(function: str, name: str, value) -> str:
     """A check that a dimension parameter is a name."""
     if isinstance(value, str):
         return value
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                      "dimension name (str)")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a dimension name (str)"
+    )
 
 
 def replicate_dim(function: str, name: str, value):
     """A check that the replicate dimension is a name, or an axis number for NumPy input."""
-    if isinstance(value, str) or (isinstance(value, (numbers.Integral, np.integer))
-                                  and not isinstance(value, bool)):
+    if isinstance(value, str) or (
+        isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool)
+    ):
         return value
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                      "dimension name (str) or, for NumPy input, an axis number (int)")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a "
+        "dimension name (str) or, for NumPy input, an axis number (int)"
+    )
 
 
 def statistic_names(function: str, name: str, value):
@@ -98,8 +112,10 @@ def statistic_names(function: str, name: str, value):
         names = (value,)
     bad = [n for n in names if not isinstance(n, str) or n not in _kr.STATISTICS]
     if bad or not names:
-        raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be "
-                          f"None or names among {shown}")
+        raise OptionError(
+            f"{function}: {name}={value!r} is not allowed; {name} must be "
+            f"None or names among {shown}"
+        )
     return names
 
 
@@ -111,17 +127,22 @@ def float_dtype(function: str, name: str, value):
         dtype = None
     if dtype is not None and dtype.kind == "f":
         return dtype
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                      "floating-point dtype (numpy.float32 or numpy.float64)")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a "
+        "floating-point dtype (numpy.float32 or numpy.float64)"
+    )
 
 
 def draws_dataset(function: str, name: str, value):
     """A check that ``weights`` is None or the Dataset :func:`bootstrap_weights` returns."""
-    if value is None or (isinstance(value, xr.Dataset)
-                         and value.attrs.get("statistic") == "bootstrap weights"):
+    if value is None or (
+        isinstance(value, xr.Dataset) and value.attrs.get("statistic") == "bootstrap weights"
+    ):
         return value
-    raise OptionError(f"{function}: {name} is not allowed; {name} must be None or the "
-                      f"Dataset bootstrap_weights returns (got {type(value).__name__})")
+    raise OptionError(
+        f"{function}: {name} is not allowed; {name} must be None or the "
+        f"Dataset bootstrap_weights returns (got {type(value).__name__})"
+    )
 
 
 #: The resampling vocabulary: each parameter of these names is checked by name.
@@ -203,7 +224,8 @@ def _check_together(function: str, values: dict) -> None:
         raise OptionError(
             f"{function}: statistics={list(statistics)!r} is not allowed with "
             "over='templates': per-template scores do not vary when only templates are "
-            "resampled; leave out 'score'")
+            "resampled; leave out 'score'"
+        )
 
 
 # --------------------------------------------------------------------------- the decorator
@@ -230,8 +252,9 @@ def checked(*, numpy: Callable | None = None, **checks: o.Check):
         signature = inspect.signature(function)
         name = function.__name__
         first = next(iter(signature.parameters))
-        table = {key: check for key, check in {**CHECKS, **checks}.items()
-                 if key in signature.parameters}
+        table = {
+            key: check for key, check in {**CHECKS, **checks}.items() if key in signature.parameters
+        }
         if fill_docs(function).__doc__:
             function.__doc__ = _fill_docs(function.__doc__, signature.parameters)
 
@@ -243,8 +266,9 @@ def checked(*, numpy: Callable | None = None, **checks: o.Check):
             _check_together(name, values)
             if numpy is None or _xr.is_labelled(values[first]):
                 return function(*bound.args, **bound.kwargs)
-            dims = Dims(*(values.get(role, role) for role in ("model", "task", "template",
-                                                              "sample")))
+            dims = Dims(
+                *(values.get(role, role) for role in ("model", "task", "template", "sample"))
+            )
             values[first], lead = numpy_cube(name, values[first], values.get("over"), dims)
             return numpy(function, bound, lead, dims)
 
@@ -259,16 +283,20 @@ def numpy_cube(function: str, x, over, dims):
     try:
         values = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise InputTypeError(f"{function}: give a score cube, an xarray.DataArray or an array "
-                             f"of numbers (got {type(x).__name__})") from None
+        raise InputTypeError(
+            f"{function}: give a score cube, an xarray.DataArray or an array "
+            f"of numbers (got {type(x).__name__})"
+        ) from None
     core = [dims.model, dims.template] + ([dims.sample] if over != "templates" else [])
     if values.ndim < len(core):
         raise DimensionError(
             f"{function}: NumPy input must be (..., {', '.join(core)}) for over={over!r}; "
-            f"got shape {values.shape}")
-    lead = values.shape[:-len(core)]
-    return xr.DataArray(values.reshape(-1, *values.shape[-len(core):]),
-                        dims=[dims.task, *core]), lead
+            f"got shape {values.shape}"
+        )
+    lead = values.shape[: -len(core)]
+    return xr.DataArray(
+        values.reshape(-1, *values.shape[-len(core) :]), dims=[dims.task, *core]
+    ), lead
 
 
 def fields_of(result: type, *order: str):

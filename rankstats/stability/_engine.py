@@ -38,7 +38,8 @@ def prepare(x, over, dims, statistic):
         raise DimensionError(
             f"{statistic}: over={over!r} resamples the {dims.sample!r} dimension, which the "
             f"input lacks (dimensions: {', '.join(map(str, scores.dims))}); use "
-            "over='templates' for per-template scores")
+            "over='templates' for per-template scores"
+        )
     roles = {"model": dims.model, "template": dims.template}
     if over != "templates":
         roles["sample"] = dims.sample
@@ -72,8 +73,13 @@ def draw(scores, n_resamples, over, seed, dims):
         else:
             data[f"{kind}_weight"] = ((REPLICATE, unit), counts[:, 0])
     coords = {dims.task: scores[dims.task].values} if dims.task in scores.coords else {}
-    attrs = {"statistic": "bootstrap weights", "n_resamples": n_resamples, "seed": seed_attr,
-             "over": over, "draws": "samples first, then templates"}
+    attrs = {
+        "statistic": "bootstrap weights",
+        "n_resamples": n_resamples,
+        "seed": seed_attr,
+        "over": over,
+        "draws": "samples first, then templates",
+    }
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
@@ -84,7 +90,8 @@ def draws_for(scores, n_resamples, over, seed, weights, dims):
     if weights.attrs.get("over") != over:
         raise OptionError(
             f"weights: give the Dataset bootstrap_weights returned for over={over!r} "
-            f"(got over={weights.attrs.get('over')!r})")
+            f"(got over={weights.attrs.get('over')!r})"
+        )
     for kind, unit in (("sample", dims.sample), ("template", dims.template)):
         name = f"{kind}_weight"
         if name not in weights:
@@ -92,11 +99,14 @@ def draws_for(scores, n_resamples, over, seed, weights, dims):
         if weights[name].sizes[unit] != scores.sizes[unit]:
             raise DimensionError(
                 f"weights: {name!r} has {weights[name].sizes[unit]} positions along {unit!r}, "
-                f"the scores {scores.sizes[unit]}")
+                f"the scores {scores.sizes[unit]}"
+            )
         stray = weights[name].where(~real_mask(scores, unit, dims), 0)
         if (stray != 0).any():
-            raise OptionError(f"weights: {name!r} puts weight on {unit} positions that hold no "
-                             "score (padding); draw them with bootstrap_weights on these scores")
+            raise OptionError(
+                f"weights: {name!r} puts weight on {unit} positions that hold no "
+                "score (padding); draw them with bootstrap_weights on these scores"
+            )
     return weights
 
 
@@ -131,8 +141,13 @@ def run(scores, draws, over, statistics, kwargs, dims, attrs, dtype):
         if f"{kind}_weight" in draws:
             weight = draws[f"{kind}_weight"]
             if scores.chunks is not None:  # chunk the draws along the tasks as the scores are
-                weight = weight.chunk({d: scores.chunksizes[d] for d in weight.dims
-                                       if d in scores.chunksizes and d not in (REPLICATE, unit)})
+                weight = weight.chunk(
+                    {
+                        d: scores.chunksizes[d]
+                        for d in weight.dims
+                        if d in scores.chunksizes and d not in (REPLICATE, unit)
+                    }
+                )
             arrays.append(weight)
             core.append([REPLICATE, unit])
     outputs = {}
@@ -142,11 +157,23 @@ def run(scores, draws, over, statistics, kwargs, dims, attrs, dtype):
         outputs[f"{name}_estimate"] = (f"{name}_estimate", cd)
         if kwargs["jackknife"]:
             outputs[f"{name}_acceleration"] = (f"{name}_acceleration", cd)
-    kwargs = {**kwargs, "statistics": tuple(statistics),
-              "template_weights": "template_weight" in draws,
-              "sample_weights": "sample_weight" in draws, "score_dtype": dtype}
-    data = _xr.apply_labelled("bootstrap", engine_kernel, arrays, core, outputs,
-                              kwargs=kwargs, attrs=attrs, dtypes={"score": dtype})
+    kwargs = {
+        **kwargs,
+        "statistics": tuple(statistics),
+        "template_weights": "template_weight" in draws,
+        "sample_weights": "sample_weight" in draws,
+        "score_dtype": dtype,
+    }
+    data = _xr.apply_labelled(
+        "bootstrap",
+        engine_kernel,
+        arrays,
+        core,
+        outputs,
+        kwargs=kwargs,
+        attrs=attrs,
+        dtypes={"score": dtype},
+    )
     return present(data, scores.dims)
 
 
@@ -171,8 +198,9 @@ def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
     draw sums to it). The draws are read in place, never copied.
     """
     weights = draws["sample_weight"]
-    along_scores = {d: scores.chunksizes[d] for d in weights.dims
-                    if d in scores.chunksizes and d != dims.sample}
+    along_scores = {
+        d: scores.chunksizes[d] for d in weights.dims if d in scores.chunksizes and d != dims.sample
+    }
     drawn = weights.sum(dims.sample).astype(float)
     scale = xr.concat([drawn.isel({REPLICATE: [0]}), drawn], REPLICATE)
     scale = scale.rename({REPLICATE: ROW}).chunk(along_scores)
@@ -181,17 +209,27 @@ def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
     binary = kwargs["binary"] or is_binary(scores)
     work = np.float32 if binary and scores.sizes[dims.sample] < 2**24 else np.float64
     sums = xr.apply_ufunc(
-        _sums_kernel, scores.chunk({dims.sample: -1}), rows,
+        _sums_kernel,
+        scores.chunk({dims.sample: -1}),
+        rows,
         input_core_dims=[[dims.template, dims.sample], [REPLICATE, dims.sample]],
         output_core_dims=[[dims.template, ROW], [dims.template, ROW]],
-        dask="parallelized", output_dtypes=[work, work], kwargs={"work": work},
-        dask_gufunc_kwargs={"output_sizes": {ROW: 1 + rows.sizes[REPLICATE]}})
+        dask="parallelized",
+        output_dtypes=[work, work],
+        kwargs={"work": work},
+        dask_gufunc_kwargs={"output_sizes": {ROW: 1 + rows.sizes[REPLICATE]}},
+    )
     arrays = [*sums, scale]
     core = [[dims.model, dims.template, ROW]] * 2 + [[ROW]]
     if "template_weight" in draws:
         weight = draws["template_weight"]
-        weight = weight.chunk({d: scores.chunksizes[d] for d in weight.dims
-                               if d in scores.chunksizes and d not in (REPLICATE, dims.template)})
+        weight = weight.chunk(
+            {
+                d: scores.chunksizes[d]
+                for d in weight.dims
+                if d in scores.chunksizes and d not in (REPLICATE, dims.template)
+            }
+        )
         arrays.append(weight)
         core.append([REPLICATE, dims.template])
     outputs = {}
@@ -201,9 +239,17 @@ def _run_from_sums(scores, draws, statistics, kwargs, dims, attrs, dtype):
         outputs[f"{name}_estimate"] = (f"{name}_estimate", cd)
     engine = {key: kwargs[key] for key in ("by", "ties", "nan_policy", "higher_is_better")}
     engine.update(statistics=tuple(statistics), integer=work == np.float32, score_dtype=dtype)
-    data = _xr.apply_labelled("bootstrap", _engine_from_sums, arrays, core, outputs,
-                              kwargs=engine, attrs=attrs, dtypes={"score": dtype},
-                              sizes={REPLICATE: weights.sizes[REPLICATE]})
+    data = _xr.apply_labelled(
+        "bootstrap",
+        _engine_from_sums,
+        arrays,
+        core,
+        outputs,
+        kwargs=engine,
+        attrs=attrs,
+        dtypes={"score": dtype},
+        sizes={REPLICATE: weights.sizes[REPLICATE]},
+    )
     return present(data, scores.dims)
 
 
@@ -227,8 +273,9 @@ def _lazily_chunked(array: xr.DataArray, chunks) -> xr.DataArray:
     import dask.array as da
 
     sizes = tuple(chunks.get(d, -1) for d in array.dims)
-    data = da.from_array(_Sliced(array.values), chunks=sizes,
-                         meta=np.empty((0,) * array.ndim, dtype=array.dtype))
+    data = da.from_array(
+        _Sliced(array.values), chunks=sizes, meta=np.empty((0,) * array.ndim, dtype=array.dtype)
+    )
     return xr.DataArray(data, dims=array.dims, coords=array.coords)
 
 
@@ -238,14 +285,23 @@ def _engine_from_sums(total, count, scale, *template_weights, **kwargs):
 
 
 def base_attrs(draws, over, **more):
-    return {"n_resamples": int(draws.attrs["n_resamples"]), "seed": draws.attrs["seed"],
-            "over": over, **more}
+    return {
+        "n_resamples": int(draws.attrs["n_resamples"]),
+        "seed": draws.attrs["seed"],
+        "over": over,
+        **more,
+    }
 
 
 def engine_kwargs(x, ties, higher_is_better, nan_policy, jackknife, by="avgp"):
-    return {"by": by, "ties": ties, "nan_policy": nan_policy, "jackknife": jackknife,
-            "higher_is_better": _xr.higher_is_better_of(x, higher_is_better),
-            "binary": is_binary(x)}
+    return {
+        "by": by,
+        "ties": ties,
+        "nan_policy": nan_policy,
+        "jackknife": jackknife,
+        "higher_is_better": _xr.higher_is_better_of(x, higher_is_better),
+        "binary": is_binary(x),
+    }
 
 
 def is_replicates(x) -> bool:

@@ -27,8 +27,16 @@ from ..results import NeededResult, SubsampleResult
 from ._checks import checked, fill_docs
 from ._engine import generator
 
-__all__ = ["NeededResult", "SubsampleResult", "needed_table", "sample_subset_agreement",
-           "samples_needed", "smallest_k", "subset_agreement", "templates_needed"]
+__all__ = [
+    "NeededResult",
+    "SubsampleResult",
+    "needed_table",
+    "sample_subset_agreement",
+    "samples_needed",
+    "smallest_k",
+    "subset_agreement",
+    "templates_needed",
+]
 
 _OUTPUTS = {  # name: (kernel key, core dims with "size" for the subset-size dim)
     "tau": ("tau", ["size", "draw"]),
@@ -53,8 +61,10 @@ def _subset_sizes(function: str, name: str, value):
     values = np.asarray(value)
     if values.ndim == 1 and values.size and values.dtype.kind in "iu" and (values >= 1).all():
         return values
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be None or a "
-                      "non-empty sequence of integers of at least 1")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be None or a "
+        "non-empty sequence of integers of at least 1"
+    )
 
 
 def _probabilities(function: str, name: str, value):
@@ -65,8 +75,10 @@ def _probabilities(function: str, name: str, value):
         values = np.array([np.nan])
     if values.size and ((values >= 0) & (values <= 1)).all():
         return tuple(float(q) for q in values)
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be a "
-                      "non-empty sequence of numbers between 0 and 1")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be a "
+        "non-empty sequence of numbers between 0 and 1"
+    )
 
 
 _OPTIONS = {
@@ -83,14 +95,29 @@ _OPTIONS = {
 _VALID = {"valid": Mask("template_valid", "template", describe_as="all templates")}
 
 
-@statistic(roles={"template": ("template", -2), "model": ("model", -1)},
-           options={**_OPTIONS, "ks": _subset_sizes, "tie_correction": o.boolean},
-           masks=_VALID, result=SubsampleResult)
+@statistic(
+    roles={"template": ("template", -2), "model": ("model", -1)},
+    options={**_OPTIONS, "ks": _subset_sizes, "tie_correction": o.boolean},
+    masks=_VALID,
+    result=SubsampleResult,
+)
 @fill_docs
 def subset_agreement(
-    x, ks=None, *, n_resamples=200, seed=None, target=0.9, probability=0.95,
-    confidence_level=0.95, quantiles=(0.05, 0.5, 0.95), template="template", model="model",
-    valid=None, ties="average", tie_correction=True, higher_is_better=None,
+    x,
+    ks=None,
+    *,
+    n_resamples=200,
+    seed=None,
+    target=0.9,
+    probability=0.95,
+    confidence_level=0.95,
+    quantiles=(0.05, 0.5, 0.95),
+    template="template",
+    model="model",
+    valid=None,
+    ties="average",
+    tie_correction=True,
+    higher_is_better=None,
     nan_policy="propagate",
 ):
     r"""Agreement of random k-template subsets with the full set of templates they are part of.
@@ -229,25 +256,61 @@ def subset_agreement(
     >>> curves.rank_width_mean.sel(task="snarks", k=[1, 100]).values.round(2)
     array([4.32, 0.55])
     """
-    return _needed(x, ks, n_resamples, seed, valid, units="template", size="k",
-                   kwargs={"tau_target": target, "probability": probability,
-                           "level": confidence_level, "ties": ties,
-                           "correction": tie_correction, "nan_policy": nan_policy,
-                           "higher_is_better": higher_is_better},
-                   quantiles=quantiles)
+    return _needed(
+        x,
+        ks,
+        n_resamples,
+        seed,
+        valid,
+        units="template",
+        size="k",
+        kwargs={
+            "tau_target": target,
+            "probability": probability,
+            "level": confidence_level,
+            "ties": ties,
+            "correction": tie_correction,
+            "nan_policy": nan_policy,
+            "higher_is_better": higher_is_better,
+        },
+        quantiles=quantiles,
+    )
 
 
-@statistic(roles={"template": ("template", -3),
-                  "sample": Role("sample", -2, hint="sample_subset_agreement subsamples the "
-                                 "samples "
-                                 "(items), which a cube of per-template scores lacks"),
-                  "model": ("model", -1)},
-           options={**_OPTIONS, "ns": _subset_sizes}, masks=_VALID, result=SubsampleResult)
+@statistic(
+    roles={
+        "template": ("template", -3),
+        "sample": Role(
+            "sample",
+            -2,
+            hint="sample_subset_agreement subsamples the "
+            "samples "
+            "(items), which a cube of per-template scores lacks",
+        ),
+        "model": ("model", -1),
+    },
+    options={**_OPTIONS, "ns": _subset_sizes},
+    masks=_VALID,
+    result=SubsampleResult,
+)
 @fill_docs
 def sample_subset_agreement(
-    x, ns=None, *, n_resamples=200, seed=None, target=0.9, probability=0.95,
-    confidence_level=0.95, quantiles=(0.05, 0.5, 0.95), sample="sample", template="template",
-    model="model", valid=None, ties="average", higher_is_better=None, nan_policy="propagate",
+    x,
+    ns=None,
+    *,
+    n_resamples=200,
+    seed=None,
+    target=0.9,
+    probability=0.95,
+    confidence_level=0.95,
+    quantiles=(0.05, 0.5, 0.95),
+    sample="sample",
+    template="template",
+    model="model",
+    valid=None,
+    ties="average",
+    higher_is_better=None,
+    nan_policy="propagate",
 ):
     r"""Agreement of random n-sample subsets with all the samples they are part of.
 
@@ -330,20 +393,36 @@ def sample_subset_agreement(
     >>> curves.rank_width_mean  # mean width of the models' 95% rank intervals
     array([2.25, 0.75, 0.  , 0.  ])
     """
-    return _needed(x, ns, n_resamples, seed, valid, units="sample", size="n",
-                   kwargs={"tau_target": target, "probability": probability,
-                           "level": confidence_level, "ties": ties, "nan_policy": nan_policy,
-                           "higher_is_better": higher_is_better},
-                   quantiles=quantiles)
+    return _needed(
+        x,
+        ns,
+        n_resamples,
+        seed,
+        valid,
+        units="sample",
+        size="n",
+        kwargs={
+            "tau_target": target,
+            "probability": probability,
+            "level": confidence_level,
+            "ties": ties,
+            "nan_policy": nan_policy,
+            "higher_is_better": higher_is_better,
+        },
+        quantiles=quantiles,
+    )
 
 
 def _subsample_result(function: str, name: str, value):
     """A check that ``result`` is what :func:`subset_agreement` or its sample twin gave."""
-    if isinstance(value, SubsampleResult) or (isinstance(value, xr.Dataset)
-                                              and "size_dim" in value.attrs):
+    if isinstance(value, SubsampleResult) or (
+        isinstance(value, xr.Dataset) and "size_dim" in value.attrs
+    ):
         return value
-    raise InputTypeError(f"{function}: {name} must be what subset_agreement or "
-                         f"sample_subset_agreement returned (got {type(value).__name__})")
+    raise InputTypeError(
+        f"{function}: {name} must be what subset_agreement or "
+        f"sample_subset_agreement returned (got {type(value).__name__})"
+    )
 
 
 @checked(result=_subsample_result, target=o.finite, probability=o.unit_interval)
@@ -407,12 +486,17 @@ def _needed(x, sizes, n_resamples, seed, valid, units, size, kwargs, quantiles):
     with_w = units == "template"
     core = list(x.roles)  # (template, [sample,] model): the kernel's core order
     kernel = _k.subsample_curves if with_w else _k.samples_curves
-    kwargs = {**kwargs, "with_w": with_w, "statistic": x.name,
-              "roles": ("templates", "models") if with_w else ("samples", "models")}
+    kwargs = {
+        **kwargs,
+        "with_w": with_w,
+        "statistic": x.name,
+        "roles": ("templates", "models") if with_w else ("samples", "models"),
+    }
     rng, seed_attr = generator(seed)
     if not x.labelled:
-        return _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, kernel,
-                             units)
+        return _numpy_needed(
+            x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, kernel, units
+        )
     scores = x.arrays[0]
     if valid is not None:
         scores = scores.where(x.masks["valid"])
@@ -423,7 +507,8 @@ def _needed(x, sizes, n_resamples, seed, valid, units, size, kwargs, quantiles):
     ks = _sizes(x.name, sizes, largest, scores.sizes[unit_dim], size)
     keys = xr.DataArray(
         rng.random((n_resamples, *(scores.sizes[d] for d in lead), scores.sizes[unit_dim])),
-        dims=("draw", *lead, unit_dim), coords={"draw": np.arange(n_resamples)},
+        dims=("draw", *lead, unit_dim),
+        coords={"draw": np.arange(n_resamples)},
     )
     if scores.chunks is not None:  # draws follow the scores' chunks over the other dims
         keys = keys.chunk({d: scores.chunksizes[d] for d in lead})
@@ -431,23 +516,36 @@ def _needed(x, sizes, n_resamples, seed, valid, units, size, kwargs, quantiles):
     probs = xr.DataArray(list(quantiles), dims="quantile", coords={"quantile": list(quantiles)})
     outputs = {
         name: (key, [{"size": size, "objects": model}.get(d, d) for d in out_dims])
-        for name, (key, out_dims) in _OUTPUTS.items() if with_w or not name.startswith("w")
+        for name, (key, out_dims) in _OUTPUTS.items()
+        if with_w or not name.startswith("w")
     }
     attrs = {
-        "target": kwargs["tau_target"], "probability": kwargs["probability"],
-        "confidence_level": kwargs["level"], "n_resamples": n_resamples, "seed": seed_attr,
-        "ties": kwargs["ties"], "higher_is_better": kwargs["higher_is_better"],
-        "nan_policy": kwargs["nan_policy"], "unit": unit_dim, "size_dim": size,
+        "target": kwargs["tau_target"],
+        "probability": kwargs["probability"],
+        "confidence_level": kwargs["level"],
+        "n_resamples": n_resamples,
+        "seed": seed_attr,
+        "ties": kwargs["ties"],
+        "higher_is_better": kwargs["higher_is_better"],
+        "nan_policy": kwargs["nan_policy"],
+        "unit": unit_dim,
+        "size_dim": size,
         "valid": x.options["valid"],
     }
     if with_w:
         attrs["tie_correction"] = kwargs["correction"]
     data = _xr.apply_labelled(
-        x.name, kernel, [scores, keys, grid, probs],
-        [dims, ["draw", unit_dim], [size], ["quantile"]], outputs, kwargs=kwargs, attrs=attrs,
+        x.name,
+        kernel,
+        [scores, keys, grid, probs],
+        [dims, ["draw", unit_dim], [size], ["quantile"]],
+        outputs,
+        kwargs=kwargs,
+        attrs=attrs,
     )
-    data = data.assign_coords({size: ks, "draw": np.arange(n_resamples),
-                               "quantile": list(quantiles)})
+    data = data.assign_coords(
+        {size: ks, "draw": np.arange(n_resamples), "quantile": list(quantiles)}
+    )
     return _tidy(data, scores, lead, size, model)
 
 
@@ -459,7 +557,8 @@ def _sizes(statistic, given, largest_pool, positions, size):
     if beyond.size:
         raise OptionError(
             f"{statistic}: {size}s={given.tolist()!r} is not allowed; {size}={int(beyond[0])} "
-            f"is outside 1..{positions}, the positions along the subsampled dimension")
+            f"is outside 1..{positions}, the positions along the subsampled dimension"
+        )
     return np.unique(given)
 
 
@@ -467,8 +566,11 @@ def _tidy(data, scores, lead, size, model):
     """Name the outputs after the unit they count, and order the dims readably."""
     needed, count = {"k": ("k_needed", "n_templates"), "n": ("n_needed", "n_samples")}[size]
     data = data.rename({"needed": needed, "n_units": count})
-    model_coords = {name: coord for name, coord in scores.coords.items()
-                    if model in coord.dims and set(coord.dims) <= set(data.dims)}
+    model_coords = {
+        name: coord
+        for name, coord in scores.coords.items()
+        if model in coord.dims and set(coord.dims) <= set(data.dims)
+    }
     data = data.assign_coords(model_coords)
     order = [model, *lead, size, "draw", "quantile"]
     return data.transpose(*[d for d in order if d in data.dims])
@@ -476,8 +578,9 @@ def _tidy(data, scores, lead, size, model):
 
 def _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, kernel, units):
     n_core = len(core)
-    scores = np.moveaxis(np.asarray(x.arrays[0], dtype=float), x.dims(*core),
-                         list(range(-n_core, 0)))
+    scores = np.moveaxis(
+        np.asarray(x.arrays[0], dtype=float), x.dims(*core), list(range(-n_core, 0))
+    )
     if valid is not None:  # a mask over templates, the first core axis
         mask = np.asarray(x.masks["valid"], dtype=bool)
         scores = np.where(mask.reshape(mask.shape + (1,) * (n_core - 1)), scores, np.nan)
@@ -488,11 +591,12 @@ def _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, ke
     ks = _sizes(x.name, sizes, int(pool.sum(-1).max(initial=0)), scores.shape[unit_axis], size)
     keys = rng.random((n_resamples, *scores.shape[:-n_core], scores.shape[unit_axis]))
     values = _xr.apply_numpy(
-        kernel, [scores, np.moveaxis(keys, 0, -2), ks, np.asarray(quantiles)],
+        kernel,
+        [scores, np.moveaxis(keys, 0, -2), ks, np.asarray(quantiles)],
         [list(range(-n_core, 0)), [-2, -1], [-1], [-1]],
-        {key: key for key, _ in _OUTPUTS.values()
-         if kwargs["with_w"] or not key.startswith("w")},
-        dict, kwargs=kwargs,
+        {key: key for key, _ in _OUTPUTS.values() if kwargs["with_w"] or not key.startswith("w")},
+        dict,
+        kwargs=kwargs,
     )
     values.setdefault("w", None)
     values.setdefault("w_quantile", None)
@@ -503,9 +607,11 @@ def _numpy_needed(x, sizes, n_resamples, rng, quantiles, kwargs, valid, core, ke
 
 
 #: What :func:`templates_needed` and :func:`samples_needed` ask, in one sentence.
-QUESTION = ("the smallest number k of fresh {units} such that two leaderboards, each the "
-            "mean over k {units} drawn at random, rank the models with Kendall's tau-b ≥ "
-            "{target:g} in at least {probability:.0%} of reruns")
+QUESTION = (
+    "the smallest number k of fresh {units} such that two leaderboards, each the "
+    "mean over k {units} drawn at random, rank the models with Kendall's tau-b ≥ "
+    "{target:g} in at least {probability:.0%} of reruns"
+)
 
 _FRESH = {
     "n_resamples": o.positive_int,
@@ -519,13 +625,28 @@ _FRESH = {
 }
 
 
-@statistic(roles={"template": ("template", -2), "model": ("model", -1)},
-           options={**_FRESH, "ks": _subset_sizes}, masks=_VALID, result=NeededResult)
+@statistic(
+    roles={"template": ("template", -2), "model": ("model", -1)},
+    options={**_FRESH, "ks": _subset_sizes},
+    masks=_VALID,
+    result=NeededResult,
+)
 @fill_docs
 def templates_needed(
-    x, ks=None, *, n_resamples=200, max_resamples=3200, seed=None, target=0.9,
-    probability=0.95, confidence_level=0.95, template="template", model="model", valid=None,
-    higher_is_better=None, nan_policy="propagate",
+    x,
+    ks=None,
+    *,
+    n_resamples=200,
+    max_resamples=3200,
+    seed=None,
+    target=0.9,
+    probability=0.95,
+    confidence_level=0.95,
+    template="template",
+    model="model",
+    valid=None,
+    higher_is_better=None,
+    nan_policy="propagate",
 ):
     r"""How many templates are enough: whether k fresh templates reproduce the ranking.
 
@@ -645,20 +766,53 @@ def templates_needed(
     templates does, and the answer is "more than 150", the planner's 151
     beside it.
     """
-    return _fresh(x, ks, n_resamples, max_resamples, seed, valid, "template", target,
-                  probability, confidence_level, higher_is_better, nan_policy)
+    return _fresh(
+        x,
+        ks,
+        n_resamples,
+        max_resamples,
+        seed,
+        valid,
+        "template",
+        target,
+        probability,
+        confidence_level,
+        higher_is_better,
+        nan_policy,
+    )
 
 
-@statistic(roles={"template": ("template", -3),
-                  "sample": Role("sample", -2, hint="samples_needed draws samples (items), "
-                                 "which a cube of per-template scores lacks"),
-                  "model": ("model", -1)},
-           options={**_FRESH, "ns": _subset_sizes}, masks=_VALID, result=NeededResult)
+@statistic(
+    roles={
+        "template": ("template", -3),
+        "sample": Role(
+            "sample",
+            -2,
+            hint="samples_needed draws samples (items), which a cube of per-template scores lacks",
+        ),
+        "model": ("model", -1),
+    },
+    options={**_FRESH, "ns": _subset_sizes},
+    masks=_VALID,
+    result=NeededResult,
+)
 @fill_docs
 def samples_needed(
-    x, ns=None, *, n_resamples=200, max_resamples=3200, seed=None, target=0.9,
-    probability=0.95, confidence_level=0.95, sample="sample", template="template",
-    model="model", valid=None, higher_is_better=None, nan_policy="propagate",
+    x,
+    ns=None,
+    *,
+    n_resamples=200,
+    max_resamples=3200,
+    seed=None,
+    target=0.9,
+    probability=0.95,
+    confidence_level=0.95,
+    sample="sample",
+    template="template",
+    model="model",
+    valid=None,
+    higher_is_better=None,
+    nan_policy="propagate",
 ):
     r"""How many samples are enough: whether n fresh items reproduce the ranking.
 
@@ -737,8 +891,20 @@ def samples_needed(
     in 95% of draws; the planner, which takes the models as drawn from a
     normal population, asks for far more.
     """
-    return _fresh(x, ns, n_resamples, max_resamples, seed, valid, "sample", target,
-                  probability, confidence_level, higher_is_better, nan_policy)
+    return _fresh(
+        x,
+        ns,
+        n_resamples,
+        max_resamples,
+        seed,
+        valid,
+        "sample",
+        target,
+        probability,
+        confidence_level,
+        higher_is_better,
+        nan_policy,
+    )
 
 
 def _wilson(hits, draws, level):
@@ -773,8 +939,11 @@ def _crossing(sizes, hits, draws, probability, level):
         k_low = _first(sizes, (high >= probability) | ~defined)
         k_high = _first(sizes, (low >= probability) | ~defined)
     # a size counts only where it is defined: all-undefined tails give no answer
-    last = np.where(defined.any(-1), sizes[defined.shape[-1] - 1 - np.argmax(
-        defined[..., ::-1], axis=-1)], np.nan)
+    last = np.where(
+        defined.any(-1),
+        sizes[defined.shape[-1] - 1 - np.argmax(defined[..., ::-1], axis=-1)],
+        np.nan,
+    )
     point, k_low, k_high = (np.where(v <= last, v, np.nan) for v in (point, k_low, k_high))
     width = np.where(np.isnan(point) & np.isnan(k_low), 0.0, k_high - k_low)
     tolerance = np.maximum(2.0, 0.1 * np.nan_to_num(np.where(np.isnan(point), k_low, point)))
@@ -785,8 +954,20 @@ def _crossing(sizes, hits, draws, probability, level):
     return p, low, high, point, k_low, k_high, still, window & still[:, None]
 
 
-def _fresh(x, sizes, n_resamples, max_resamples, seed, valid, units, target, probability,
-           level, higher_is_better, nan_policy):
+def _fresh(
+    x,
+    sizes,
+    n_resamples,
+    max_resamples,
+    seed,
+    valid,
+    units,
+    target,
+    probability,
+    level,
+    higher_is_better,
+    nan_policy,
+):
     """Shared body of :func:`templates_needed` and :func:`samples_needed`."""
     core = list(x.roles)
     rng, seed_attr = generator(seed)
@@ -799,8 +980,9 @@ def _fresh(x, sizes, n_resamples, max_resamples, seed, valid, units, target, pro
         labelled = scores.transpose(*lead, *dims)
         values = np.asarray(labelled.values, dtype=float)
     else:
-        values = np.moveaxis(np.asarray(scores, dtype=float), x.dims(*core),
-                             list(range(-len(core), 0)))
+        values = np.moveaxis(
+            np.asarray(scores, dtype=float), x.dims(*core), list(range(-len(core), 0))
+        )
         if valid is not None:
             mask = np.asarray(x.masks["valid"], dtype=bool)
             values = np.where(mask.reshape(mask.shape + (1,) * (len(core) - 1)), values, np.nan)
@@ -810,8 +992,12 @@ def _fresh(x, sizes, n_resamples, max_resamples, seed, valid, units, target, pro
     size = "k" if units == "template" else "n"
     largest = int((~np.isnan(flat).all(-1)).sum(-1).max(initial=0)) // 2
     ks = _sizes(x.name, sizes, max(largest, 1), max(flat.shape[-2] // 2, 1), size)
-    kwargs = {"tau_target": target, "higher_is_better": higher_is_better is not False,
-              "nan_policy": nan_policy, "statistic": x.name}
+    kwargs = {
+        "tau_target": target,
+        "higher_is_better": higher_is_better is not False,
+        "nan_policy": nan_policy,
+        "statistic": x.name,
+    }
     tasks = flat.shape[0]
     hits = np.zeros((tasks, ks.size))
     draws = np.zeros((tasks, ks.size))
@@ -823,8 +1009,9 @@ def _fresh(x, sizes, n_resamples, max_resamples, seed, valid, units, target, pro
         keys = rng.random((batch, tasks, flat.shape[-2]))
         rows = np.flatnonzero(wanted.any(-1))
         columns = np.flatnonzero(wanted[rows].any(0))
-        found = _k.replication_counts(flat[rows], np.moveaxis(keys[:, rows], 0, 1),
-                                      ks[columns], **kwargs)
+        found = _k.replication_counts(
+            flat[rows], np.moveaxis(keys[:, rows], 0, 1), ks[columns], **kwargs
+        )
         take = wanted[np.ix_(rows, columns)]
         cell = (rows[:, None], columns[None, :])
         hits[cell] += np.where(take, found["reached"], 0.0)
@@ -841,40 +1028,63 @@ def _fresh(x, sizes, n_resamples, max_resamples, seed, valid, units, target, pro
     p, low, high, point, k_low, k_high, _, _ = _crossing(ks, hits, draws, probability, level)
     with np.errstate(invalid="ignore", divide="ignore"):
         tau_mean = np.where(beyond, np.nan, tau_sum / draws)
-    planned = _planned(values.reshape(-1, *values.shape[-len(core):]), units, target,
-                       probability)
+    planned = _planned(values.reshape(-1, *values.shape[-len(core) :]), units, target, probability)
     censored = np.isnan(point) & (k_max >= 1) & ~np.isnan(p).all(-1)
     with np.errstate(invalid="ignore"):
-        bound = np.maximum(k_max, np.where(np.isnan(planned), k_max,
-                                           np.minimum(planned - 1, n_units)))
+        bound = np.maximum(
+            k_max, np.where(np.isnan(planned), k_max, np.minimum(planned - 1, n_units))
+        )
         needed = np.where(censored, bound, point)
         recommended = np.where(censored, np.where(planned > bound, planned, np.nan), point)
     out = {
-        "p_tau": p, "p_tau_low": low, "p_tau_high": high, "tau_mean": tau_mean,
-        "needed": needed, "needed_low": k_low, "needed_high": k_high, "censored": censored,
-        "planned": planned, "recommended": recommended, "max": k_max, "units": n_units,
+        "p_tau": p,
+        "p_tau_low": low,
+        "p_tau_high": high,
+        "tau_mean": tau_mean,
+        "needed": needed,
+        "needed_low": k_low,
+        "needed_high": k_high,
+        "censored": censored,
+        "planned": planned,
+        "recommended": recommended,
+        "max": k_max,
+        "units": n_units,
         "n_resamples": draws.max(-1, initial=0),
     }
     out = {name: v.reshape((*lead_shape, *v.shape[1:])) for name, v in out.items()}
     if not x.labelled:
         return NeededResult(k=ks, **out)
-    names = {"needed": f"{size}_needed", "needed_low": f"{size}_needed_low",
-             "needed_high": f"{size}_needed_high", "planned": f"{size}_planned",
-             "recommended": f"{size}_recommended", "max": f"{size}_max",
-             "units": "n_templates" if units == "template" else "n_samples"}
+    names = {
+        "needed": f"{size}_needed",
+        "needed_low": f"{size}_needed_low",
+        "needed_high": f"{size}_needed_high",
+        "planned": f"{size}_planned",
+        "recommended": f"{size}_recommended",
+        "max": f"{size}_max",
+        "units": "n_templates" if units == "template" else "n_samples",
+    }
     coords = {d: labelled[d] for d in lead if d in labelled.coords}
     data = xr.Dataset(
-        {names.get(name, name): ([*lead, size] if v.ndim > len(lead) else lead, v)
-         for name, v in out.items()},
+        {
+            names.get(name, name): ([*lead, size] if v.ndim > len(lead) else lead, v)
+            for name, v in out.items()
+        },
         coords={**coords, size: ks},
     )
     data.attrs = {
-        "statistic": x.name, "question": QUESTION.format(units=units + "s", target=target,
-                                                         probability=probability),
-        "target": target, "probability": probability, "confidence_level": level,
-        "n_resamples": n_resamples, "max_resamples": max_resamples, "seed": seed_attr,
-        "higher_is_better": str(higher_is_better), "nan_policy": nan_policy, "unit": units,
-        "size_dim": size, "method": "disjoint random subsets (model-free); beyond half the "
+        "statistic": x.name,
+        "question": QUESTION.format(units=units + "s", target=target, probability=probability),
+        "target": target,
+        "probability": probability,
+        "confidence_level": level,
+        "n_resamples": n_resamples,
+        "max_resamples": max_resamples,
+        "seed": seed_attr,
+        "higher_is_better": str(higher_is_better),
+        "nan_policy": nan_policy,
+        "unit": units,
+        "size_dim": size,
+        "method": "disjoint random subsets (model-free); beyond half the "
         "pool, the variance-components planner (extrapolation)",
     }
     return data
@@ -927,10 +1137,15 @@ def needed_table(data, benchmark=None):
     """
     import pandas as pd
 
-    names = {"k_needed": "templates_needed", "censored": "templates_needed_censored",
-             "k_needed_low": "templates_needed_low", "k_needed_high": "templates_needed_high",
-             "k_planned": "templates_planned", "k_recommended": "templates_recommended",
-             "n_resamples": "templates_needed_resamples"}
+    names = {
+        "k_needed": "templates_needed",
+        "censored": "templates_needed_censored",
+        "k_needed_low": "templates_needed_low",
+        "k_needed_high": "templates_needed_high",
+        "k_planned": "templates_planned",
+        "k_recommended": "templates_recommended",
+        "n_resamples": "templates_needed_resamples",
+    }
     if "k_needed" in data:
         data = data.rename({k: v for k, v in names.items() if k in data})
     tasks = data["templates_needed"]["task"].values
@@ -942,19 +1157,28 @@ def needed_table(data, benchmark=None):
         recommended = one["templates_recommended"]
         rows[str(task)] = {
             "templates": _shown(float(data["n_templates"].values.reshape(-1)[i]), False),
-            "recommended": (_shown(float(recommended), False) if recommended == recommended
-                            else _shown(float(one["templates_needed"]), censored)),
+            "recommended": (
+                _shown(float(recommended), False)
+                if recommended == recommended
+                else _shown(float(one["templates_needed"]), censored)
+            ),
             "subsets": _shown(float(one["templates_needed"]), censored),
-            "Monte Carlo interval": "–" if low != low
+            "Monte Carlo interval": "–"
+            if low != low
             else f"{low:.0f}–" + ("" if high != high else f"{high:.0f}"),
             "planner": _shown(float(one["templates_planned"]), False),
             "draws": _shown(float(one["templates_needed_resamples"]), False),
         }
     value = np.nan if benchmark is None else float(np.asarray(benchmark).reshape(-1)[0])
     if value == value:
-        rows["benchmark mean"] = {"templates": "–", "recommended": _shown(value, False),
-                                  "subsets": "–", "Monte Carlo interval": "–",
-                                  "planner": _shown(value, False), "draws": "–"}
+        rows["benchmark mean"] = {
+            "templates": "–",
+            "recommended": _shown(value, False),
+            "subsets": "–",
+            "Monte Carlo interval": "–",
+            "planner": _shown(value, False),
+            "draws": "–",
+        }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "task"
     return frame

@@ -27,8 +27,17 @@ __all__ = ["fresh_units_needed", "plan"]
 
 N_TEMPLATES, N_SAMPLES, DIFFERENCE = "n_templates", "n_samples", "difference"
 #: The options of :func:`plan` that :func:`plan_from` takes.
-OPTIONS = ("target_tau", "probability", "template_cost", "sample_cost", "n_templates",
-           "n_samples", "differences", "max_templates", "max_samples")
+OPTIONS = (
+    "target_tau",
+    "probability",
+    "template_cost",
+    "sample_cost",
+    "n_templates",
+    "n_samples",
+    "differences",
+    "max_templates",
+    "max_samples",
+)
 
 
 def _sizes(function: str, name: str, value):
@@ -470,18 +479,24 @@ def plan_from(
         else:
             items = np.full(len(c), np.nan)
         overall_c, n_tasks = _overall(c, model_mean, now["relative_error"])
-        o_rho = _kv.replication_rho(target_tau, probability,
-                                    np.array(int(np.isfinite(model_mean).any(1).sum())))
+        o_rho = _kv.replication_rho(
+            target_tau, probability, np.array(int(np.isfinite(model_mean).any(1).sum()))
+        )
         ns_mean = np.nanmean(ns_now) if k == 3 and np.isfinite(ns_now).any() else np.nan
         nt_mean = np.nanmean(nt_now) if np.isfinite(nt_now).any() else np.nan
         o_now = _study(overall_c, nt_mean, ns_mean if k == 3 else None, diffs)
         o_grid = _study(overall_c, nt[:, None] if k == 3 else nt, ns if k == 3 else None, diffs)
-        o_best = _kv.cheapest(overall_c, o_rho, template_cost, sample_cost, max_templates,
-                              max_samples)
-        o_fixed = _kv.units_needed(*_fixed_samples_variances(overall_c, ns_mean, k), o_rho,
-                                   max_templates)
-        o_items = (_kv.units_needed(*_fixed_templates(overall_c, nt_mean), o_rho, max_samples)
-                   if k == 3 else np.nan)
+        o_best = _kv.cheapest(
+            overall_c, o_rho, template_cost, sample_cost, max_templates, max_samples
+        )
+        o_fixed = _kv.units_needed(
+            *_fixed_samples_variances(overall_c, ns_mean, k), o_rho, max_templates
+        )
+        o_items = (
+            _kv.units_needed(*_fixed_templates(overall_c, nt_mean), o_rho, max_samples)
+            if k == 3
+            else np.nan
+        )
     reasons = _reasons(scores, facets, dims, c, pooled, n_models, nt_now, ns_now, k)
 
     T = [dims.task]
@@ -523,8 +538,11 @@ def plan_from(
         "target_tau": target_tau,
         "probability": "None" if probability is None else probability,
         "question": "the smallest design at which the leaderboard and a replication of it "
-        + (f"reach an expected Kendall tau-b of {target_tau:g}" if probability is None
-           else f"have Kendall's tau-b ≥ {target_tau:g} with probability {probability:g}"),
+        + (
+            f"reach an expected Kendall tau-b of {target_tau:g}"
+            if probability is None
+            else f"have Kendall's tau-b ≥ {target_tau:g} with probability {probability:g}"
+        ),
         "template_cost": template_cost,
         "sample_cost": sample_cost,
         "max_templates": max_templates,
@@ -565,9 +583,12 @@ def _reasons(scores, facets, dims, c, pooled, n_models, nt_now, ns_now, k):
             out.append(
                 "one template: its share of the variance (template and model × template) "
                 "cannot be estimated, so the templates cannot be planned"
-                + ("; the items needed hold the template fixed, and a second template "
-                   "would show how far a change of template moves the ranking"
-                   if k == 3 and pooled is not None and np.isfinite(pooled[t, 0]) else "")
+                + (
+                    "; the items needed hold the template fixed, and a second template "
+                    "would show how far a change of template moves the ranking"
+                    if k == 3 and pooled is not None and np.isfinite(pooled[t, 0])
+                    else ""
+                )
             )
         elif not np.isfinite(c[t]).all():
             out.append("missing cells confound the effects: no components")

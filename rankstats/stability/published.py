@@ -35,23 +35,29 @@ _NAME = "rank_sets"
 #: What each choice of ``rank_sets`` means, as the attributes record it.
 RULES = {
     "simultaneous": "simultaneous confidence sets, stepwise max-t over all pairs "
-                    "(Mogstad et al. 2024), critical values from normal draws with the "
-                    "given covariance",
+    "(Mogstad et al. 2024), critical values from normal draws with the "
+    "given covariance",
     "marginal": "marginal confidence sets, stepwise max-t over each object's pairs "
-                "(Mogstad et al. 2024), critical values from normal draws with the "
-                "given covariance",
+    "(Mogstad et al. 2024), critical values from normal draws with the "
+    "given covariance",
 }
-TIE_GROUPS = ("contiguous runs split only between pairs the simultaneous test separates "
-              "(family-wise error at most 1 - confidence_level)")
-IN_TOP_K = ("simultaneous lower rank bound <= top_k (csranks' cstaubest: the projection "
-            "set for the top_k best)")
+TIE_GROUPS = (
+    "contiguous runs split only between pairs the simultaneous test separates "
+    "(family-wise error at most 1 - confidence_level)"
+)
+IN_TOP_K = (
+    "simultaneous lower rank bound <= top_k (csranks' cstaubest: the projection "
+    "set for the top_k best)"
+)
 
 
 def _objects_name(function, name, value):
     if value is None or isinstance(value, str):
         return value
-    raise OptionError(f"{function}: {name}={value!r} is not allowed; {name} must be None or "
-                      "a dimension name (str)")
+    raise OptionError(
+        f"{function}: {name}={value!r} is not allowed; {name} must be None or "
+        "a dimension name (str)"
+    )
 
 
 # --------------------------------------------------------------------------- inputs
@@ -68,37 +74,47 @@ def _estimates(estimates, labels, objects):
     """The estimates as a DataArray whose objects dimension is named; and that name."""
     if isinstance(estimates, xr.DataArray):
         if labels is not None:
-            raise InputTypeError(f"{_NAME}: labels= is for arrays; a DataArray carries its "
-                                 "own labels")
-        dim = objects or ("model" if "model" in estimates.dims or estimates.ndim != 1
-                          else estimates.dims[0])
+            raise InputTypeError(
+                f"{_NAME}: labels= is for arrays; a DataArray carries its own labels"
+            )
+        dim = objects or (
+            "model" if "model" in estimates.dims or estimates.ndim != 1 else estimates.dims[0]
+        )
         if dim not in estimates.dims:
-            raise DimensionError(f"{_NAME}: the estimates have no dimension {dim!r} "
-                                 f"(dimensions: {', '.join(map(str, estimates.dims))}); name "
-                                 "the objects' dimension with objects=")
+            raise DimensionError(
+                f"{_NAME}: the estimates have no dimension {dim!r} "
+                f"(dimensions: {', '.join(map(str, estimates.dims))}); name "
+                "the objects' dimension with objects="
+            )
         data = estimates.astype(float) if estimates.dtype.kind in "biuf" else None
         if data is None:
-            raise InputTypeError(f"{_NAME}: the estimates must be numbers "
-                                 f"(got dtype {estimates.dtype})")
+            raise InputTypeError(
+                f"{_NAME}: the estimates must be numbers (got dtype {estimates.dtype})"
+            )
         if dim not in data.coords:
             data = data.assign_coords({dim: np.arange(data.sizes[dim])})
         return data, dim
     if isinstance(estimates, pd.DataFrame):
-        raise InputTypeError(f"{_NAME}: give the estimates as one column (a pandas Series), "
-                             "not a DataFrame")
+        raise InputTypeError(
+            f"{_NAME}: give the estimates as one column (a pandas Series), not a DataFrame"
+        )
     if isinstance(estimates, pd.Series):
         if labels is not None:
-            raise InputTypeError(f"{_NAME}: labels= is for arrays; a Series carries its own "
-                                 "labels (its index)")
-        dim = objects or (estimates.index.name if isinstance(estimates.index.name, str)
-                          else "model")
+            raise InputTypeError(
+                f"{_NAME}: labels= is for arrays; a Series carries its own labels (its index)"
+            )
+        dim = objects or (
+            estimates.index.name if isinstance(estimates.index.name, str) else "model"
+        )
         values = _numbers(estimates.to_numpy(), "the estimates")
         return xr.DataArray(values, dims=[dim], coords={dim: estimates.index.to_numpy()}), dim
     values = _numbers(estimates, "the estimates")
     if values.ndim != 1:
-        raise DimensionError(f"{_NAME}: an array of estimates must be one-dimensional (got "
-                             f"shape {values.shape}); give an xarray.DataArray for several "
-                             "rankings at once")
+        raise DimensionError(
+            f"{_NAME}: an array of estimates must be one-dimensional (got "
+            f"shape {values.shape}); give an xarray.DataArray for several "
+            "rankings at once"
+        )
     dim = objects or "model"
     if labels is None:
         labels = np.arange(len(values))
@@ -111,13 +127,15 @@ def _estimates(estimates, labels, objects):
 def _same_labels(what, found, wanted, dim):
     found, wanted = pd.Index(found), pd.Index(wanted)
     if len(found) != len(wanted):
-        raise DimensionError(f"{_NAME}: {what} has {len(found)} values along {dim!r}, the "
-                             f"estimates {len(wanted)}")
+        raise DimensionError(
+            f"{_NAME}: {what} has {len(found)} values along {dim!r}, the estimates {len(wanted)}"
+        )
     if found.has_duplicates or not found.isin(wanted).all():
         missing = [str(v) for v in wanted[~wanted.isin(found)][:3]]
         raise CoordinateMismatchError(
             f"{_NAME}: the labels of {what} along {dim!r} are not those of the estimates"
-            + (f" (no {', '.join(missing)})" if missing else " (duplicated labels)"))
+            + (f" (no {', '.join(missing)})" if missing else " (duplicated labels)")
+        )
 
 
 def _aligned(value, what, est, dim):
@@ -128,8 +146,9 @@ def _aligned(value, what, est, dim):
             raise DimensionError(f"{_NAME}: {what} has no dimension {dim!r}")
         extra = [d for d in value.dims if d not in est.dims]
         if extra:
-            raise DimensionError(f"{_NAME}: {what} has dimensions the estimates lack: "
-                                 f"{', '.join(map(str, extra))}")
+            raise DimensionError(
+                f"{_NAME}: {what} has dimensions the estimates lack: {', '.join(map(str, extra))}"
+            )
         if dim in value.coords:
             _same_labels(what, value[dim].to_numpy(), labels, dim)
             value = value.sel({dim: labels})
@@ -142,19 +161,25 @@ def _aligned(value, what, est, dim):
     if isinstance(value, pd.Series):
         _same_labels(what, value.index, labels, dim)
         value = value.reindex(labels)
-        return xr.DataArray(_numbers(value.to_numpy(), what), dims=[dim],
-                            coords={dim: labels}).broadcast_like(est).transpose(*est.dims)
+        return (
+            xr.DataArray(_numbers(value.to_numpy(), what), dims=[dim], coords={dim: labels})
+            .broadcast_like(est)
+            .transpose(*est.dims)
+        )
     values = _numbers(value, what)
     if values.shape not in (est.shape, (len(labels),)):
         if values.ndim == 1:
-            raise DimensionError(f"{_NAME}: {what} has {values.size} values, the estimates "
-                                 f"{len(labels)}")
-        raise DimensionError(f"{_NAME}: {what} has shape {values.shape}, the estimates "
-                             f"{est.shape}")
+            raise DimensionError(
+                f"{_NAME}: {what} has {values.size} values, the estimates {len(labels)}"
+            )
+        raise DimensionError(f"{_NAME}: {what} has shape {values.shape}, the estimates {est.shape}")
     if values.shape == est.shape:
         return est.copy(data=values)
-    return xr.DataArray(values, dims=[dim], coords={dim: labels}).broadcast_like(est) \
+    return (
+        xr.DataArray(values, dims=[dim], coords={dim: labels})
+        .broadcast_like(est)
         .transpose(*est.dims)
+    )
 
 
 def _numbers_da(value, what):
@@ -172,13 +197,17 @@ def _covariance(value, est, dim):
     if isinstance(value, xr.DataArray):
         for name in (dim, other):
             if name not in value.dims:
-                raise DimensionError(f"{_NAME}: the covariance must have the dimensions "
-                                     f"{dim!r} and {other!r} (got "
-                                     f"{', '.join(map(str, value.dims))})")
+                raise DimensionError(
+                    f"{_NAME}: the covariance must have the dimensions "
+                    f"{dim!r} and {other!r} (got "
+                    f"{', '.join(map(str, value.dims))})"
+                )
         extra = [d for d in value.dims if d not in (dim, other, *lead)]
         if extra:
-            raise DimensionError(f"{_NAME}: the covariance has dimensions the estimates "
-                                 f"lack: {', '.join(map(str, extra))}")
+            raise DimensionError(
+                f"{_NAME}: the covariance has dimensions the estimates "
+                f"lack: {', '.join(map(str, extra))}"
+            )
         for name in (dim, other):
             if name in value.coords:
                 _same_labels("the covariance", value[name].to_numpy(), labels, name)
@@ -194,9 +223,11 @@ def _covariance(value, est, dim):
         value = value.reindex(index=labels, columns=labels).to_numpy()
     values = _numbers(value, "the covariance")
     if values.shape != (m, m):
-        raise DimensionError(f"{_NAME}: the covariance must be {m} x {m} for {m} estimates "
-                             f"(got shape {values.shape}); give an xarray.DataArray over "
-                             f"({dim!r}, {other!r}, ...) for one covariance per ranking")
+        raise DimensionError(
+            f"{_NAME}: the covariance must be {m} x {m} for {m} estimates "
+            f"(got shape {values.shape}); give an xarray.DataArray over "
+            f"({dim!r}, {other!r}, ...) for one covariance per ranking"
+        )
     return np.broadcast_to(values, (*[est.sizes[d] for d in lead], m, m))
 
 
@@ -207,33 +238,52 @@ def _check_symmetric(covariance, present, describe):
         use = np.flatnonzero(present[r])
         block = covariance[r] if len(use) == m else covariance[r][np.ix_(use, use)]
         if not np.isfinite(block).all():
-            raise OptionError(f"{_NAME}: the covariance holds NaN or infinite values among "
-                              f"the objects ranked{describe(r)}")
+            raise OptionError(
+                f"{_NAME}: the covariance holds NaN or infinite values among "
+                f"the objects ranked{describe(r)}"
+            )
         if np.array_equal(block, block.T):
             continue
         scale = np.max(np.abs(block), initial=0.0)
         worst, where = 0.0, None
         for top in range(0, len(use), 512):  # blocks of rows, for memory
-            gap = np.abs(block[top:top + 512] - block[:, top:top + 512].T)
+            gap = np.abs(block[top : top + 512] - block[:, top : top + 512].T)
             if gap.size and gap.max() > worst:
                 worst = gap.max()
                 where = np.unravel_index(np.argmax(gap), gap.shape)
                 where = (use[where[0] + top], use[where[1]])
         if worst > 1e-8 * scale:
-            raise OptionError(f"{_NAME}: the covariance is not symmetric{describe(r)}: "
-                              f"entries ({where[0]}, {where[1]}) and ({where[1]}, {where[0]}) "
-                              f"differ by {worst:.3g}")
+            raise OptionError(
+                f"{_NAME}: the covariance is not symmetric{describe(r)}: "
+                f"entries ({where[0]}, {where[1]}) and ({where[1]}, {where[0]}) "
+                f"differ by {worst:.3g}"
+            )
 
 
 # --------------------------------------------------------------------------- the function
 
 
-@checked(rank_sets=o.one_of("simultaneous", "marginal"), higher_is_better=o.boolean,
-         objects=_objects_name)
-def rank_sets(estimates, *, standard_errors=None, covariance=None, labels=None,
-              rank_sets="simultaneous", confidence_level=0.95, top_k=None,
-              higher_is_better=True, ties="average", n_resamples=1000, seed=None,
-              nan_policy="propagate", objects=None):
+@checked(
+    rank_sets=o.one_of("simultaneous", "marginal"),
+    higher_is_better=o.boolean,
+    objects=_objects_name,
+)
+def rank_sets(
+    estimates,
+    *,
+    standard_errors=None,
+    covariance=None,
+    labels=None,
+    rank_sets="simultaneous",
+    confidence_level=0.95,
+    top_k=None,
+    higher_is_better=True,
+    ties="average",
+    n_resamples=1000,
+    seed=None,
+    nan_policy="propagate",
+    objects=None,
+):
     r"""Rank confidence sets of estimates with standard errors or a covariance.
 
     What a paper's table allows: each object's (model's) estimate with its
@@ -373,15 +423,19 @@ def rank_sets(estimates, *, standard_errors=None, covariance=None, labels=None,
     the same ``L`` and ``U``.
     """
     if (standard_errors is None) == (covariance is None):
-        raise InputTypeError(f"{_NAME}: give either standard_errors= (independent "
-                             "estimates) or covariance=, " +
-                             ("not both" if standard_errors is not None else "one of them"))
+        raise InputTypeError(
+            f"{_NAME}: give either standard_errors= (independent "
+            "estimates) or covariance=, "
+            + ("not both" if standard_errors is not None else "one of them")
+        )
     est, dim = _estimates(estimates, labels, objects)
     m = est.sizes[dim]
     repeated = pd.Index(est[dim].to_numpy()).duplicated()
     if repeated.any():
-        raise DimensionError(f"{_NAME}: the labels along {dim!r} repeat: "
-                             f"{', '.join(map(str, est[dim].to_numpy()[repeated][:5]))}")
+        raise DimensionError(
+            f"{_NAME}: the labels along {dim!r} repeat: "
+            f"{', '.join(map(str, est[dim].to_numpy()[repeated][:5]))}"
+        )
     if m < 2:
         raise DimensionError(f"{_NAME}: rank sets need at least two objects (got {m})")
     lead = [d for d in est.dims if d != dim]
@@ -392,8 +446,14 @@ def rank_sets(estimates, *, standard_errors=None, covariance=None, labels=None,
         if not lead:
             return ""
         index = np.unravel_index(r, shape)
-        return " (" + ", ".join(f"{d}={est[d].values[i]!r}" if d in est.coords else
-                                f"{d}={i}" for d, i in zip(lead, index, strict=True)) + ")"
+        return (
+            " ("
+            + ", ".join(
+                f"{d}={est[d].values[i]!r}" if d in est.coords else f"{d}={i}"
+                for d, i in zip(lead, index, strict=True)
+            )
+            + ")"
+        )
 
     values = est.values.reshape(-1, m)
     missing = np.isnan(values)
@@ -401,16 +461,19 @@ def rank_sets(estimates, *, standard_errors=None, covariance=None, labels=None,
         if nan_policy == "raise":
             bad = est[dim].values[missing.any(0)]
             shown = ", ".join(f"'{label}'" for label in bad[:5])
-            raise MissingValueError(f"{_NAME}: the estimates of {shown} are missing (NaN) and "
-                                    "nan_policy='raise'")
+            raise MissingValueError(
+                f"{_NAME}: the estimates of {shown} are missing (NaN) and nan_policy='raise'"
+            )
     if standard_errors is not None:
         se = _aligned(standard_errors, "standard_errors", est, dim).values.reshape(-1, m)
         wrong = ~missing & ~(np.isfinite(se) & (se >= 0))
         if wrong.any():
             r, j = np.argwhere(wrong)[0]
-            raise OptionError(f"{_NAME}: standard_errors must be finite and non-negative "
-                              f"where the estimate is not NaN; '{est[dim].values[j]}' has "
-                              f"{se[r, j]!r}{describe(r)}")
+            raise OptionError(
+                f"{_NAME}: standard_errors must be finite and non-negative "
+                f"where the estimate is not NaN; '{est[dim].values[j]}' has "
+                f"{se[r, j]!r}{describe(r)}"
+            )
         sigma = np.zeros((len(values), m, m))
         np.einsum("sjj->sj", sigma)[...] = np.where(missing, 0.0, se) ** 2
         source = "standard errors (independent estimates)"
@@ -425,9 +488,16 @@ def rank_sets(estimates, *, standard_errors=None, covariance=None, labels=None,
         _kra.warn_nan(_NAME, incomplete, "some estimates are NaN (nan_policy='propagate')")
     rng, seed_attr = _b.generator(seed)
     found = _krs.normal_rank_sets(
-        used, sigma, n_draws=n_resamples, seed=rng, confidence_level=confidence_level,
-        higher_is_better=higher_is_better, marginal=rank_sets == "marginal",
-        statistic=_NAME, describe=lambda r: describe(r).strip(" ()") or "the ranking")
+        used,
+        sigma,
+        n_draws=n_resamples,
+        seed=rng,
+        confidence_level=confidence_level,
+        higher_is_better=higher_is_better,
+        marginal=rank_sets == "marginal",
+        statistic=_NAME,
+        describe=lambda r: describe(r).strip(" ()") or "the ranking",
+    )
     rank = _kra.rank_last(used, ties=ties, higher_is_better=higher_is_better)[0]
     variance = np.einsum("sjj->sj", sigma)
     standard_error = np.where(np.isnan(used), np.nan, np.sqrt(np.maximum(variance, 0.0)))
@@ -436,22 +506,36 @@ def rank_sets(estimates, *, standard_errors=None, covariance=None, labels=None,
     def labelled(array):
         return est.copy(data=np.asarray(array).reshape(est.shape))
 
-    data = {"estimate": est, "standard_error": labelled(standard_error),
-            "rank": labelled(rank), "rank_low": labelled(found["low"]),
-            "rank_high": labelled(found["high"]), "tie_group": labelled(found["tie_group"])}
-    attrs = {"statistic": "rank sets", "rank_sets": rank_sets,
-             "rank_method": RULES[rank_sets], "tie_groups": TIE_GROUPS,
-             "confidence_level": confidence_level, "n_resamples": n_resamples,
-             "seed": seed_attr, "covariance": source, "ties": ties,
-             "higher_is_better": higher_is_better, "nan_policy": nan_policy}
+    data = {
+        "estimate": est,
+        "standard_error": labelled(standard_error),
+        "rank": labelled(rank),
+        "rank_low": labelled(found["low"]),
+        "rank_high": labelled(found["high"]),
+        "tie_group": labelled(found["tie_group"]),
+    }
+    attrs = {
+        "statistic": "rank sets",
+        "rank_sets": rank_sets,
+        "rank_method": RULES[rank_sets],
+        "tie_groups": TIE_GROUPS,
+        "confidence_level": confidence_level,
+        "n_resamples": n_resamples,
+        "seed": seed_attr,
+        "covariance": source,
+        "ties": ties,
+        "higher_is_better": higher_is_better,
+        "nan_policy": nan_policy,
+    }
     if top_k is not None:
         low = labelled(found["simultaneous_low"])
         data["in_top_k"] = low.notnull() & (low <= top_k)
         attrs.update(top_k=top_k, in_top_k=IN_TOP_K)
-    out = xr.Dataset({name: value.variable for name, value in data.items()},
-                     coords=est.coords)
-    out = out.transpose(*[d for d in estimates.dims if d in dims]) \
-        if isinstance(estimates, xr.DataArray) else out
+    out = xr.Dataset({name: value.variable for name, value in data.items()}, coords=est.coords)
+    out = (
+        out.transpose(*[d for d in estimates.dims if d in dims])
+        if isinstance(estimates, xr.DataArray)
+        else out
+    )
     out.attrs = attrs
     return out
-

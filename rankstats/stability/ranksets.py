@@ -20,27 +20,34 @@ from ._checks import REPLICATE
 #: What each choice of ``rank_sets`` means, as the attributes record it.
 RANK_SET_RULES = {
     "simultaneous": "simultaneous confidence sets, stepwise max-|t| over all pairs "
-                    "(Mogstad et al. 2024), critical values on Student's t scale with n - 1 "
-                    "degrees of freedom for n resampled units",
+    "(Mogstad et al. 2024), critical values on Student's t scale with n - 1 "
+    "degrees of freedom for n resampled units",
     "marginal": "marginal confidence sets, stepwise max-|t| over each model's pairs "
-                "(Mogstad et al. 2024), critical values on Student's t scale with n - 1 "
-                "degrees of freedom for n resampled units",
+    "(Mogstad et al. 2024), critical values on Student's t scale with n - 1 "
+    "degrees of freedom for n resampled units",
     "bootstrap": "percentile intervals of the bootstrap ranks, outward (not confidence sets)",
 }
 #: The tie-group rule that goes with each choice of ``rank_sets``.
 TIE_GROUP_RULES = {
     "simultaneous": "contiguous runs split only between pairs the simultaneous test "
-                    "separates (family-wise error at most 1 - confidence_level)",
-    "bootstrap": "connected components of overlapping bootstrap rank intervals "
-                 "(no error control)",
+    "separates (family-wise error at most 1 - confidence_level)",
+    "bootstrap": "connected components of overlapping bootstrap rank intervals (no error control)",
 }
 TIE_GROUP_RULES["marginal"] = TIE_GROUP_RULES["simultaneous"]
 
 
 def _kernel(replicates, estimate, dof, *, confidence_level, higher_is_better, marginal, omit):
-    return _krs.rank_sets(replicates, estimate, dof, confidence_level=confidence_level,
-                          higher_is_better=higher_is_better, marginal=marginal,
-                          gaussian=True, statistic="leaderboard", omit=omit)
+    return _krs.rank_sets(
+        replicates,
+        estimate,
+        dof,
+        confidence_level=confidence_level,
+        higher_is_better=higher_is_better,
+        marginal=marginal,
+        gaussian=True,
+        statistic="leaderboard",
+        omit=omit,
+    )
 
 
 def degrees_of_freedom(reps, template, sample):
@@ -48,22 +55,28 @@ def degrees_of_freedom(reps, template, sample):
 
     NaN (no correction) when the replicates carry no draws.
     """
-    counts = [reps[name].isel({REPLICATE: 0}).sum(unit)
-              for name, unit in (("template_weight", template), ("sample_weight", sample))
-              if name in reps]
+    counts = [
+        reps[name].isel({REPLICATE: 0}).sum(unit)
+        for name, unit in (("template_weight", template), ("sample_weight", sample))
+        if name in reps
+    ]
     if not counts:
         return xr.DataArray(np.nan)
     n = counts[0] if len(counts) == 1 else np.minimum(counts[0], counts[1])
-    return (n - 1.0).where(n > 1).drop_vars(
-        [name for name in n.coords if name not in n.dims], errors="ignore")
+    return (
+        (n - 1.0)
+        .where(n > 1)
+        .drop_vars([name for name in n.coords if name not in n.dims], errors="ignore")
+    )
 
 
 def _tie_kernel(rank, low, high):
     return {"tie_group": _ki.tie_groups(rank, low, high)}
 
 
-def rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher, dims,
-                       bootstrap_interval=None, omit=False):
+def rank_set_variables(
+    reps, by, rank_sets, confidence_level, top_k, higher, dims, bootstrap_interval=None, omit=False
+):
     """``rank_low``, ``rank_high``, ``tie_group`` (and ``in_top_k``) of replicates ``reps``.
 
     ``bootstrap_interval`` is the percentile interval Dataset of the ranks
@@ -77,20 +90,31 @@ def rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher, dim
     if rank_sets != "bootstrap" or top_k is not None:
         dof = degrees_of_freedom(reps, dims.template, dims.sample)
         if reps[by].chunks is not None and dof.ndim:
-            dof = dof.chunk({d: reps[by].chunksizes[d] for d in dof.dims
-                             if d in reps[by].chunksizes})
+            dof = dof.chunk(
+                {d: reps[by].chunksizes[d] for d in dof.dims if d in reps[by].chunksizes}
+            )
         found = _xr.apply_labelled(
-            "leaderboard", _kernel, [reps[by], reps[f"{by}_estimate"], dof],
+            "leaderboard",
+            _kernel,
+            [reps[by], reps[f"{by}_estimate"], dof],
             [[model, REPLICATE], [model], []],
-            {name: (name, [model]) for name in ("low", "high", "simultaneous_low",
-                                                "tie_group")},
-            kwargs={"confidence_level": confidence_level, "higher_is_better": higher,
-                    "marginal": rank_sets == "marginal", "omit": omit})
+            {name: (name, [model]) for name in ("low", "high", "simultaneous_low", "tie_group")},
+            kwargs={
+                "confidence_level": confidence_level,
+                "higher_is_better": higher,
+                "marginal": rank_sets == "marginal",
+                "omit": omit,
+            },
+        )
     if rank_sets == "bootstrap":
         low, high = bootstrap_interval["low"], bootstrap_interval["high"]
         groups = _xr.apply_labelled(
-            "leaderboard", _tie_kernel, [estimate, low, high], [[model]] * 3,
-            {"tie_group": ("tie_group", [model])})["tie_group"]
+            "leaderboard",
+            _tie_kernel,
+            [estimate, low, high],
+            [[model]] * 3,
+            {"tie_group": ("tie_group", [model])},
+        )["tie_group"]
     else:
         low, high, groups = found["low"], found["high"], found["tie_group"]
     variables = {"rank_low": low, "rank_high": high, "tie_group": groups}

@@ -81,8 +81,17 @@ _CI_FIELDS = ("low", "high", "bias_correction", "acceleration", "standard_error"
 
 
 @checked(numpy=fields_of(BootstrapWeightsResult))
-def bootstrap_weights(x, n_resamples=1000, over="samples", *, seed=None, model="model",
-                      task="task", template="template", sample="sample"):
+def bootstrap_weights(
+    x,
+    n_resamples=1000,
+    over="samples",
+    *,
+    seed=None,
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     """Draw the bootstrap counts of every task's samples and/or templates.
 
     Parameters
@@ -161,23 +170,43 @@ def _bootstrap_numpy(function, bound, lead, dims):
     """:func:`bootstrap` of a NumPy cube: the scores, and the draws that made them."""
     values = dict(bound.arguments)
     cube = values.pop("x")
-    score, draws = _bootstrap(cube, values["n_resamples"], values["over"], values["seed"],
-                              values["weights"], values["dtype"], dims)
+    score, draws = _bootstrap(
+        cube,
+        values["n_resamples"],
+        values["over"],
+        values["seed"],
+        values["weights"],
+        values["dtype"],
+        dims,
+    )
     fields = {
         "score": score.transpose(dims.task, dims.model, dims.template, REPLICATE).values,
-        "template_weight": score.template_weight.transpose(dims.task, REPLICATE,
-                                                           dims.template).values,
-        "sample_weight": (draws.sample_weight.transpose(dims.task, REPLICATE, dims.sample).values
-                          if "sample_weight" in draws
-                          else np.zeros((len(cube), score.sizes[REPLICATE], 0), dtype=np.int32)),
+        "template_weight": score.template_weight.transpose(
+            dims.task, REPLICATE, dims.template
+        ).values,
+        "sample_weight": (
+            draws.sample_weight.transpose(dims.task, REPLICATE, dims.sample).values
+            if "sample_weight" in draws
+            else np.zeros((len(cube), score.sizes[REPLICATE], 0), dtype=np.int32)
+        ),
     }
     return BootstrapResult(**{k: v.reshape(tuple(lead) + v.shape[1:]) for k, v in fields.items()})
 
 
 @checked(numpy=_bootstrap_numpy)
-def bootstrap(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
-              dtype=np.float32, model="model", task="task", template="template",
-              sample="sample"):
+def bootstrap(
+    x,
+    n_resamples=1000,
+    over="samples",
+    *,
+    seed=None,
+    weights=None,
+    dtype=np.float32,
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     r"""Per-replicate per-template scores of a cube resampled within each task.
 
     Parameters
@@ -299,15 +328,18 @@ def drawn_templates(boot, *, template="template", task="task"):
            [0.833, 0.533]])
     """
     if not isinstance(boot, xr.DataArray) or "template_weight" not in boot.coords:
-        raise InputTypeError("drawn_templates: give the DataArray bootstrap returns (it "
-                             "carries the template_weight coordinate)")
+        raise InputTypeError(
+            "drawn_templates: give the DataArray bootstrap returns (it "
+            "carries the template_weight coordinate)"
+        )
     if template not in boot.dims:
-        raise DimensionError(f"drawn_templates: the template dimension {template!r} is not "
-                             f"among the input's dimensions ({', '.join(map(str, boot.dims))})")
+        raise DimensionError(
+            f"drawn_templates: the template dimension {template!r} is not "
+            f"among the input's dimensions ({', '.join(map(str, boot.dims))})"
+        )
     weight = boot.template_weight
     order = [d for d in weight.dims if d != template] + [template]
-    positions = xr.DataArray(_kr.drawn_positions(weight.transpose(*order).values),
-                             dims=order)
+    positions = xr.DataArray(_kr.drawn_positions(weight.transpose(*order).values), dims=order)
     picked = boot.drop_vars([name for name, c in boot.coords.items() if template in c.dims])
     values = picked.isel({template: positions.clip(min=0)})
     values = values.where(positions >= 0)
@@ -337,10 +369,25 @@ def _bootstrap(x, n_resamples, over, seed, weights, dtype, dims):
 
 
 @checked(numpy=fields_of(ReplicatesResult, "model", "template", "sample", REPLICATE))
-def replicates(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
-               statistics=None, by="avgp", ties="average", jackknife=False,
-               higher_is_better=None, nan_policy="propagate", dtype=np.float32,
-               model="model", task="task", template="template", sample="sample"):
+def replicates(
+    x,
+    n_resamples=1000,
+    over="samples",
+    *,
+    seed=None,
+    weights=None,
+    statistics=None,
+    by="avgp",
+    ties="average",
+    jackknife=False,
+    higher_is_better=None,
+    nan_policy="propagate",
+    dtype=np.float32,
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     r"""Every statistic of every bootstrap replicate, with the point estimates.
 
     Parameters
@@ -434,9 +481,16 @@ def replicates(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
     scores = _b.prepare(x, over, dims, "bootstrap")
     draws = _b.draws_for(scores, n_resamples, over, seed, weights, dims)
     kwargs = _b.engine_kwargs(x, ties, higher_is_better, nan_policy, bool(jackknife), by)
-    attrs = _b.base_attrs(draws, over, statistics=" ".join(statistics), by=by, ties=ties,
-                          jackknife=bool(jackknife),
-                          higher_is_better=kwargs["higher_is_better"], nan_policy=nan_policy)
+    attrs = _b.base_attrs(
+        draws,
+        over,
+        statistics=" ".join(statistics),
+        by=by,
+        ties=ties,
+        jackknife=bool(jackknife),
+        higher_is_better=kwargs["higher_is_better"],
+        nan_policy=nan_policy,
+    )
     data = _b.run(scores, draws, over, statistics, kwargs, dims, attrs, dtype)
     data = data.assign({name: draws[name] for name in draws.data_vars})
     data.attrs["statistic"] = "bootstrap replicates"
@@ -447,13 +501,22 @@ def replicates(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
 
 
 def _ci_kernel(replicates, estimate, *acceleration, **kwargs):
-    return _ki.confidence_interval(replicates, estimate, acceleration[0] if acceleration else None,
-                                   **kwargs)
+    return _ki.confidence_interval(
+        replicates, estimate, acceleration[0] if acceleration else None, **kwargs
+    )
 
 
 @checked(dim=replicate_dim)
-def confidence_interval(replicates, estimate, acceleration=None, *, dim=REPLICATE,
-                        method="percentile", confidence_level=0.95, interpolation="linear"):
+def confidence_interval(
+    replicates,
+    estimate,
+    acceleration=None,
+    *,
+    dim=REPLICATE,
+    method="percentile",
+    confidence_level=0.95,
+    interpolation="linear",
+):
     r"""Percentile or BCa interval of a statistic from its bootstrap replicates.
 
     Parameters
@@ -524,17 +587,27 @@ def confidence_interval(replicates, estimate, acceleration=None, *, dim=REPLICAT
     >>> float(ci.low), float(ci.high)
     (3.475, 97.525)
     """
-    kwargs = {"method": method, "confidence_level": confidence_level,
-              "interpolation": interpolation}
+    kwargs = {
+        "method": method,
+        "confidence_level": confidence_level,
+        "interpolation": interpolation,
+    }
     if _xr.is_labelled(replicates):
-        return _labelled_interval(replicates, estimate, acceleration, dim, kwargs,
-                                  "bootstrap interval")
+        return _labelled_interval(
+            replicates, estimate, acceleration, dim, kwargs, "bootstrap interval"
+        )
     axis = _xr.numpy_axis("confidence_interval", "replicates", dim, REPLICATE, -1)
     _enough_replicates(np.shape(replicates)[axis] if np.ndim(replicates) else 0)
     arrays = [replicates, estimate] + ([] if acceleration is None else [acceleration])
     axes = [[axis], []] + ([] if acceleration is None else [[]])
-    return _xr.apply_numpy(_ci_kernel, arrays, axes, {f: f for f in _CI_FIELDS},
-                           ConfidenceIntervalResult, kwargs=kwargs)
+    return _xr.apply_numpy(
+        _ci_kernel,
+        arrays,
+        axes,
+        {f: f for f in _CI_FIELDS},
+        ConfidenceIntervalResult,
+        kwargs=kwargs,
+    )
 
 
 def _labelled_interval(replicates, estimate, acceleration, dim, kwargs, statistic):
@@ -547,15 +620,22 @@ def _labelled_interval(replicates, estimate, acceleration, dim, kwargs, statisti
     _xr.check_dims("confidence_interval", replicates, {"replicates": dim})
     _enough_replicates(replicates.sizes[dim])
     return _xr.apply_labelled(
-        "confidence_interval", _ci_kernel, arrays, core,
-        {name: (name, []) for name in _CI_FIELDS}, kwargs={**kwargs, "statistic": statistic},
-        attrs={**kwargs, "n_resamples": replicates.sizes[dim]})
+        "confidence_interval",
+        _ci_kernel,
+        arrays,
+        core,
+        {name: (name, []) for name in _CI_FIELDS},
+        kwargs={**kwargs, "statistic": statistic},
+        attrs={**kwargs, "n_resamples": replicates.sizes[dim]},
+    )
 
 
 def _enough_replicates(n: int) -> None:
     if n < 2:
-        raise DimensionError(f"confidence_interval: an interval needs at least two replicates "
-                             f"along the replicate dimension; got {n}")
+        raise DimensionError(
+            f"confidence_interval: an interval needs at least two replicates "
+            f"along the replicate dimension; got {n}"
+        )
 
 
 def _interval(reps, name, method, confidence_level, interpolation="linear"):
@@ -570,16 +650,40 @@ def _interval(reps, name, method, confidence_level, interpolation="linear"):
         if f"{name}_acceleration" not in reps:
             raise OptionError(
                 f"method='bca' needs the jackknife acceleration of {name!r}; compute the "
-                "replicates with jackknife=True")
+                "replicates with jackknife=True"
+            )
         acceleration = reps[f"{name}_acceleration"]
-    kwargs = {"method": method, "confidence_level": confidence_level,
-              "interpolation": interpolation, "omit": reps.attrs.get("nan_policy") == "omit"}
-    return _labelled_interval(reps[name], reps[f"{name}_estimate"], acceleration, REPLICATE,
-                              kwargs, f"{method} interval of {name}")
+    kwargs = {
+        "method": method,
+        "confidence_level": confidence_level,
+        "interpolation": interpolation,
+        "omit": reps.attrs.get("nan_policy") == "omit",
+    }
+    return _labelled_interval(
+        reps[name],
+        reps[f"{name}_estimate"],
+        acceleration,
+        REPLICATE,
+        kwargs,
+        f"{method} interval of {name}",
+    )
 
 
-def _replicates_of(x, statistics, n_resamples, over, seed, weights, by, ties, bca,
-                   higher_is_better, nan_policy, dims, dtype=np.float32):
+def _replicates_of(
+    x,
+    statistics,
+    n_resamples,
+    over,
+    seed,
+    weights,
+    by,
+    ties,
+    bca,
+    higher_is_better,
+    nan_policy,
+    dims,
+    dtype=np.float32,
+):
     """``x`` if it already holds replicates (checked), else the replicates of cube ``x``."""
     if _b.is_replicates(x):
         have = x.attrs["statistics"].split()
@@ -587,20 +691,51 @@ def _replicates_of(x, statistics, n_resamples, over, seed, weights, by, ties, bc
         if missing:
             raise OptionError(f"the replicates lack statistic(s) {missing}; they hold {have}")
         if "rank" in statistics and x.attrs.get("by") != by:
-            raise OptionError(f"the replicates rank the models by {x.attrs.get('by')!r}, "
-                              f"not by={by!r}")
+            raise OptionError(
+                f"the replicates rank the models by {x.attrs.get('by')!r}, not by={by!r}"
+            )
         return x
-    return replicates(x, n_resamples, over, seed=seed, weights=weights, statistics=statistics,
-                      by=by, ties=ties, jackknife=bca, higher_is_better=higher_is_better,
-                      nan_policy=nan_policy, dtype=dtype, model=dims.model, task=dims.task,
-                      template=dims.template, sample=dims.sample)
+    return replicates(
+        x,
+        n_resamples,
+        over,
+        seed=seed,
+        weights=weights,
+        statistics=statistics,
+        by=by,
+        ties=ties,
+        jackknife=bca,
+        higher_is_better=higher_is_better,
+        nan_policy=nan_policy,
+        dtype=dtype,
+        model=dims.model,
+        task=dims.task,
+        template=dims.template,
+        sample=dims.sample,
+    )
 
 
 @checked(numpy=fields_of(IntervalsResult, "model", "template"))
-def intervals(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
-              method="percentile", confidence_level=0.95, statistics=None, by="avgp",
-              ties="average", higher_is_better=None, nan_policy="propagate", dtype=np.float32,
-              model="model", task="task", template="template", sample="sample"):
+def intervals(
+    x,
+    n_resamples=1000,
+    over="samples",
+    *,
+    seed=None,
+    weights=None,
+    method="percentile",
+    confidence_level=0.95,
+    statistics=None,
+    by="avgp",
+    ties="average",
+    higher_is_better=None,
+    nan_policy="propagate",
+    dtype=np.float32,
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     r"""Bootstrap intervals of per-template scores, MaxP, AvgP, saturation, CPS, W and ranks.
 
     Parameters
@@ -706,8 +841,21 @@ def intervals(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
         wanted = tuple(x.attrs["statistics"].split())
     else:
         wanted = _b.statistics_for(statistics, over)
-    reps = _replicates_of(x, wanted, n_resamples, over, seed, weights, by, ties, method == "bca",
-                          higher_is_better, nan_policy, dims, dtype)
+    reps = _replicates_of(
+        x,
+        wanted,
+        n_resamples,
+        over,
+        seed,
+        weights,
+        by,
+        ties,
+        method == "bca",
+        higher_is_better,
+        nan_policy,
+        dims,
+        dtype,
+    )
     variables = {}
     for name in wanted:
         interpolation = "outward" if name == "rank" else "linear"
@@ -717,8 +865,9 @@ def intervals(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
         variables[f"{name}_high"] = ci["high"]
         variables[f"{name}_se"] = ci["standard_error"]
     data = xr.Dataset(variables)
-    data.attrs = _b.run_attrs(reps, method, confidence_level, "bootstrap intervals",
-                              statistics=" ".join(wanted))
+    data.attrs = _b.run_attrs(
+        reps, method, confidence_level, "bootstrap intervals", statistics=" ".join(wanted)
+    )
     return data
 
 
@@ -726,10 +875,26 @@ def intervals(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
 
 
 @checked(numpy=fields_of(LeaderboardResult, "model"))
-def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_level=0.95,
-                weights=None, by="avgp", method="percentile", rank_sets="simultaneous",
-                top_k=None, ties="average", higher_is_better=None, nan_policy="propagate",
-                model="model", task="task", template="template", sample="sample"):
+def leaderboard(
+    x,
+    n_resamples=1000,
+    over="samples",
+    *,
+    seed=None,
+    confidence_level=0.95,
+    weights=None,
+    by="avgp",
+    method="percentile",
+    rank_sets="simultaneous",
+    top_k=None,
+    ties="average",
+    higher_is_better=None,
+    nan_policy="propagate",
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     r"""A leaderboard with score intervals, rank confidence sets and tie groups, per task.
 
     Parameters
@@ -880,22 +1045,47 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     (array([1., 1., 2., 2., 3.]), array([ True,  True, False, False, False]))
     """
     dims = Dims(model, task, template, sample)
-    reps = _replicates_of(x, (by, "rank"), n_resamples, over, seed, weights, by, ties,
-                          method == "bca", higher_is_better, nan_policy, dims)
+    reps = _replicates_of(
+        x,
+        (by, "rank"),
+        n_resamples,
+        over,
+        seed,
+        weights,
+        by,
+        ties,
+        method == "bca",
+        higher_is_better,
+        nan_policy,
+        dims,
+    )
     score = _interval(reps, by, method, confidence_level)
-    rank = (_interval(reps, "rank", "percentile", confidence_level, "outward")
-            if rank_sets == "bootstrap" else None)
+    rank = (
+        _interval(reps, "rank", "percentile", confidence_level, "outward")
+        if rank_sets == "bootstrap"
+        else None
+    )
     higher = _xr.boolean_attribute(reps, "higher_is_better", True)
     omit = reps.attrs.get("nan_policy") == "omit"
-    sets = _rs.rank_set_variables(reps, by, rank_sets, confidence_level, top_k, higher,
-                                  dims, rank, omit=omit)
+    sets = _rs.rank_set_variables(
+        reps, by, rank_sets, confidence_level, top_k, higher, dims, rank, omit=omit
+    )
     arena = _xr.apply_labelled(
-        "leaderboard", _arena_kernel, [score["low"], score["high"]], [[dims.model]] * 2,
-        {"arena_rank": ("arena_rank", [dims.model])}, kwargs={"higher_is_better": higher})
+        "leaderboard",
+        _arena_kernel,
+        [score["low"], score["high"]],
+        [[dims.model]] * 2,
+        {"arena_rank": ("arena_rank", [dims.model])},
+        kwargs={"higher_is_better": higher},
+    )
     variables = {
-        "score": reps[f"{by}_estimate"], "score_low": score["low"], "score_high": score["high"],
-        "rank": reps["rank_estimate"], "rank_low": sets["rank_low"],
-        "rank_high": sets["rank_high"], "tie_group": sets["tie_group"],
+        "score": reps[f"{by}_estimate"],
+        "score_low": score["low"],
+        "score_high": score["high"],
+        "rank": reps["rank_estimate"],
+        "rank_low": sets["rank_low"],
+        "rank_high": sets["rank_high"],
+        "tie_group": sets["tie_group"],
         "arena_rank": arena["arena_rank"],
     }
     extra = {}
@@ -908,9 +1098,17 @@ def leaderboard(x, n_resamples=1000, over="samples", *, seed=None, confidence_le
     order = [d for d in reps[f"{by}_estimate"].dims]
     data = data.transpose(*order)
     data.attrs = _b.run_attrs(
-        reps, method, confidence_level, "leaderboard", score=by, rank_sets=rank_sets,
-        rank_method=_rs.RANK_SET_RULES[rank_sets], tie_groups=_rs.TIE_GROUP_RULES[rank_sets],
-        arena_rank="1 + models whose score interval lies strictly above", **extra)
+        reps,
+        method,
+        confidence_level,
+        "leaderboard",
+        score=by,
+        rank_sets=rank_sets,
+        rank_method=_rs.RANK_SET_RULES[rank_sets],
+        tie_groups=_rs.TIE_GROUP_RULES[rank_sets],
+        arena_rank="1 + models whose score interval lies strictly above",
+        **extra,
+    )
     return data
 
 
@@ -946,8 +1144,10 @@ def left_out_replicates(reps, by="avgp", dims=None):
     undefined = reps[by].isnull() & reps[f"{by}_estimate"].notnull()
     per_model = undefined.sum(REPLICATE)
     per_task = undefined.any(dims.model).sum(REPLICATE)
-    return xr.Dataset({"model_left_out": per_model, "task_left_out": per_task},
-                      attrs={"n_resamples": int(reps.sizes[REPLICATE])})
+    return xr.Dataset(
+        {"model_left_out": per_model, "task_left_out": per_task},
+        attrs={"n_resamples": int(reps.sizes[REPLICATE])},
+    )
 
 
 def _left_out_text(left_out) -> str:
@@ -958,8 +1158,10 @@ def _left_out_text(left_out) -> str:
     n = left_out.attrs["n_resamples"]
     flat = counts.to_series()
     flat = flat[flat > 0]
-    return "; ".join(f"{', '.join(map(str, key)) if isinstance(key, tuple) else key}: "
-                     f"{int(value)} of {n}" for key, value in flat.items())
+    return "; ".join(
+        f"{', '.join(map(str, key)) if isinstance(key, tuple) else key}: {int(value)} of {n}"
+        for key, value in flat.items()
+    )
 
 
 def _arena_kernel(low, high, *, higher_is_better):
@@ -971,9 +1173,21 @@ def _win_kernel(replicates, *, higher_is_better):
 
 
 @checked(numpy=fields_of(WinProbabilityResult, "model", "model_b"))
-def win_probability(x, n_resamples=1000, over="samples", *, seed=None, weights=None,
-                    by="avgp", higher_is_better=None, nan_policy="propagate", model="model",
-                    task="task", template="template", sample="sample"):
+def win_probability(
+    x,
+    n_resamples=1000,
+    over="samples",
+    *,
+    seed=None,
+    weights=None,
+    by="avgp",
+    higher_is_better=None,
+    nan_policy="propagate",
+    model="model",
+    task="task",
+    template="template",
+    sample="sample",
+):
     r"""How often each model outranks each other one across bootstrap replicates.
 
     Parameters
@@ -1032,14 +1246,31 @@ def win_probability(x, n_resamples=1000, over="samples", *, seed=None, weights=N
     np.float64(0.03)
     """
     dims = Dims(model, task, template, sample)
-    reps = _replicates_of(x, (by,), n_resamples, over, seed, weights, by, "average", False,
-                          higher_is_better, nan_policy, dims)
+    reps = _replicates_of(
+        x,
+        (by,),
+        n_resamples,
+        over,
+        seed,
+        weights,
+        by,
+        "average",
+        False,
+        higher_is_better,
+        nan_policy,
+        dims,
+    )
     pair = f"{dims.model}_b"
     higher = _xr.boolean_attribute(reps, "higher_is_better", True)
     data = _xr.apply_labelled(
-        "win_probability", _win_kernel, [reps[by]], [[dims.model, REPLICATE]],
+        "win_probability",
+        _win_kernel,
+        [reps[by]],
+        [[dims.model, REPLICATE]],
         {name: (name, [dims.model, pair]) for name in ("win", "tie", "n_replicates")},
-        kwargs={"higher_is_better": higher}, new_dims={pair: dims.model})
+        kwargs={"higher_is_better": higher},
+        new_dims={pair: dims.model},
+    )
     order = [d for d in reps[f"{by}_estimate"].dims]
     data = data.transpose(dims.model, pair, *[d for d in order if d != dims.model])
     data.attrs = _b.run_attrs(reps, None, None, "win_probability", score=by)

@@ -221,12 +221,12 @@ def variance_components(
     """
     dims = Dims(model, task, template, sample)
     scores, facets = facets_of(x, "variance_components", dims)
-    return _components(scores, facets, dims, "variance_components", n_resamples, seed,
-                       confidence_level)
+    return _components(
+        scores, facets, dims, "variance_components", n_resamples, seed, confidence_level
+    )
 
 
-def _components(scores, facets, dims, function, n_resamples, seed, confidence_level,
-                design=False):
+def _components(scores, facets, dims, function, n_resamples, seed, confidence_level, design=False):
     """:func:`variance_components` of checked ``scores``.
 
     With ``design``, also :func:`rankstats.stability.planning.design_now`'s
@@ -497,11 +497,17 @@ def variance_summary(
     dims = Dims(model, task, template, sample)
     scores, facets = task_first(x, "variance_summary", dims)
     # one pass of the moment equations serves both the components and the plan
-    vc = _components(scores, facets, dims, "variance_summary", n_resamples, seed,
-                     confidence_level, design=True)
+    vc = _components(
+        scores, facets, dims, "variance_summary", n_resamples, seed, confidence_level, design=True
+    )
     design = ["model_mean", "n_templates_now", "n_samples_now"]
-    planned = plan_from(vc[["estimate", *design]].compute(), scores, facets, dims,
-                        **default_options(target_tau=target_tau))
+    planned = plan_from(
+        vc[["estimate", *design]].compute(),
+        scores,
+        facets,
+        dims,
+        **default_options(target_tau=target_tau),
+    )
     vc = vc.drop_vars(design)
     positive = vc["estimate"].clip(min=0)
     data = xr.Dataset(

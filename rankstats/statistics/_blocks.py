@@ -22,10 +22,12 @@ def run(x: Inputs, kernel, outputs: dict, kwargs: dict):
     """Run a block-test kernel; ``outputs`` is ``{"slice"|"treatment"|"pair": names}``."""
     dims = {"slice": [], "treatment": ["treatments"], "pair": ["treatments", "treatments_b"]}
     # the first output must hold every output dim: it lends the Dataset its coordinates
-    ordered = [(name, kind) for kind in ("pair", "treatment", "slice")
-               for name in outputs.get(kind, ())]
+    ordered = [
+        (name, kind) for kind in ("pair", "treatment", "slice") for name in outputs.get(kind, ())
+    ]
     return x.apply(
-        kernel, {name: name for name, _ in ordered},
+        kernel,
+        {name: name for name, _ in ordered},
         output_dims={name: dims[kind] for name, kind in ordered},
         pairs="treatments" if outputs.get("pair") else None,
         kwargs={**kwargs, "block_axes": x.count("blocks")},

@@ -18,12 +18,22 @@ def _binomial(k, n, p, *, alternative):
     k, n, p = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (k, n, p)))
     with np.errstate(invalid="ignore", divide="ignore"):
         proportion = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
-    return {"statistic": proportion, "pvalue": _kv.binomial_test(k, n, p, alternative),
-            "k": k, "n": n}
+    return {
+        "statistic": proportion,
+        "pvalue": _kv.binomial_test(k, n, p, alternative),
+        "k": k,
+        "n": n,
+    }
 
 
-@statistic(roles={}, options={"alternative": o.one_of(*_kv.ALTERNATIVES)},
-           result=BinomialTestResult, inputs=("k", "n", "p"), variable=None, per_template=False)
+@statistic(
+    roles={},
+    options={"alternative": o.one_of(*_kv.ALTERNATIVES)},
+    result=BinomialTestResult,
+    inputs=("k", "n", "p"),
+    variable=None,
+    per_template=False,
+)
 def binomial_test(k, n, p=0.5, *, alternative="two-sided"):
     r"""Exact binomial test of k successes in n trials against success probability p, vectorised.
 

@@ -30,11 +30,21 @@ from .concordance import NAN_POLICY
 __all__ = ["clustered_difference", "clustered_se"]
 
 _MEAN_OUTPUTS = ("mean_score", "se_naive", "se_cluster", "design_effect", "n_cells", "n_clusters")
-_DIFFERENCE_OUTPUTS = ("statistic", "pvalue", "difference", "se_naive", "se_cluster",
-                       "design_effect", "dof", "n_cells", "n_clusters")
+_DIFFERENCE_OUTPUTS = (
+    "statistic",
+    "pvalue",
+    "difference",
+    "se_naive",
+    "se_cluster",
+    "design_effect",
+    "dof",
+    "n_cells",
+    "n_clusters",
+)
 _TEMPLATE = ("template", -2)
-_SAMPLE = Role("sample", -1, hint="clustered standard errors need per-sample scores (items are "
-               "the clusters)")
+_SAMPLE = Role(
+    "sample", -1, hint="clustered standard errors need per-sample scores (items are the clusters)"
+)
 _OPTIONS = {"small_sample": o.boolean, "nan_policy": NAN_POLICY}
 
 
@@ -42,10 +52,12 @@ def _method(small_sample: bool) -> str:
     return "CR1 (Liang-Zeger) with G/(G-1)" if small_sample else "CR0 (Liang-Zeger)"
 
 
-@statistic(roles={"template": _TEMPLATE, "sample": _SAMPLE}, options=_OPTIONS,
-           result=ClusteredSEResult)
-def clustered_se(x, template="template", sample="sample", *, small_sample=True,
-                 nan_policy="propagate"):
+@statistic(
+    roles={"template": _TEMPLATE, "sample": _SAMPLE}, options=_OPTIONS, result=ClusteredSEResult
+)
+def clustered_se(
+    x, template="template", sample="sample", *, small_sample=True, nan_policy="propagate"
+):
     r"""Mean score over templates × samples with naive and sample-clustered standard errors.
 
     Parameters
@@ -134,16 +146,29 @@ def clustered_se(x, template="template", sample="sample", *, small_sample=True,
     >>> round(float(fit.bse[0]), 4), round(float(sm.OLS(y, np.ones_like(y)).fit().bse[0]), 4)
     (0.25, 0.1637)
     """
-    return x.apply(_k.cluster_mean, {name: name for name in _MEAN_OUTPUTS},
-                   kwargs={"correction": small_sample, "nan_policy": nan_policy,
-                           "statistic": "clustered_se"},
-                   attrs={"cluster": x.roles["sample"], "method": _method(small_sample)})
+    return x.apply(
+        _k.cluster_mean,
+        {name: name for name in _MEAN_OUTPUTS},
+        kwargs={"correction": small_sample, "nan_policy": nan_policy, "statistic": "clustered_se"},
+        attrs={"cluster": x.roles["sample"], "method": _method(small_sample)},
+    )
 
 
-@statistic(roles={"pairs_over": ("model", -3), "template": _TEMPLATE, "sample": _SAMPLE},
-           options={**_OPTIONS, "use_t": o.boolean}, result=ClusteredDifferenceResult)
-def clustered_difference(x, pairs_over="model", template="template", sample="sample", *,
-                         small_sample=True, use_t=False, nan_policy="propagate"):
+@statistic(
+    roles={"pairs_over": ("model", -3), "template": _TEMPLATE, "sample": _SAMPLE},
+    options={**_OPTIONS, "use_t": o.boolean},
+    result=ClusteredDifferenceResult,
+)
+def clustered_difference(
+    x,
+    pairs_over="model",
+    template="template",
+    sample="sample",
+    *,
+    small_sample=True,
+    use_t=False,
+    nan_policy="propagate",
+):
     r"""Paired mean difference of every two models on the same items, clustered by item.
 
     Parameters
@@ -230,8 +255,15 @@ def clustered_difference(x, pairs_over="model", template="template", sample="sam
     (0.074, 0.177)
     """
     return x.apply(
-        _k.cluster_difference, {name: name for name in _DIFFERENCE_OUTPUTS}, pairs="pairs_over",
+        _k.cluster_difference,
+        {name: name for name in _DIFFERENCE_OUTPUTS},
+        pairs="pairs_over",
         output_dims={name: ["pairs_over", "pairs_over_b"] for name in _DIFFERENCE_OUTPUTS},
-        kwargs={"correction": small_sample, "use_t": use_t, "nan_policy": nan_policy,
-                "statistic": "clustered_difference"},
-        attrs={"cluster": x.roles["sample"], "method": _method(small_sample)})
+        kwargs={
+            "correction": small_sample,
+            "use_t": use_t,
+            "nan_policy": nan_policy,
+            "statistic": "clustered_difference",
+        },
+        attrs={"cluster": x.roles["sample"], "method": _method(small_sample)},
+    )

@@ -33,13 +33,16 @@ _TAU_OUTPUTS = {"statistic": "tau", "pvalue": "pvalue", "n_objects": "n_objects"
 
 TIES = o.one_of(*o.TIES)
 NAN_POLICY = o.one_of(*o.NAN_POLICIES)
-_TAU_OPTIONS = {"variant": o.one_of("b", "a", "c"),
-                "method": o.one_of("auto", "asymptotic", "exact"),
-                "nan_policy": NAN_POLICY}
+_TAU_OPTIONS = {
+    "variant": o.one_of("b", "a", "c"),
+    "method": o.one_of("auto", "asymptotic", "exact"),
+    "nan_policy": NAN_POLICY,
+}
 
 
-@statistic(roles={"dim": ("model", -1)},
-           options={"ties": TIES, "higher_is_better": o.optional_boolean})
+@statistic(
+    roles={"dim": ("model", -1)}, options={"ties": TIES, "higher_is_better": o.optional_boolean}
+)
 def rank(x, dim="model", *, ties="average", higher_is_better=None):
     """Rank values along one dimension; rank 1 is the best.
 
@@ -79,18 +82,27 @@ def rank(x, dim="model", *, ties="average", higher_is_better=None):
     array([1., 3., 1., 4.])
     """
     best_first = _xr.higher_is_better_of(x.original[0], higher_is_better)
-    ranks = x.apply(_ranks_kernel, {"rank": "rank"}, output_dims={"rank": ["dim"]},
-                    kwargs={"ties": ties, "higher_is_better": best_first},
-                    attrs={"higher_is_better": best_first})
+    ranks = x.apply(
+        _ranks_kernel,
+        {"rank": "rank"},
+        output_dims={"rank": ["dim"]},
+        kwargs={"ties": ties, "higher_is_better": best_first},
+        attrs={"higher_is_better": best_first},
+    )
     if x.labelled:
-        return ranks["rank"].transpose(*x.arrays[0].dims).assign_attrs(
-            ties=ties, higher_is_better=str(best_first))
+        return (
+            ranks["rank"]
+            .transpose(*x.arrays[0].dims)
+            .assign_attrs(ties=ties, higher_is_better=str(best_first))
+        )
     return np.moveaxis(ranks, -1, x.roles["dim"]) if np.ndim(ranks) else ranks
 
 
-@statistic(roles={"judges": ("template", -2), "objects": ("model", -1)},
-           options={"ties": TIES, "tie_correction": o.boolean, "nan_policy": NAN_POLICY},
-           result=KendallWResult)
+@statistic(
+    roles={"judges": ("template", -2), "objects": ("model", -1)},
+    options={"ties": TIES, "tie_correction": o.boolean, "nan_policy": NAN_POLICY},
+    result=KendallWResult,
+)
 def kendall_w(
     x,
     judges="template",
@@ -180,13 +192,21 @@ def kendall_w(
     >>> float(result.chi2), float(result.dof)
     (7.758..., 3.0)
     """
-    return x.apply(_k.concordance, _W_OUTPUTS,
-                   kwargs={"ties": ties, "correction": tie_correction,
-                           "nan_policy": nan_policy, "statistic": "kendall_w"})
+    return x.apply(
+        _k.concordance,
+        _W_OUTPUTS,
+        kwargs={
+            "ties": ties,
+            "correction": tie_correction,
+            "nan_policy": nan_policy,
+            "statistic": "kendall_w",
+        },
+    )
 
 
-@statistic(roles={"dim": ("model", -1)}, options=_TAU_OPTIONS, result=KendallTauResult,
-           inputs=("x", "y"))
+@statistic(
+    roles={"dim": ("model", -1)}, options=_TAU_OPTIONS, result=KendallTauResult, inputs=("x", "y")
+)
 def kendall_tau(x, y, dim="model", *, variant="b", method="auto", nan_policy="propagate"):
     r"""Kendall's tau between two rankings along one dimension.
 
@@ -248,14 +268,25 @@ def kendall_tau(x, y, dim="model", *, variant="b", method="auto", nan_policy="pr
     >>> round(float(result.statistic), 4), round(float(result.pvalue), 4)
     (0.6667, 0.3333)
     """
-    return x.apply(_k.tau_pair, _TAU_OUTPUTS,
-                   kwargs={"variant": variant, "method": method, "nan_policy": nan_policy})
+    return x.apply(
+        _k.tau_pair,
+        _TAU_OUTPUTS,
+        kwargs={"variant": variant, "method": method, "nan_policy": nan_policy},
+    )
 
 
-@statistic(roles={"pairs_over": ("template", -2), "objects": ("model", -1)}, options=_TAU_OPTIONS,
-           result=KendallTauResult)
+@statistic(
+    roles={"pairs_over": ("template", -2), "objects": ("model", -1)},
+    options=_TAU_OPTIONS,
+    result=KendallTauResult,
+)
 def kendall_tau_matrix(
-    x, pairs_over="template", objects="model", *, variant="b", method="auto",
+    x,
+    pairs_over="template",
+    objects="model",
+    *,
+    variant="b",
+    method="auto",
     nan_policy="propagate",
 ):
     r"""Kendall's tau between every pair of positions along ``pairs_over``, without a loop.
@@ -311,9 +342,11 @@ def kendall_tau_matrix(
     """
     pair_dim = f"{pairs_over}_b"
     if x.labelled and pair_dim in x.arrays[0].dims:
-        raise DimensionError(
-            f"kendall_tau_matrix: the input already has a {pair_dim!r} dimension")
-    return x.apply(_k.tau_matrix, _TAU_OUTPUTS,
-                   output_dims={name: ["pairs_over", pair_dim] for name in _TAU_OUTPUTS},
-                   new_dims={pair_dim: "pairs_over"},
-                   kwargs={"variant": variant, "method": method, "nan_policy": nan_policy})
+        raise DimensionError(f"kendall_tau_matrix: the input already has a {pair_dim!r} dimension")
+    return x.apply(
+        _k.tau_matrix,
+        _TAU_OUTPUTS,
+        output_dims={name: ["pairs_over", pair_dim] for name in _TAU_OUTPUTS},
+        new_dims={pair_dim: "pairs_over"},
+        kwargs={"variant": variant, "method": method, "nan_policy": nan_policy},
+    )

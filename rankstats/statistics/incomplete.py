@@ -17,16 +17,34 @@ from .concordance import TIES
 
 __all__ = ["durbin", "skillings_mack"]
 
-_DURBIN = {"slice": ("statistic", "pvalue", "dof", "f", "f_dof1", "f_dof2", "f_pvalue",
-                     "n_blocks", "n_treatments", "n_observations", "balanced"),
-           "treatment": ("rank_sum",), "pair": ("pairwise_statistic", "pairwise_pvalue")}
-_SKILLINGS_MACK = {"slice": ("statistic", "pvalue", "dof", "n_blocks", "n_treatments",
-                             "n_observations"),
-                   "treatment": ("adjusted_rank_sum",)}
+_DURBIN = {
+    "slice": (
+        "statistic",
+        "pvalue",
+        "dof",
+        "f",
+        "f_dof1",
+        "f_dof2",
+        "f_pvalue",
+        "n_blocks",
+        "n_treatments",
+        "n_observations",
+        "balanced",
+    ),
+    "treatment": ("rank_sum",),
+    "pair": ("pairwise_statistic", "pairwise_pvalue"),
+}
+_SKILLINGS_MACK = {
+    "slice": ("statistic", "pvalue", "dof", "n_blocks", "n_treatments", "n_observations"),
+    "treatment": ("adjusted_rank_sum",),
+}
 
 
-@statistic(roles=_blocks.ROLES,
-           options={"ties": TIES, "higher_is_better": o.optional_boolean}, result=DurbinResult)
+@statistic(
+    roles=_blocks.ROLES,
+    options={"ties": TIES, "higher_is_better": o.optional_boolean},
+    result=DurbinResult,
+)
 def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_better=None):
     r"""Durbin's test for incomplete block designs, with Conover's pairwise comparisons.
 
@@ -117,16 +135,23 @@ def durbin(x, blocks=None, treatments="model", *, ties="average", higher_is_bett
     >>> float(statistic), round(float(pvalue), 4), dof
     (12.0, 0.062, 6)
     """
-    return _blocks.run(x, _ki.durbin, _DURBIN,
-                       {"ties": ties, "higher_is_better": higher_is_better})
+    return _blocks.run(x, _ki.durbin, _DURBIN, {"ties": ties, "higher_is_better": higher_is_better})
 
 
-@statistic(roles=_blocks.ROLES,
-           options={"ties": TIES, "tie_correction": o.boolean,
-                    "higher_is_better": o.optional_boolean},
-           result=SkillingsMackResult)
-def skillings_mack(x, blocks=None, treatments="model", *, ties="average", tie_correction=True,
-                   higher_is_better=None):
+@statistic(
+    roles=_blocks.ROLES,
+    options={"ties": TIES, "tie_correction": o.boolean, "higher_is_better": o.optional_boolean},
+    result=SkillingsMackResult,
+)
+def skillings_mack(
+    x,
+    blocks=None,
+    treatments="model",
+    *,
+    ties="average",
+    tie_correction=True,
+    higher_is_better=None,
+):
     r"""Skillings and Mack's test: Friedman's test for any pattern of missing cells.
 
     Parameters
@@ -208,6 +233,9 @@ def skillings_mack(x, blocks=None, treatments="model", *, ties="average", tie_co
     >>> round(float(stats.friedmanchisquare(*complete.T).statistic), 4)
     5.4
     """
-    return _blocks.run(x, _ki.skillings_mack, _SKILLINGS_MACK,
-                       {"ties": ties, "correction": tie_correction,
-                        "higher_is_better": higher_is_better})
+    return _blocks.run(
+        x,
+        _ki.skillings_mack,
+        _SKILLINGS_MACK,
+        {"ties": ties, "correction": tie_correction, "higher_is_better": higher_is_better},
+    )

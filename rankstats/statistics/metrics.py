@@ -49,8 +49,16 @@ def _template_mask(x, given, default_coord: str, scores, template: str, what: st
     """
     if given is None:
         return None
-    return _mask(what, "valid", Mask(default_coord, "template"), given, x, scores, True,
-                 {"template": template})
+    return _mask(
+        what,
+        "valid",
+        Mask(default_coord, "template"),
+        given,
+        x,
+        scores,
+        True,
+        {"template": template},
+    )
 
 
 def _run(x, kernel, outputs, kwargs, arrays):
@@ -66,10 +74,14 @@ def _run(x, kernel, outputs, kwargs, arrays):
     core = ["model", "template"] if with_model else ["template"]
     # a mask runs along the template dim; on NumPy input along its last axis, broadcast
     mask_core = ["template"] if x.labelled else [-1]
-    result = x.apply(kernel, outputs, arrays=[*x.arrays, *arrays],
-                     cores=[core, *[mask_core] * len(arrays)],
-                     output_dims={name: ["model"] for name in outputs} if with_model else None,
-                     kwargs=kwargs)
+    result = x.apply(
+        kernel,
+        outputs,
+        arrays=[*x.arrays, *arrays],
+        cores=[core, *[mask_core] * len(arrays)],
+        output_dims={name: ["model"] for name in outputs} if with_model else None,
+        kwargs=kwargs,
+    )
     if x.labelled:  # the input's order, the model first as in the cube
         return result.transpose(*[d for d in x.arrays[0].dims if d in result.dims], ...)
     return result
@@ -85,8 +97,9 @@ def _complete_numpy(x):
         return None
     scores = np.asarray(x.arrays[0], dtype=float)
     ndim, model, template = scores.ndim, x.roles.get("model"), x.roles.get("template")
-    if ndim < 2 or not ((model == -2 and template == -1)
-                        or (model == ndim - 2 and template == ndim - 1)):
+    if ndim < 2 or not (
+        (model == -2 and template == -1) or (model == ndim - 2 and template == ndim - 1)
+    ):
         return None
     if not scores.size or np.isnan(scores).any():
         return None
@@ -102,15 +115,29 @@ def _divergence_kernel(x, original, valid, **kwargs):
 
 
 def _metrics(x, higher_is_better, nan_policy):
-    return _run(x, _prompt_metrics_kernel, {name: name for name in _METRICS},
-                {"higher_is_better": higher_is_better, "nan_policy": nan_policy},
-                [x.masks["valid"]])
+    return _run(
+        x,
+        _prompt_metrics_kernel,
+        {name: name for name in _METRICS},
+        {"higher_is_better": higher_is_better, "nan_policy": nan_policy},
+        [x.masks["valid"]],
+    )
 
 
-@statistic(roles=_ROLES, options=_METRIC_OPTIONS, optional_roles=("model",),
-           masks={"valid": _VALID}, result=PromptMetricsResult)
+@statistic(
+    roles=_ROLES,
+    options=_METRIC_OPTIONS,
+    optional_roles=("model",),
+    masks={"valid": _VALID},
+    result=PromptMetricsResult,
+)
 def prompt_metrics(
-    x, template="template", model="model", *, valid=None, higher_is_better=None,
+    x,
+    template="template",
+    model="model",
+    *,
+    valid=None,
+    higher_is_better=None,
     nan_policy="propagate",
 ):
     r"""MaxP, AvgP, saturation and CPS of every model (and task) in one pass.
@@ -184,8 +211,15 @@ def _one_metric(name: str, summary: str, notes: str, see_also: str, numpy: str, 
     functions, and the NumPy expression its example is compared with.
     """
 
-    def metric(x, template="template", model="model", *, valid=None, higher_is_better=None,
-               nan_policy="propagate"):
+    def metric(
+        x,
+        template="template",
+        model="model",
+        *,
+        valid=None,
+        higher_is_better=None,
+        nan_policy="propagate",
+    ):
         scores = None if valid is not None else _complete_numpy(x)
         if scores is not None:
             return _k.one_metric(name, scores, higher_is_better)
@@ -245,50 +279,75 @@ def _one_metric(name: str, summary: str, notes: str, see_also: str, numpy: str, 
     >>> ({numpy}).round(4)
     {shown}
     """
-    return statistic(roles=_ROLES, options=_METRIC_OPTIONS, optional_roles=("model",),
-                     masks={"valid": _VALID}, result=PromptMetricsResult)(metric)
+    return statistic(
+        roles=_ROLES,
+        options=_METRIC_OPTIONS,
+        optional_roles=("model",),
+        masks={"valid": _VALID},
+        result=PromptMetricsResult,
+    )(metric)
 
 
 maxp = _one_metric(
-    "maxp", "Maximum performance: each model's best template score (MaxP).",
+    "maxp",
+    "Maximum performance: each model's best template score (MaxP).",
     r"""MaxP(M, T) is :math:`\max_{i \in I_T} \varepsilon(M, T, i)`, the
     measure for a user who tunes the prompt for their own use (section 5.1 of
     Mizrahi et al. 2024). With ``higher_is_better=False`` it is the minimum.""",
     "avgp : the mean instead of the best.",
-    "scores.max(axis=-1)", "array([0.74, 0.6 ])")
+    "scores.max(axis=-1)",
+    "array([0.74, 0.6 ])",
+)
 
 avgp = _one_metric(
-    "avgp", "Average performance: each model's mean template score (AvgP).",
+    "avgp",
+    "Average performance: each model's mean template score (AvgP).",
     r"""AvgP(M, T) is :math:`|I_T|^{-1} \sum_{i \in I_T} \varepsilon(M, T, i)`,
     the measure for a benchmark that should not depend on any one wording
     (section 5.2 of Mizrahi et al. 2024).""",
     "maxp : the best instead of the mean.",
-    "scores.mean(axis=-1)", "array([0.2475, 0.575 ])")
+    "scores.mean(axis=-1)",
+    "array([0.2475, 0.575 ])",
+)
 
 saturation = _one_metric(
-    "saturation", "Saturation: how close a model's average is to its best, 1 - |MaxP - AvgP|.",
+    "saturation",
+    "Saturation: how close a model's average is to its best, 1 - |MaxP - AvgP|.",
     r"""Saturation is 1 when every template scores alike: the measure for
     open-ended use, where users phrase instructions their own way (section
     5.3 of Mizrahi et al. 2024). The paper's 1 - (MaxP - AvgP) when higher is
     better.""",
     "cps : saturation times MaxP.",
-    "1 - (scores.max(axis=-1) - scores.mean(axis=-1))", "array([0.5075, 0.975 ])")
+    "1 - (scores.max(axis=-1) - scores.mean(axis=-1))",
+    "array([0.5075, 0.975 ])",
+)
 
 cps = _one_metric(
-    "cps", "Combined performance score: saturation times MaxP.",
+    "cps",
+    "Combined performance score: saturation times MaxP.",
     r"""CPS is :math:`\mathrm{Sat} \cdot \mathrm{MaxP}`: it rewards peak
     capability and consistency at once (section 5.3 of Mizrahi et al. 2024).""",
     "saturation, maxp : its two factors.",
     "(1 - (scores.max(axis=-1) - scores.mean(axis=-1))) * scores.max(axis=-1)",
-    "array([0.3756, 0.585 ])")
+    "array([0.3756, 0.585 ])",
+)
 
 
-@statistic(roles=_ROLES, options={"ddof": o.non_negative_int, "nan_policy": NAN_POLICY},
-           optional_roles=("model",),
-           masks={"original": Mask("template_is_original", "template", "none"), "valid": _VALID},
-           result=DivergenceResult)
+@statistic(
+    roles=_ROLES,
+    options={"ddof": o.non_negative_int, "nan_policy": NAN_POLICY},
+    optional_roles=("model",),
+    masks={"original": Mask("template_is_original", "template", "none"), "valid": _VALID},
+    result=DivergenceResult,
+)
 def divergence(
-    x, template="template", model="model", *, original=True, valid=None, ddof=1,
+    x,
+    template="template",
+    model="model",
+    *,
+    original=True,
+    valid=None,
+    ddof=1,
     nan_policy="propagate",
 ):
     r"""How many standard deviations the original template's score lies from the paraphrases'.
@@ -361,6 +420,10 @@ def divergence(
     >>> (scores[:, 0] - paraphrases.mean(axis=1)) / paraphrases.std(axis=1, ddof=1)
     array([ 3., -2.])
     """
-    return _run(x, _divergence_kernel, _DIVERGENCE_OUTPUTS,
-                {"ddof": ddof, "nan_policy": nan_policy},
-                [x.masks["original"], x.masks["valid"]])
+    return _run(
+        x,
+        _divergence_kernel,
+        _DIVERGENCE_OUTPUTS,
+        {"ddof": ddof, "nan_policy": nan_policy},
+        [x.masks["original"], x.masks["valid"]],
+    )

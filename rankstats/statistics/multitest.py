@@ -22,9 +22,13 @@ def _pairwise_mcnemar(x, **kwargs) -> dict:
     return with_dropped(_km.pairwise_mcnemar(x, **kwargs), ~np.isnan(x))
 
 
-@statistic(roles={"family": Role(None, None, many=True, rest=True)},
-           options={"p_adjust": P_ADJUST}, inputs=("p",), variable="pvalue",
-           per_template=False)
+@statistic(
+    roles={"family": Role(None, None, many=True, rest=True)},
+    options={"p_adjust": P_ADJUST},
+    inputs=("p",),
+    variable="pvalue",
+    per_template=False,
+)
 def adjust_pvalues(p, p_adjust="holm", family=None):
     r"""Adjust p-values for multiple testing, one family per slice.
 
@@ -97,22 +101,37 @@ def adjust_pvalues(p, p_adjust="holm", family=None):
     >>> multipletests([0.01, 0.04, 0.03], method="fdr_bh")[1]
     array([0.03, 0.04, 0.04])
     """
-    out = p.apply(_km.adjust, {"pvalue_adjusted": "pvalue"}, output_dims={
-        "pvalue_adjusted": ["family"]},
-        kwargs={"method": p_adjust, "family_axes": p.count("family")})
+    out = p.apply(
+        _km.adjust,
+        {"pvalue_adjusted": "pvalue"},
+        output_dims={"pvalue_adjusted": ["family"]},
+        kwargs={"method": p_adjust, "family_axes": p.count("family")},
+    )
     if p.labelled:
         return out["pvalue_adjusted"].transpose(*p.arrays[0].dims).assign_attrs(out.attrs)
     axes = p.dims("family")
     return np.moveaxis(out, list(range(-len(axes), 0)), axes) if axes else out
 
 
-@statistic(roles={"family": Role(None, (), many=True), "pairs_over": ("model", -2),
-                  "dim": ("sample", -1)},
-           options={"method": o.one_of("exact", "midp", "chi2", "chi2_cc"),
-                    "p_adjust": P_ADJUST, "nan_policy": NAN_POLICY},
-           result=PairwiseMcNemarResult)
-def pairwise_mcnemar(x, pairs_over="model", dim="sample", *, family=(), method="exact",
-                     p_adjust="holm", nan_policy="propagate"):
+@statistic(
+    roles={"family": Role(None, (), many=True), "pairs_over": ("model", -2), "dim": ("sample", -1)},
+    options={
+        "method": o.one_of("exact", "midp", "chi2", "chi2_cc"),
+        "p_adjust": P_ADJUST,
+        "nan_policy": NAN_POLICY,
+    },
+    result=PairwiseMcNemarResult,
+)
+def pairwise_mcnemar(
+    x,
+    pairs_over="model",
+    dim="sample",
+    *,
+    family=(),
+    method="exact",
+    p_adjust="holm",
+    nan_policy="propagate",
+):
     r"""McNemar's test between every pair of models on the same items, adjusted.
 
     Parameters
@@ -196,7 +215,14 @@ def pairwise_mcnemar(x, pairs_over="model", dim="sample", *, family=(), method="
     array([0.0938, 1.    , 0.125 ])
     """
     return x.apply(
-        _pairwise_mcnemar, {name: name for name in _PAIRWISE}, pairs="pairs_over",
+        _pairwise_mcnemar,
+        {name: name for name in _PAIRWISE},
+        pairs="pairs_over",
         output_dims={name: ["family", "pairs_over", "pairs_over_b"] for name in _PAIRWISE},
-        kwargs={"method": method, "correction": p_adjust, "nan_policy": nan_policy,
-                "family_axes": x.count("family")})
+        kwargs={
+            "method": method,
+            "correction": p_adjust,
+            "nan_policy": nan_policy,
+            "family_axes": x.count("family"),
+        },
+    )

@@ -46,10 +46,15 @@ __all__ = [
 ]
 
 _FRIEDMAN = ("friedman_statistic", "friedman_pvalue", "dof", "n_blocks", "n_treatments")
-_NEMENYI = {"slice": ("critical_difference", "q_alpha", *_FRIEDMAN),
-            "treatment": ("average_rank",), "pair": ("statistic", "pvalue")}
-_DUNN = {"slice": ("critical_difference", "q_alpha", *_FRIEDMAN),
-         "treatment": ("statistic", "pvalue", "pvalue_adjusted", "average_rank")}
+_NEMENYI = {
+    "slice": ("critical_difference", "q_alpha", *_FRIEDMAN),
+    "treatment": ("average_rank",),
+    "pair": ("statistic", "pvalue"),
+}
+_DUNN = {
+    "slice": ("critical_difference", "q_alpha", *_FRIEDMAN),
+    "treatment": ("statistic", "pvalue", "pvalue_adjusted", "average_rank"),
+}
 _TESTS = o.one_of("nemenyi", "bonferroni_dunn")
 
 
@@ -114,18 +119,36 @@ def critical_difference(n_treatments, n_blocks, alpha=0.05, *, test="nemenyi"):
     >>> round(float(q * np.sqrt(4 * 5 / (6 * 14))), 4)
     1.2536
     """
-    checked = o.check_options("critical_difference", {"alpha": o.probability, "test": _TESTS},
-                              {"alpha": alpha, "test": test})
+    checked = o.check_options(
+        "critical_difference",
+        {"alpha": o.probability, "test": _TESTS},
+        {"alpha": alpha, "test": test},
+    )
     return _kp.critical_difference(n_treatments, n_blocks, **checked)["critical_difference"][()]
 
 
-
-@statistic(roles=_blocks.ROLES,
-           options={"alpha": o.probability, "ties": TIES, "tie_correction": o.boolean,
-                    "nan_policy": NAN_POLICY, "higher_is_better": o.optional_boolean},
-           result=NemenyiResult)
-def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
-            tie_correction=True, nan_policy="propagate", higher_is_better=None):
+@statistic(
+    roles=_blocks.ROLES,
+    options={
+        "alpha": o.probability,
+        "ties": TIES,
+        "tie_correction": o.boolean,
+        "nan_policy": NAN_POLICY,
+        "higher_is_better": o.optional_boolean,
+    },
+    result=NemenyiResult,
+)
+def nemenyi(
+    x,
+    blocks=None,
+    treatments="model",
+    *,
+    alpha=0.05,
+    ties="average",
+    tie_correction=True,
+    nan_policy="propagate",
+    higher_is_better=None,
+):
     r"""Friedman's test over models with Nemenyi's comparison of every pair.
 
     Parameters
@@ -204,18 +227,44 @@ def nemenyi(x, blocks=None, treatments="model", *, alpha=0.05, ties="average",
     >>> bool(np.allclose(result.pvalue, expected))
     True
     """
-    return _blocks.run(x, _kp.nemenyi, _NEMENYI,
-                       {"alpha": alpha, "ties": ties, "correction": tie_correction,
-                        "nan_policy": nan_policy, "higher_is_better": higher_is_better})
+    return _blocks.run(
+        x,
+        _kp.nemenyi,
+        _NEMENYI,
+        {
+            "alpha": alpha,
+            "ties": ties,
+            "correction": tie_correction,
+            "nan_policy": nan_policy,
+            "higher_is_better": higher_is_better,
+        },
+    )
 
 
-@statistic(roles=_blocks.ROLES,
-           options={"alpha": o.probability, "p_adjust": P_ADJUST, "ties": TIES,
-                    "nan_policy": NAN_POLICY, "higher_is_better": o.optional_boolean},
-           positions={"control": "treatments"}, result=BonferroniDunnResult)
-def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
-                    p_adjust="bonferroni", ties="average", nan_policy="propagate",
-                    higher_is_better=None):
+@statistic(
+    roles=_blocks.ROLES,
+    options={
+        "alpha": o.probability,
+        "p_adjust": P_ADJUST,
+        "ties": TIES,
+        "nan_policy": NAN_POLICY,
+        "higher_is_better": o.optional_boolean,
+    },
+    positions={"control": "treatments"},
+    result=BonferroniDunnResult,
+)
+def bonferroni_dunn(
+    x,
+    control,
+    blocks=None,
+    treatments="model",
+    *,
+    alpha=0.05,
+    p_adjust="bonferroni",
+    ties="average",
+    nan_policy="propagate",
+    higher_is_better=None,
+):
     r"""Every model against a control model, by average rank (Bonferroni–Dunn).
 
     Parameters
@@ -290,10 +339,20 @@ def bonferroni_dunn(x, control, blocks=None, treatments="model", *, alpha=0.05,
     >>> multipletests(raw, method="bonferroni")[1].round(4)
     array([0.4118, 0.0228])
     """
-    return _blocks.run(x, _kp.bonferroni_dunn, _DUNN,
-                       {"alpha": alpha, "correction": p_adjust, "ties": ties,
-                        "nan_policy": nan_policy, "higher_is_better": higher_is_better,
-                        "control": x.positions["control"]})
+    return _blocks.run(
+        x,
+        _kp.bonferroni_dunn,
+        _DUNN,
+        {
+            "alpha": alpha,
+            "correction": p_adjust,
+            "ties": ties,
+            "nan_policy": nan_policy,
+            "higher_is_better": higher_is_better,
+            "control": x.positions["control"],
+        },
+    )
+
 
 # --------------------------------------------------------------------------- groups
 
@@ -347,12 +406,13 @@ def nonsignificant_groups(result, *, alpha=None, names=None) -> list[list]:
     >>> nonsignificant_groups(nemenyi(scores), names=["a", "b", "c"])
     [['a', 'b'], ['b', 'c']]
     """
-    alpha = o.check_options("nonsignificant_groups", {"alpha": o.optional(o.probability)},
-                            {"alpha": alpha})["alpha"]
+    alpha = o.check_options(
+        "nonsignificant_groups", {"alpha": o.optional(o.probability)}, {"alpha": alpha}
+    )["alpha"]
     mean, significant, labels = _one_slice(result, alpha, names)
     runs = _kp.clique_runs(mean, significant)
     order, stop = runs["order"], runs["stop"]
-    return [[labels[j] for j in order[i:stop[i] + 1]] for i in np.flatnonzero(runs["maximal"])]
+    return [[labels[j] for j in order[i : stop[i] + 1]] for i in np.flatnonzero(runs["maximal"])]
 
 
 def _one_slice(result, alpha, names):
@@ -362,12 +422,14 @@ def _one_slice(result, alpha, names):
         if f"{treatments}_b" not in result.dims or "average_rank" not in result:
             raise DimensionError(
                 f"needs one slice of a nemenyi result (average ranks and pairwise p-values "
-                f"over {treatments!r} and {treatments + '_b'!r}); got dims {tuple(result.dims)}")
+                f"over {treatments!r} and {treatments + '_b'!r}); got dims {tuple(result.dims)}"
+            )
         extra = [d for d in result["average_rank"].dims if d != treatments]
         if extra:
             raise DimensionError(
                 f"one slice needed; select along {', '.join(map(repr, extra))} first "
-                f"(e.g. result.isel({extra[0]}=0))")
+                f"(e.g. result.isel({extra[0]}=0))"
+            )
         labels = result[treatments].values.tolist() if treatments in result.coords else None
         mean = result["average_rank"].values
         pvalue = result["pvalue"].transpose(treatments, f"{treatments}_b").values
@@ -377,8 +439,9 @@ def _one_slice(result, alpha, names):
             raise InputTypeError(f"needs a nemenyi result, not {type(result).__name__}")
         mean = np.asarray(result.average_rank, dtype=float)
         if mean.ndim != 1:
-            raise DimensionError(f"one slice needed; the result has average ranks of shape "
-                                 f"{mean.shape}")
+            raise DimensionError(
+                f"one slice needed; the result has average ranks of shape {mean.shape}"
+            )
         labels, pvalue, cd = None, np.asarray(result.pvalue), float(result.critical_difference)
     labels = list(names) if names is not None else labels or list(range(mean.size))
     if len(labels) != mean.size:

@@ -26,15 +26,19 @@ _FRIEDMAN_OUTPUTS = {
     "n_blocks": "n_judges",
     "n_treatments": "n_objects",
 }
-_MCNEMAR_OUTPUTS = {name: name for name in ("statistic", "pvalue", "b", "c", "n_samples",
-                                            "n_dropped")}
-_COCHRAN_OUTPUTS = {name: name for name in ("statistic", "pvalue", "dof", "n_blocks",
-                                            "n_treatments")}
+_MCNEMAR_OUTPUTS = {
+    name: name for name in ("statistic", "pvalue", "b", "c", "n_samples", "n_dropped")
+}
+_COCHRAN_OUTPUTS = {
+    name: name for name in ("statistic", "pvalue", "dof", "n_blocks", "n_treatments")
+}
 
 
-@statistic(roles={"blocks": ("model", -2), "treatments": ("template", -1)},
-           options={"ties": TIES, "tie_correction": o.boolean, "nan_policy": NAN_POLICY},
-           result=FriedmanResult)
+@statistic(
+    roles={"blocks": ("model", -2), "treatments": ("template", -1)},
+    options={"ties": TIES, "tie_correction": o.boolean, "nan_policy": NAN_POLICY},
+    result=FriedmanResult,
+)
 def friedman(
     x,
     blocks="model",
@@ -111,9 +115,17 @@ def friedman(
     >>> round(float(result.statistic), 4), round(float(result.pvalue), 4)
     (5.7333, 0.0569)
     """
-    return x.apply(_kc.concordance, _FRIEDMAN_OUTPUTS,
-                   kwargs={"ties": ties, "correction": tie_correction, "nan_policy": nan_policy,
-                           "statistic": "friedman", "roles": ("blocks", "treatments")})
+    return x.apply(
+        _kc.concordance,
+        _FRIEDMAN_OUTPUTS,
+        kwargs={
+            "ties": ties,
+            "correction": tie_correction,
+            "nan_policy": nan_policy,
+            "statistic": "friedman",
+            "roles": ("blocks", "treatments"),
+        },
+    )
 
 
 def with_dropped(out: dict, observed) -> dict:
@@ -140,13 +152,14 @@ def _mcnemar_pair(x, y, **kwargs) -> dict:
     return {key: value[..., 0, 1] for key, value in out.items()}
 
 
-@statistic(roles={"pairs_over": ("template", -2), "dim": ("sample", -1)},
-           options={"method": o.one_of("exact", "midp", "chi2", "chi2_cc"),
-                    "nan_policy": NAN_POLICY},
-           result=McNemarResult, inputs=("x", "y"),
-           optional_roles=("pairs_over",))
-def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
-            nan_policy="propagate"):
+@statistic(
+    roles={"pairs_over": ("template", -2), "dim": ("sample", -1)},
+    options={"method": o.one_of("exact", "midp", "chi2", "chi2_cc"), "nan_policy": NAN_POLICY},
+    result=McNemarResult,
+    inputs=("x", "y"),
+    optional_roles=("pairs_over",),
+)
+def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact", nan_policy="propagate"):
     r"""McNemar's test on paired binary correctness.
 
     Either compares ``x`` with ``y`` (e.g. two templates, or two models,
@@ -229,8 +242,9 @@ def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
     """
     kwargs = {"method": method, "nan_policy": nan_policy}
     if (y is None) == (pairs_over is None):
-        raise InputTypeError("mcnemar: give either y, or pairs_over= to test every pair "
-                             "along a dimension, not both")
+        raise InputTypeError(
+            "mcnemar: give either y, or pairs_over= to test every pair along a dimension, not both"
+        )
     if y is not None:
         if not x.labelled and x.roles["dim"] in (-1, 0):
             x_scores, y_scores = (np.asarray(a, dtype=float) for a in x.arrays)
@@ -239,14 +253,21 @@ def mcnemar(x, y=None, *, dim="sample", pairs_over=None, method="exact",
                 return _make_result(McNemarResult, found)
         return x.apply(_mcnemar_pair, _MCNEMAR_OUTPUTS, core=["dim"], kwargs=kwargs)
     pair_dim = f"{pairs_over}_b" if x.labelled else None
-    return x.apply(_mcnemar_matrix, _MCNEMAR_OUTPUTS, core=["pairs_over", "dim"],
-                   output_dims={name: ["pairs_over", pair_dim] for name in _MCNEMAR_OUTPUTS},
-                   new_dims={pair_dim: "pairs_over"} if x.labelled else None, kwargs=kwargs)
+    return x.apply(
+        _mcnemar_matrix,
+        _MCNEMAR_OUTPUTS,
+        core=["pairs_over", "dim"],
+        output_dims={name: ["pairs_over", pair_dim] for name in _MCNEMAR_OUTPUTS},
+        new_dims={pair_dim: "pairs_over"} if x.labelled else None,
+        kwargs=kwargs,
+    )
 
 
-@statistic(roles={"blocks": ("sample", -2), "treatments": ("template", -1)},
-           options={"nan_policy": NAN_POLICY},
-           result=CochranQResult)
+@statistic(
+    roles={"blocks": ("sample", -2), "treatments": ("template", -1)},
+    options={"nan_policy": NAN_POLICY},
+    result=CochranQResult,
+)
 def cochran_q(x, blocks="sample", treatments="template", *, nan_policy="propagate"):
     r"""Cochran's Q test of whether k treatments succeed equally often on the same blocks.
 

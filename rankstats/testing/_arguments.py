@@ -59,19 +59,23 @@ def sizes(function: str, name: str, value, *, high: int = MAX_VALUES) -> tuple[i
     """
     if isinstance(value, st.SearchStrategy):
         return None
-    allowed = (f"a whole number from 0 to {high}, an inclusive (low, high) pair of them, or "
-               "a strategy of ints")
+    allowed = (
+        f"a whole number from 0 to {high}, an inclusive (low, high) pair of them, or "
+        "a strategy of ints"
+    )
     if isinstance(value, (tuple, list)) and len(value) == 2:
         try:
-            low_, high_ = (count(function, f"{name}[{i}]", v, high=high)
-                           for i, v in enumerate(value))
+            low_, high_ = (
+                count(function, f"{name}[{i}]", v, high=high) for i, v in enumerate(value)
+            )
         except OptionError:
             _text.refuse(function, name, value, allowed)
         if low_ > high_:
             raise OptionError(f"{function}: {name}={tuple(value)!r}: need 0 <= low <= high")
         return low_, high_
-    if isinstance(value, (numbers.Integral, np.integer)) and \
-            not isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    ):
         if 0 <= value <= high:
             return int(value), int(value)
     _text.refuse(function, name, value, allowed)
@@ -101,13 +105,15 @@ def check_total(function: str, what: str, *counts) -> None:
     if len(known) == len(counts) and math.prod(known) > MAX_VALUES:
         raise OptionError(
             f"{function}: {what} can hold {math.prod(known):,} values; a drawn array may hold "
-            f"at most {MAX_VALUES:,} (hypothesis cannot build larger ones): ask for fewer")
+            f"at most {MAX_VALUES:,} (hypothesis cannot build larger ones): ask for fewer"
+        )
 
 
 def shape(function: str, name: str, value) -> tuple[int, ...]:
     """A tuple of whole sizes holding at most :data:`MAX_VALUES` values."""
-    if isinstance(value, (numbers.Integral, np.integer)) and \
-            not isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    ):
         value = (value,)
     if not isinstance(value, (tuple, list)) or not value:
         _text.refuse(function, name, value, "a non-empty tuple of whole numbers")
@@ -127,8 +133,11 @@ def optional_tolerance(function: str, name: str, value) -> float | None:
 
 def bound(function: str, name: str, value) -> float:
     """A number, infinite allowed (an open end), NaN refused."""
-    if isinstance(value, (numbers.Real, np.floating, np.integer)) and \
-            not isinstance(value, (bool, np.bool_)) and not math.isnan(float(value)):
+    if (
+        isinstance(value, (numbers.Real, np.floating, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and not math.isnan(float(value))
+    ):
         return float(value)
     _text.refuse(function, name, value, "a number (inf for no bound), not NaN")
 

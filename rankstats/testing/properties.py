@@ -165,7 +165,8 @@ def check_permutation_invariance(
     """
     function = "check_permutation_invariance"
     inputs, field, max_examples, settings, tolerance = _common(
-        function, statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol)
+        function, statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol
+    )
     rtol, atol = tolerance["rtol"], tolerance["atol"]
     equivariant = a.flag(function, "equivariant", equivariant)
     if isinstance(axis, np.integer):
@@ -174,15 +175,18 @@ def check_permutation_invariance(
     if not isinstance(position, int) or isinstance(position, bool):
         raise InputTypeError(f"{function}: axis={axis!r} is not 'objects', 'judges' or an int")
     if inputs is None and not -2 <= position < 2:
-        raise OptionError(f"{function}: axis={axis!r} is not an axis of the judges x objects "
-                          "matrices it draws (0, 1, -1 or -2)")
+        raise OptionError(
+            f"{function}: axis={axis!r} is not an axis of the judges x objects "
+            "matrices it draws (0, 1, -1 or -2)"
+        )
     inputs = s.score_matrices() if inputs is None else inputs
 
     @given(x=inputs, data=st.data())
     def search(x, data):
         if not -x.ndim <= position < x.ndim:
-            raise OptionError(f"{function}: axis={axis!r} is not an axis of the drawn input "
-                              f"of shape {x.shape}")
+            raise OptionError(
+                f"{function}: axis={axis!r} is not an axis of the drawn input of shape {x.shape}"
+            )
         size = x.shape[position]
         order = np.asarray(data.draw(st.permutations(range(size)), label="permutation"))
         moved = np.take(x, order, axis=position)
@@ -237,7 +241,8 @@ def check_monotone_invariance(
     """
     function = "check_monotone_invariance"
     inputs, field, max_examples, settings, tolerance = _common(
-        function, statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol)
+        function, statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol
+    )
     rtol, atol = tolerance["rtol"], tolerance["atol"]
     per_judge = a.flag(function, "per_judge", per_judge)
     if inputs is None:
@@ -295,8 +300,8 @@ def check_symmetry(
     >>> check_symmetry(rankstats.kendall_tau)
     """
     inputs, field, max_examples, settings, tolerance = _common(
-        "check_symmetry", statistic, inputs, field, max_examples, settings, rtol=rtol,
-        atol=atol)
+        "check_symmetry", statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol
+    )
     rtol, atol = tolerance["rtol"], tolerance["atol"]
     if inputs is None:
         inputs = s.score_matrices(judges=2, objects=(2, 10), constant_rows="none").map(tuple)
@@ -304,8 +309,9 @@ def check_symmetry(
     @given(pair=inputs)
     def search(pair):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise InputTypeError(f"check_symmetry: inputs must draw pairs (x, y); it drew a "
-                                 f"{type(pair).__name__}")
+            raise InputTypeError(
+                f"check_symmetry: inputs must draw pairs (x, y); it drew a {type(pair).__name__}"
+            )
         x, y = pair
         xy = _evaluate(statistic, field, x, y)
         yx = _evaluate(statistic, field, y, x)
@@ -367,11 +373,13 @@ def check_bounds(
     """
     function = "check_bounds"
     inputs, field, max_examples, settings, _ = _common(
-        function, statistic, inputs, field, max_examples, settings)
+        function, statistic, inputs, field, max_examples, settings
+    )
     low_, high_ = a.bound(function, "low", low), a.bound(function, "high", high)
     if low_ > high_:
-        raise OptionError(f"{function}: low={low!r} is above high={high!r}; give the bounds "
-                          "in order")
+        raise OptionError(
+            f"{function}: low={low!r} is above high={high!r}; give the bounds in order"
+        )
     low, high = low_, high_
     allow_nan = a.flag(function, "allow_nan", allow_nan)
     inputs = s.score_matrices() if inputs is None else inputs
@@ -419,8 +427,8 @@ def check_vectorised(
     >>> check_vectorised(rankstats.kendall_w)
     """
     inputs, field, max_examples, settings, tolerance = _common(
-        "check_vectorised", statistic, inputs, field, max_examples, settings, rtol=rtol,
-        atol=atol)
+        "check_vectorised", statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol
+    )
     rtol, atol = tolerance["rtol"], tolerance["atol"]
     inputs = s.score_matrices(slices=(1, 4)) if inputs is None else inputs
 
@@ -481,7 +489,8 @@ def check_dask(
     >>> check_dask(rankstats.kendall_w, max_examples=5)
     """
     inputs, field, max_examples, settings, tolerance = _common(
-        "check_dask", statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol)
+        "check_dask", statistic, inputs, field, max_examples, settings, rtol=rtol, atol=atol
+    )
     rtol, atol = tolerance["rtol"], tolerance["atol"]
     if chunks is not None and not isinstance(chunks, dict):
         raise InputTypeError(f"check_dask: chunks={chunks!r} is not a dict of dimension sizes")

@@ -120,11 +120,13 @@ def _check_size(function: str, what: str, values: int | None, distinct: bool) ->
         raise OptionError(
             f"{function}: {what} can hold {values:,} values, each drawn distinct from the "
             f"rest of its row (ties='none'); at most {a.MAX_DISTINCT:,} can be drawn so: ask "
-            "for fewer, or allow ties")
+            "for fewer, or allow ties"
+        )
     if values > a.MAX_VALUES:
         raise OptionError(
             f"{function}: {what} can hold {values:,} values; at most {a.MAX_VALUES:,} can be "
-            "drawn: ask for fewer")
+            "drawn: ask for fewer"
+        )
 
 
 def _levels(kind: str, ties, n: int) -> int:
@@ -161,13 +163,16 @@ def _check_matrix_options(function, kind, ties, nan, constant_rows, elements):
     elif isinstance(ties, str):
         ties = a.choice(function, "ties", ties, TIE_DENSITIES)
     elif isinstance(ties, (numbers.Integral, np.integer)) and not isinstance(
-            ties, (bool, np.bool_)):
+        ties, (bool, np.bool_)
+    ):
         if ties < 1:
             raise OptionError(f"{function}: ties={ties!r}: a number of levels is at least 1")
         ties = int(ties)
     else:
-        raise OptionError(f"{function}: ties={ties!r} is not allowed; ties must be one of "
-                          f"{', '.join(map(repr, TIE_DENSITIES))}, a number of levels or None")
+        raise OptionError(
+            f"{function}: ties={ties!r} is not allowed; ties must be one of "
+            f"{', '.join(map(repr, TIE_DENSITIES))}, a number of levels or None"
+        )
     nan = a.choice(function, "nan", nan, NAN_PATTERNS)
     constant_rows = a.choice(function, "constant_rows", constant_rows, _CONSTANT_ROWS)
     a.strategy(function, "elements", elements)
@@ -175,7 +180,8 @@ def _check_matrix_options(function, kind, ties, nan, constant_rows, elements):
         raise OptionError(
             f"{function}: ties=1 gives every row a single value, and constant_rows="
             f"{constant_rows!r} asks for rows that vary; use ties=2 or more, or "
-            "constant_rows='allow'")
+            "constant_rows='allow'"
+        )
     if kind == "binary" and ties == "none" and elements is None:
         raise OptionError(
             f"{function}: kind='binary' with ties='none': binary scores tie whenever a row "
@@ -348,13 +354,15 @@ def score_arrays(
            [1., 1., 1.]])
     """
     kind, ties, nan, constant_rows = _check_matrix_options(
-        "score_arrays", kind, ties, nan, constant_rows, elements)
+        "score_arrays", kind, ties, nan, constant_rows, elements
+    )
     distinct = _distinct(kind, ties, elements)
 
     def checked(value, name="shape (drawn)"):
         value = a.shape("score_arrays", name, value)
-        _check_size("score_arrays", f"{name}={value!r}", int(np.prod(value, dtype=object)),
-                    distinct)
+        _check_size(
+            "score_arrays", f"{name}={value!r}", int(np.prod(value, dtype=object)), distinct
+        )
         return value
 
     if shape is None:
@@ -430,28 +438,39 @@ def score_matrices(
     >>> find(score_matrices(), lambda x: (x == x[:, :1]).all(axis=1).any())
     array([[0., 0.]])
     """
-    return _score_matrices("score_matrices", judges, objects, kind, ties, nan, constant_rows,
-                           elements, slices)
+    return _score_matrices(
+        "score_matrices", judges, objects, kind, ties, nan, constant_rows, elements, slices
+    )
 
 
-def _score_matrices(function, judges, objects, kind, ties, nan, constant_rows, elements,
-                    slices):
+def _score_matrices(function, judges, objects, kind, ties, nan, constant_rows, elements, slices):
     kind, ties, nan, constant_rows = _check_matrix_options(
-        function, kind, ties, nan, constant_rows, elements)
-    (m, most_m), (n, most_n) = _sizes(function, judges, "judges"), \
-        _sizes(function, objects, "objects")
+        function, kind, ties, nan, constant_rows, elements
+    )
+    (m, most_m), (n, most_n) = (
+        _sizes(function, judges, "judges"),
+        _sizes(function, objects, "objects"),
+    )
     k, most_k = (None, 1) if slices is None else _sizes(function, slices, "slices")
     distinct = _distinct(kind, ties, elements)
-    _check_size(function, "the matrices (judges x objects x slices)",
-                _most(most_m, most_n, most_k), distinct)
+    _check_size(
+        function,
+        "the matrices (judges x objects x slices)",
+        _most(most_m, most_n, most_k),
+        distinct,
+    )
 
     @st.composite
     def matrices(draw):
         rows = draw(m, label="judges")
         columns = draw(n, label="objects")
         count = None if k is None else draw(k, label="slices")
-        _check_size(function, f"a drawn matrix of {rows} x {columns} x {count or 1}",
-                    rows * columns * (count or 1), distinct)
+        _check_size(
+            function,
+            f"a drawn matrix of {rows} x {columns} x {count or 1}",
+            rows * columns * (count or 1),
+            distinct,
+        )
         shape = (rows, columns) if count is None else (count, rows, columns)
         x = draw(_arrays(shape, kind, ties, nan, constant_rows, elements))
         blocks = x[None] if count is None else x
@@ -490,12 +509,14 @@ def score_vectors(
     """
     rows = "allow" if a.flag("score_vectors", "constant", constant) else "none"
     if rows == "none" and ties == 1 and elements is None:
-        raise OptionError("score_vectors: ties=1 gives a single value, and constant=False asks "
-                          "for vectors that vary; use ties=2 or more, or constant=True")
+        raise OptionError(
+            "score_vectors: ties=1 gives a single value, and constant=False asks "
+            "for vectors that vary; use ties=2 or more, or constant=True"
+        )
     a.sizes("score_vectors", "size", size)  # named as the caller named it
-    return _score_matrices(
-        "score_vectors", 1, size, kind, ties, nan, rows, elements, None
-    ).map(lambda x: x[0])
+    return _score_matrices("score_vectors", 1, size, kind, ties, nan, rows, elements, None).map(
+        lambda x: x[0]
+    )
 
 
 def pvalues(size=(1, 25), *, nan: bool = True) -> st.SearchStrategy:
@@ -602,8 +623,13 @@ def _cube(
         shape.append(n_samples)
         real = real[..., None] & sample_real[None, :, None, :]
     extra = draw(st.integers(1, 2), label="runs") if extra_dims else 0
-    _check_size("cubes", f"a drawn cube of {n_models} models, {n_tasks} tasks, {n_templates} "
-                f"templates and {n_samples} samples", int(np.prod(shape)) * max(extra, 1), False)
+    _check_size(
+        "cubes",
+        f"a drawn cube of {n_models} models, {n_tasks} tasks, {n_templates} "
+        f"templates and {n_samples} samples",
+        int(np.prod(shape)) * max(extra, 1),
+        False,
+    )
     if extra:
         dims.append("run")
         shape.append(extra)
@@ -726,18 +752,29 @@ def cubes(
     function = "cubes"
     if kind is not None:
         kind = a.choice(function, "kind", kind, SCORE_KINDS)
-    flags = {name: a.flag(function, name, value) for name, value in (
-        ("ragged", ragged), ("absent", absent), ("nan", nan),
-        ("template_attributes", template_attributes), ("extra_dims", extra_dims),
-        ("shuffled_dims", shuffled_dims))}
+    flags = {
+        name: a.flag(function, name, value)
+        for name, value in (
+            ("ragged", ragged),
+            ("absent", absent),
+            ("nan", nan),
+            ("template_attributes", template_attributes),
+            ("extra_dims", extra_dims),
+            ("shuffled_dims", shuffled_dims),
+        )
+    }
     higher_is_better = a.optional_flag(function, "higher_is_better", higher_is_better)
     (n_tasks, most_tasks), (n_models, most_models), (n_templates, most_templates) = (
         _sizes(function, value, name)
-        for name, value in (("tasks", tasks), ("models", models), ("templates", templates)))
+        for name, value in (("tasks", tasks), ("models", models), ("templates", templates))
+    )
     samples = _samples_option(samples)
-    _check_size(function, "the cubes (models x tasks x templates x samples x runs)",
-                _most(most_models, most_tasks, most_templates, samples[2],
-                      2 if flags["extra_dims"] else 1), False)
+    _check_size(
+        function,
+        "the cubes (models x tasks x templates x samples x runs)",
+        _most(most_models, most_tasks, most_templates, samples[2], 2 if flags["extra_dims"] else 1),
+        False,
+    )
     return _cube(
         n_tasks,
         n_models,

@@ -21,7 +21,8 @@ from ._scored_rows import NOT_FINITE, number
 
 NOT_SCORES = re.compile(
     r"(num_.*|.*_runtime|.*runtime.*|batch_size|.*_cost|finish_reason_.*|prompt_truncated"
-    r"|max_prob|logprob|predicted_index|num_bytes|.*_tokens|training_.*|inference_.*)")
+    r"|max_prob|logprob|predicted_index|num_bytes|.*_tokens|training_.*|inference_.*)"
+)
 """Stats that describe a request (counts, runtimes, costs, token counts), not its quality."""
 _PLACED = ("model", "model_deployment", "data_augmentation")
 
@@ -80,8 +81,11 @@ def read_run(folder: Path) -> Run:
         key, equals, value = part.partition("=")
         if not equals:
             if not args:
-                raise file_error(path, f"cannot read the run name {name!r} (expected "
-                                       "scenario:name=value,...)", column="name")
+                raise file_error(
+                    path,
+                    f"cannot read the run name {name!r} (expected scenario:name=value,...)",
+                    column="name",
+                )
             args[-1] = (args[-1][0], f"{args[-1][1]},{part}")
             continue
         args.append((key, value))
@@ -93,8 +97,11 @@ def task_and_variant(run: Run, template_args) -> tuple[str, str]:
     named = dict(run.args)
     missing = [a for a in template_args if a not in named]
     if missing:
-        raise file_error(run.file("run_spec.json"), f"the run name {run.name!r} has no "
-                         f"argument {missing[0]!r} (template_args)", column="name")
+        raise file_error(
+            run.file("run_spec.json"),
+            f"the run name {run.name!r} has no argument {missing[0]!r} (template_args)",
+            column="name",
+        )
     kept = [f"{k}={v}" for k, v in run.args if k not in _PLACED and k not in template_args]
     task = run.scenario + (":" + ",".join(kept) if kept else "")
     variant = ",".join(f"{a}={named[a]}" for a in template_args)
@@ -119,8 +126,11 @@ def perturbation_label(perturbation, file, row) -> str:
         return "original"
     if not isinstance(perturbation, dict) or not isinstance(perturbation.get("name"), str):
         raise file_error(file, "the perturbation has no name", row=row, column="perturbation")
-    params = {k: v for k, v in perturbation.items()
-              if k not in ("name", "robustness", "fairness", "computed_on")}
+    params = {
+        k: v
+        for k, v in perturbation.items()
+        if k not in ("name", "robustness", "fairness", "computed_on")
+    }
     if not params:
         return perturbation["name"]
     inside = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -134,16 +144,20 @@ def stat_value(stat: dict, file, row, column, non_finite: str = "error"):
     :data:`~rankstats_collectors.files._scored_rows.NOT_FINITE` (the reason to skip it).
     """
     count = stat.get("count")
-    if count is not None and number(count, file, row=row, column=f"{column}.count",
-                                    what="count", nan_is_missing=False) == 0:
+    if (
+        count is not None
+        and number(
+            count, file, row=row, column=f"{column}.count", what="count", nan_is_missing=False
+        )
+        == 0
+    ):
         return None
     if "mean" in stat:
-        value = number(stat["mean"], file, row=row, column=f"{column}.mean",
-                       non_finite=non_finite)
+        value = number(stat["mean"], file, row=row, column=f"{column}.mean", non_finite=non_finite)
         return NOT_FINITE if value is None else value
     if "sum" in stat and count:
-        value = number(stat["sum"], file, row=row, column=f"{column}.sum",
-                       non_finite=non_finite)
+        value = number(stat["sum"], file, row=row, column=f"{column}.sum", non_finite=non_finite)
         return NOT_FINITE if value is None else value / float(count)
-    raise file_error(file, "the stat has neither 'mean' nor 'sum' and 'count'", row=row,
-                     column=column)
+    raise file_error(
+        file, "the stat has neither 'mean' nor 'sum' and 'count'", row=row, column=column
+    )

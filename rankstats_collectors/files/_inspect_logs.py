@@ -58,15 +58,20 @@ def _header(data, name: str, row=None) -> Log | None:
     for field in ("task", "model"):
         value = spec.get(field)
         if value is None:
-            raise file_error(name, f"the log's eval spec has no {field!r}", row=row,
-                             column=f"eval.{field}")
+            raise file_error(
+                name, f"the log's eval spec has no {field!r}", row=row, column=f"eval.{field}"
+            )
         if not isinstance(value, str):
             # inspect_ai writes both as text ("openai/gpt-4o"): a number here was not
             # written by it, and is refused rather than read as a name
-            raise file_error(name, f"the {field} is {value!r}, a {type(value).__name__}, not "
-                                   f"text: inspect_ai names the {field} with text such as "
-                                   f"{'openai/gpt-4o' if field == 'model' else 'mmlu'!r}",
-                             row=row, column=f"eval.{field}")
+            raise file_error(
+                name,
+                f"the {field} is {value!r}, a {type(value).__name__}, not "
+                f"text: inspect_ai names the {field} with text such as "
+                f"{'openai/gpt-4o' if field == 'model' else 'mmlu'!r}",
+                row=row,
+                column=f"eval.{field}",
+            )
     results = data.get("results") or {}
     return Log(Path(name), spec, results, str(data.get("status", "")))
 
@@ -83,15 +88,16 @@ def _read_eval(path: Path):
     head = next((m for m in ("header.json", "_journal/start.json") if m in members), None)
     if head is None:
         archive.close()
-        raise file_error(name, "not an inspect_ai .eval log: it holds neither header.json "
-                               "nor _journal/start.json")
+        raise file_error(
+            name,
+            "not an inspect_ai .eval log: it holds neither header.json nor _journal/start.json",
+        )
     log = _header(_json(archive, head, name), f"{name}:{head}")
     log.path = path
     samples = sorted((m for m in members if _SAMPLE_MEMBER.fullmatch(m)), key=_natural)
     if not samples:
         archive.close()
-        raise file_error(name, "the log holds no samples (was it written with "
-                               "log_samples=False?)")
+        raise file_error(name, "the log holds no samples (was it written with log_samples=False?)")
 
     def iterate():
         with archive:
@@ -125,15 +131,20 @@ def _zstandard(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
     """
     info = archive.getinfo(member)
     if info.compress_type != _ZSTANDARD:
-        raise file_error(f"{name}:{member}", f"compressed with zip method {info.compress_type}, "
-                                             "which cannot be read")
+        raise file_error(
+            f"{name}:{member}",
+            f"compressed with zip method {info.compress_type}, which cannot be read",
+        )
     try:
         import zstandard
     except ImportError:
-        raise file_error(name, "the .eval log's members are compressed with Zstandard (as "
-                               "inspect_ai writes them), which Python reads only from 3.14: "
-                               "pip install zstandard, or convert the log with `inspect log "
-                               "convert --to json`") from None
+        raise file_error(
+            name,
+            "the .eval log's members are compressed with Zstandard (as "
+            "inspect_ai writes them), which Python reads only from 3.14: "
+            "pip install zstandard, or convert the log with `inspect log "
+            "convert --to json`",
+        ) from None
     with open(archive.filename, "rb") as handle:
         handle.seek(info.header_offset)
         header = handle.read(30)
@@ -160,8 +171,11 @@ def _read_json(path: Path):
     log = _header(data, name)
     samples = data.get("samples")
     if not isinstance(samples, list) or not samples:
-        raise file_error(name, "the log holds no samples (was it written with "
-                               "log_samples=False?)", column="samples")
+        raise file_error(
+            name,
+            "the log holds no samples (was it written with log_samples=False?)",
+            column="samples",
+        )
 
     def iterate():
         for index, sample in enumerate(samples):

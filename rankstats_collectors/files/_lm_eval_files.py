@@ -25,14 +25,29 @@ from ._lm_eval_results import LAYOUT_03, LAYOUT_04, LAYOUT_049, LAYOUT_JSON, Res
 from ._lm_eval_table import is_table_file, read_table
 from ._paths import as_paths, found_in, lexists, readable_file
 
-__all__ = ["DATE", "LAYOUT_03", "LAYOUT_04", "LAYOUT_049", "LAYOUT_JSON", "RESULTS", "SAMPLES",
-           "Results", "SamplesFile", "expand", "folder_model", "read_results", "results_model",
-           "sibling_results"]
+__all__ = [
+    "DATE",
+    "LAYOUT_03",
+    "LAYOUT_04",
+    "LAYOUT_049",
+    "LAYOUT_JSON",
+    "RESULTS",
+    "SAMPLES",
+    "Results",
+    "SamplesFile",
+    "expand",
+    "folder_model",
+    "read_results",
+    "results_model",
+    "sibling_results",
+]
 
 DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES = re.compile(rf"samples_(?P<task>.+?)(?:_(?P<date>{DATE})(?P<rest>[^/\\]*))?\.jsonl?")
-RESULTS = re.compile(rf"(?:(?:(?P<prefix>.+)__)?results|(?P<stem>.+))_(?P<date>{DATE})"
-                     rf"(?P<rest>[^/\\]*)\.json")
+RESULTS = re.compile(
+    rf"(?:(?:(?P<prefix>.+)__)?results|(?P<stem>.+))_(?P<date>{DATE})"
+    rf"(?P<rest>[^/\\]*)\.json"
+)
 
 
 @dataclass
@@ -54,11 +69,15 @@ def expand(paths, *, task: str | None) -> tuple[list[SamplesFile], list[Results]
     samples, results, seen = [], [], set()
     for path in as_paths(paths):
         if path.is_dir():
-            found = found_in(path, lambda name: bool(SAMPLES.fullmatch(name)
-                                                     or RESULTS.fullmatch(name)))
+            found = found_in(
+                path, lambda name: bool(SAMPLES.fullmatch(name) or RESULTS.fullmatch(name))
+            )
             if not found:
-                raise line_error(str(path), "the folder holds no lm-evaluation-harness files "
-                                            "(samples_<task>_<date>.jsonl or results_<date>.json)")
+                raise line_error(
+                    str(path),
+                    "the folder holds no lm-evaluation-harness files "
+                    "(samples_<task>_<date>.jsonl or results_<date>.json)",
+                )
             named = [(p, str(p)) for p in found]
         else:
             named = [(readable_file(path), str(path))]
@@ -81,13 +100,19 @@ def _classify(path: Path, file: str, task: str | None, samples: list, results: l
         return
     match = RESULTS.fullmatch(path.name)
     if match or (path.suffix == ".json" and task is None):
-        results.append(read_results(path, file, match["date"] if match else None,
-                                    layout=_layout_of_name(match)))
+        results.append(
+            read_results(
+                path, file, match["date"] if match else None, layout=_layout_of_name(match)
+            )
+        )
         return
     if task is None:
-        raise line_error(file, "the file name does not say which task the log is of "
-                               "(lm-evaluation-harness names logs samples_<task>_<date>.jsonl); "
-                               "pass task=NAME")
+        raise line_error(
+            file,
+            "the file name does not say which task the log is of "
+            "(lm-evaluation-harness names logs samples_<task>_<date>.jsonl); "
+            "pass task=NAME",
+        )
     samples.append(SamplesFile(path, file, task, None))
 
 
@@ -97,8 +122,7 @@ def _layout_of_name(match) -> str:
     return LAYOUT_049 if match["stem"] is not None else LAYOUT_04
 
 
-def read_results(path: Path, file: str, date: str | None, *, layout: str = LAYOUT_JSON
-                 ) -> Results:
+def read_results(path: Path, file: str, date: str | None, *, layout: str = LAYOUT_JSON) -> Results:
     """Read a results file (small: one whole JSON object).
 
     A JSON object without a ``results`` object is refused as not lm-evaluation-harness
@@ -110,34 +134,56 @@ def read_results(path: Path, file: str, date: str | None, *, layout: str = LAYOU
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise line_error(file, f"not lm-evaluation-harness output: not a JSON results file "
-                               f"({error})") from None
+        raise line_error(
+            file, f"not lm-evaluation-harness output: not a JSON results file ({error})"
+        ) from None
     except OSError as error:
         raise line_error(file, f"cannot be read ({error.strerror or error})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise line_error(file, "not an lm-evaluation-harness results file: no 'results' object "
-                               "(lm-evaluation-harness writes 'results' with 'versions' and "
-                               "'config' in 0.3, and with 'configs' in 0.4)", field="results")
+        raise line_error(
+            file,
+            "not an lm-evaluation-harness results file: no 'results' object "
+            "(lm-evaluation-harness writes 'results' with 'versions' and "
+            "'config' in 0.3, and with 'configs' in 0.4)",
+            field="results",
+        )
     results = data["results"]
     if _is_03(data):
         layout = LAYOUT_03
         # 0.3 had no filters: its "acc" is 0.4's "acc,none"
-        results = {task: {f"{key},none": value for key, value in values.items()}
-                   if isinstance(values, dict) else values for task, values in results.items()}
+        results = {
+            task: {f"{key},none": value for key, value in values.items()}
+            if isinstance(values, dict)
+            else values
+            for task, values in results.items()
+        }
     groups = set(data.get("groups") or {})
     for name, members in (data.get("group_subtasks") or {}).items():
         if members:
             groups.add(name)
-    return Results(path, file, date, results_model(data), results, groups,
-                   data.get("higher_is_better") or {}, data.get("configs") or {}, layout)
+    return Results(
+        path,
+        file,
+        date,
+        results_model(data),
+        results,
+        groups,
+        data.get("higher_is_better") or {},
+        data.get("configs") or {},
+        layout,
+    )
 
 
 def _is_03(data: dict) -> bool:
     """A 0.3 results file: ``versions`` and ``config``, no ``configs``, no ``metric,filter`` key."""
     if "configs" in data or not isinstance(data.get("config"), dict) or "versions" not in data:
         return False
-    return not any("," in key for values in data["results"].values()
-                   if isinstance(values, dict) for key in values)
+    return not any(
+        "," in key
+        for values in data["results"].values()
+        if isinstance(values, dict)
+        for key in values
+    )
 
 
 def results_model(data: dict) -> str | None:
@@ -175,8 +221,9 @@ def sibling_results(log: SamplesFile, known: list[Results]) -> Results | None:
     for candidate in sorted(log.path.parent.glob(f"*_{log.date}*.json")):
         match = RESULTS.fullmatch(candidate.name)
         if match and not SAMPLES.fullmatch(candidate.name) and lexists(candidate):
-            results = read_results(candidate, str(candidate), log.date,
-                                   layout=_layout_of_name(match))
+            results = read_results(
+                candidate, str(candidate), log.date, layout=_layout_of_name(match)
+            )
             known.append(results)
             return results
     return None

@@ -42,8 +42,11 @@ def records(path: Path, file: str) -> Iterator[tuple[int, dict]]:
         elif first == "{":
             yield from _lines(handle, file)
         else:
-            raise line_error(file, f"not a per-sample log: it starts with {first!r}, not with "
-                                   "a JSON object or array", line=1)
+            raise line_error(
+                file,
+                f"not a per-sample log: it starts with {first!r}, not with a JSON object or array",
+                line=1,
+            )
 
 
 def line_error(file, problem: str, *, line=None, field=None) -> ImporterError:
@@ -102,15 +105,16 @@ def _lines(handle, file: str) -> Iterator[tuple[int, dict]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise line_error(file, f"not a JSON object ({error.msg} at column "
-                                       f"{error.colno})", line=number) from None
+                raise line_error(
+                    file, f"not a JSON object ({error.msg} at column {error.colno})", line=number
+                ) from None
             if not isinstance(record, dict):
-                raise line_error(file, f"a JSON {type(record).__name__}, not an object",
-                                 line=number)
+                raise line_error(
+                    file, f"a JSON {type(record).__name__}, not an object", line=number
+                )
             yield number, record
     except UnicodeDecodeError as error:
-        raise line_error(file, f"not a UTF-8 text file ({error})",
-                         line=number + 1) from error
+        raise line_error(file, f"not a UTF-8 text file ({error})", line=number + 1) from error
 
 
 def _array(handle, file: str) -> Iterator[tuple[int, dict]]:
@@ -123,16 +127,18 @@ def _array(handle, file: str) -> Iterator[tuple[int, dict]]:
         while True:
             line, value = reader.line, reader.value()
             if not isinstance(value, dict):
-                raise line_error(file, f"a JSON {type(value).__name__} in the array, not an "
-                                       "object", line=line)
+                raise line_error(
+                    file, f"a JSON {type(value).__name__} in the array, not an object", line=line
+                )
             yield line, value
             mark = reader.peek()
             reader.advance()
             if mark == "]":
                 break
             if mark != ",":
-                raise line_error(file, f"expected ',' or ']' after a record, found {mark!r}",
-                                 line=reader.line)
+                raise line_error(
+                    file, f"expected ',' or ']' after a record, found {mark!r}", line=reader.line
+                )
     if reader.peek(end_ok=True) is not None:
         raise line_error(file, "text after the end of the JSON array", line=reader.line)
 
@@ -148,9 +154,10 @@ class _Buffered:
         try:
             chunk = self.handle.read(_CHUNK)
         except UnicodeDecodeError as error:
-            raise line_error(self.file, f"not a UTF-8 text file ({error})",
-                             line=self.line) from error
-        self.buffer, self.position = self.buffer[self.position:] + chunk, 0
+            raise line_error(
+                self.file, f"not a UTF-8 text file ({error})", line=self.line
+            ) from error
+        self.buffer, self.position = self.buffer[self.position :] + chunk, 0
         return bool(chunk)
 
     def peek(self, *, end_ok: bool = False) -> str | None:
@@ -165,8 +172,9 @@ class _Buffered:
             if not self._fill():
                 if end_ok:
                     return None
-                raise line_error(self.file, "the JSON array is not closed (the file ends "
-                                            "early)", line=self.line)
+                raise line_error(
+                    self.file, "the JSON array is not closed (the file ends early)", line=self.line
+                )
 
     def advance(self) -> None:
         self.position += 1
@@ -174,8 +182,7 @@ class _Buffered:
     def expect(self, mark: str) -> None:
         found = self.peek()
         if found != mark:
-            raise line_error(self.file, f"expected {mark!r}, found {found!r}",
-                             line=self.line)
+            raise line_error(self.file, f"expected {mark!r}, found {found!r}", line=self.line)
         self.advance()
 
     def value(self):
@@ -189,8 +196,9 @@ class _Buffered:
                 # and only call it malformed once the file has no more to give.
                 if self._fill():
                     continue
-                raise line_error(self.file, f"not a JSON object ({error.msg})",
-                                 line=self.line) from None
+                raise line_error(
+                    self.file, f"not a JSON object ({error.msg})", line=self.line
+                ) from None
             self.line += self.buffer.count("\n", self.position, end)
             self.position = end
             return value

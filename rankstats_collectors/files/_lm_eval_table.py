@@ -28,8 +28,9 @@ from ._lm_eval_read import line_error
 from ._lm_eval_results import Results
 from ._paths import readable_file
 
-LAYOUT_TABLE = ("an lm-evaluation-harness console table "
-                "(|Tasks|Version|Filter|n-shot|Metric|...|Value|...)")
+LAYOUT_TABLE = (
+    "an lm-evaluation-harness console table (|Tasks|Version|Filter|n-shot|Metric|...|Value|...)"
+)
 SUFFIXES = (".md", ".txt", ".log")
 _HEADER = re.compile(r"^\|\s*(Tasks?|Groups)\s*\|", re.IGNORECASE)
 _MODEL = re.compile(r"""(?:pretrained|model|engine)['"]?\s*[=:]\s*['"]?([^,'"\s)}]+)""")
@@ -74,10 +75,13 @@ def read_table(path: Path, file: str) -> Results:
             header = ["Tasks", *header[1:]]
             for needed in ("Tasks", "Metric", "Value"):
                 if needed not in header:
-                    raise line_error(file, f"the table has no {needed!r} column ({LAYOUT_TABLE} "
-                                           "expected)", line=number)
+                    raise line_error(
+                        file,
+                        f"the table has no {needed!r} column ({LAYOUT_TABLE} expected)",
+                        line=number,
+                    )
             task = None
-            model = model or _model(lines[:number - 1])
+            model = model or _model(lines[: number - 1])
             continue
         if header is None or not text.startswith("|"):
             header = None  # the table ended (or none began: a Groups table is not read)
@@ -86,8 +90,11 @@ def read_table(path: Path, file: str) -> Results:
         if set("".join(cells)) <= set("-: "):
             continue  # the alignment row
         if len(cells) != len(header):
-            raise line_error(file, f"the row has {len(cells)} cells, the header {len(header)} "
-                                   f"({LAYOUT_TABLE})", line=number)
+            raise line_error(
+                file,
+                f"the row has {len(cells)} cells, the header {len(header)} ({LAYOUT_TABLE})",
+                line=number,
+            )
         row = dict(zip(header, cells, strict=True))
         name = row["Tasks"].lstrip(" -").strip()
         if in_groups:
@@ -97,8 +104,12 @@ def read_table(path: Path, file: str) -> Results:
         if name:
             task = name  # a group's task (" - name") is a task like any other
         if task is None:
-            raise line_error(file, "a row continues no task (its Tasks cell is empty and no "
-                                   f"row above names one; {LAYOUT_TABLE})", line=number)
+            raise line_error(
+                file,
+                "a row continues no task (its Tasks cell is empty and no "
+                f"row above names one; {LAYOUT_TABLE})",
+                line=number,
+            )
         metric = row["Metric"]
         if not metric:
             continue
@@ -107,17 +118,24 @@ def read_table(path: Path, file: str) -> Results:
         entry = results.setdefault(task, {})
         key = f"{metric},{filter_}"
         if key in entry and entry[key] != value:
-            raise line_error(file, f"task {task!r} prints {metric!r} under the filter "
-                                   f"{filter_!r} twice with different values ({entry[key]!r}, "
-                                   f"{value!r})", line=number)
+            raise line_error(
+                file,
+                f"task {task!r} prints {metric!r} under the filter "
+                f"{filter_!r} twice with different values ({entry[key]!r}, "
+                f"{value!r})",
+                line=number,
+            )
         entry[key] = value
         columns.setdefault(task, {})[key] = {**row, "Tasks": task, "_line": number}
         arrow = next((c for c in cells if c in ("↑", "↓")), None)
         if arrow is not None:
             better.setdefault(task, {})[metric] = arrow == "↑"
     if not results:
-        raise line_error(file, "not lm-evaluation-harness output: no table whose header is "
-                               "|Tasks|Version|Filter|n-shot|Metric|...|Value|... with rows")
+        raise line_error(
+            file,
+            "not lm-evaluation-harness output: no table whose header is "
+            "|Tasks|Version|Filter|n-shot|Metric|...|Value|... with rows",
+        )
     return Results(path, file, None, model, results, groups, better, {}, LAYOUT_TABLE, columns)
 
 
@@ -134,8 +152,9 @@ def _number(text: str, file: str, line: int) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise line_error(file, f"the value {text!r} is not a number ({LAYOUT_TABLE})",
-                         line=line, field="Value") from None
+        raise line_error(
+            file, f"the value {text!r} is not a number ({LAYOUT_TABLE})", line=line, field="Value"
+        ) from None
     return value
 
 

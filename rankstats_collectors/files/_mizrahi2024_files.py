@@ -54,12 +54,15 @@ class Release:
     def __init__(self, paths: str | PathLike | Sequence[str | PathLike]):
         paths = as_paths(paths)
         if len(paths) != 1:
-            raise ImporterError("mizrahi2024: give the release as one folder (the one holding "
-                                f"{ACCURACIES!r}), not {len(paths)} paths")
+            raise ImporterError(
+                "mizrahi2024: give the release as one folder (the one holding "
+                f"{ACCURACIES!r}), not {len(paths)} paths"
+            )
         self.root = paths[0]
         if not self.root.is_dir():
-            raise file_error(self.root, "no release folder here (give the folder holding "
-                                        f"{ACCURACIES!r})")
+            raise file_error(
+                self.root, f"no release folder here (give the folder holding {ACCURACIES!r})"
+            )
 
     def name(self, path: Path) -> str:
         """``path`` as shown in tables: relative to the release, with slashes."""
@@ -82,11 +85,13 @@ class Release:
             raise file_error(self.shown(folder), "the folder does not exist in the release")
         found = {(path.parent.name, path.stem): path for path in base.glob(f"*/*{suffix}")}
         if not found:
-            raise file_error(self.shown(folder),
-                             f"no <benchmark>/<task>{suffix} files in the folder")
+            raise file_error(
+                self.shown(folder), f"no <benchmark>/<task>{suffix} files in the folder"
+            )
         order = {name: i for i, name in enumerate(BENCHMARK_ORDER)}
-        return dict(sorted(found.items(),
-                           key=lambda item: (order.get(item[0][0], len(order)), item[0])))
+        return dict(
+            sorted(found.items(), key=lambda item: (order.get(item[0][0], len(order)), item[0]))
+        )
 
 
 def _records(count: int) -> np.ndarray:
@@ -119,11 +124,15 @@ def read_accuracies(release: Release, path: Path) -> pd.DataFrame:
         raise file_error(file, "the header repeats this column", row="header", column=repeated)
     wrong = [c for c in columns if not c.endswith(SUFFIX) or c == SUFFIX]
     if wrong or not columns:
-        problem = (f"a model column is named '<model>{SUFFIX}'" if wrong
-                   else f"no '<model>{SUFFIX}' columns")
+        problem = (
+            f"a model column is named '<model>{SUFFIX}'"
+            if wrong
+            else f"no '<model>{SUFFIX}' columns"
+        )
         raise file_error(file, problem, row="header", column=wrong[0] if wrong else None)
-    values = numbers(frame[columns], file, rows=rows, what="an accuracy", allow_nan=True,
-                     low=0, high=1)
+    values = numbers(
+        frame[columns], file, rows=rows, what="an accuracy", allow_nan=True, low=0, high=1
+    )
     models = pd.Index([c.removesuffix(SUFFIX) for c in columns], name="model")
     table = pd.DataFrame(values, index=pd.Index(index, name="template"), columns=models)
     return _located(table, rows, "paraphrase idx", "{}" + SUFFIX)
@@ -150,8 +159,9 @@ def read_paraphrases(release: Release, path: Path) -> pd.DataFrame:
     empty = (table["text"].str.strip() == "").to_numpy()
     if empty.any():
         row = int(np.flatnonzero(empty)[0])
-        raise file_error(file, "the template text is empty", row=rows[row],
-                         column="prompt template")
+        raise file_error(
+            file, "the template text is empty", row=rows[row], column="prompt template"
+        )
     return _located(table.set_index("template"), rows, "prompt idx", "{}")
 
 
@@ -160,8 +170,12 @@ def _json_numbers(block: pd.DataFrame, file: str, field: str, rows) -> np.ndarra
     bad = ~is_number.to_numpy()
     if bad.any():
         row, column = (int(i) for i in np.argwhere(bad)[0])
-        raise file_error(file, f"{block.iat[row, column]!r} is not a number",
-                         row=rows[row], column=f"{field}.{block.columns[column]}")
+        raise file_error(
+            file,
+            f"{block.iat[row, column]!r} is not a number",
+            row=rows[row],
+            column=f"{field}.{block.columns[column]}",
+        )
     return block.to_numpy(dtype=float)
 
 
@@ -176,8 +190,10 @@ def _json_models(entries: pd.DataFrame, field: str, models: list, file: str, row
         else:
             extra = sorted(set(got) - set(models))
             missing = sorted(set(models) - set(got))
-            problem = (f"its models differ from those of row {rows[0]}, accs "
-                       f"(extra: {extra or 'none'}; missing: {missing or 'none'})")
+            problem = (
+                f"its models differ from those of row {rows[0]}, accs "
+                f"(extra: {extra or 'none'}; missing: {missing or 'none'})"
+            )
         raise file_error(file, problem, row=rows[row], column=field)
 
 
@@ -193,16 +209,21 @@ def read_aggregated(release: Release, path: Path):
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise file_error(file, f"not valid JSON ({error.msg})", row=error.lineno,
-                         column=f"character {error.colno}") from error
+        raise file_error(
+            file,
+            f"not valid JSON ({error.msg})",
+            row=error.lineno,
+            column=f"character {error.colno}",
+        ) from error
     except UnicodeDecodeError as error:
         raise file_error(file, f"not UTF-8 text ({error})") from error
     except OSError as error:
         raise file_error(file, f"cannot be read ({error.strerror or error})") from None
     paraphrases = data.get("paraphrases") if isinstance(data, dict) else None
     if not isinstance(paraphrases, dict) or not paraphrases:
-        raise file_error(file, "no non-empty 'paraphrases' object", row="top level",
-                         column="paraphrases")
+        raise file_error(
+            file, "no non-empty 'paraphrases' object", row="top level", column="paraphrases"
+        )
     keys = pd.Series(list(paraphrases), name="paraphrases")
     rows = np.array([repr(key) for key in keys], dtype=object)
     index = template_index(keys, file, rows=rows)
@@ -213,14 +234,17 @@ def read_aggregated(release: Release, path: Path):
     for field in JSON_FIELDS:
         present = entries[field].notna().to_numpy() if field in entries else np.zeros(len(keys))
         if not present.all():
-            raise file_error(file, "missing field", row=rows[int(np.argmin(present))],
-                             column=field)
+            raise file_error(file, "missing field", row=rows[int(np.argmin(present))], column=field)
     for field, kind in (("template", str), ("method", str), ("correct", bool)):
         wrong = ~entries[field].map(lambda v, kind=kind: isinstance(v, kind)).to_numpy()
         if wrong.any():
             row = int(np.flatnonzero(wrong)[0])
-            raise file_error(file, f"{entries[field].iloc[row]!r} is not a {kind.__name__}",
-                             row=rows[row], column=field)
+            raise file_error(
+                file,
+                f"{entries[field].iloc[row]!r} is not a {kind.__name__}",
+                row=rows[row],
+                column=field,
+            )
     first = entries["accs"].iloc[0]
     models = list(first) if isinstance(first, dict) else []
     tables = {}
@@ -231,16 +255,34 @@ def read_aggregated(release: Release, path: Path):
         outside = (values < 0) | (values > 1)
         if field == "accs" and outside.any():
             row, column = (int(i) for i in np.argwhere(outside)[0])
-            raise file_error(file, f"{float(values[row, column])!r} lies outside [0, 1]",
-                             row=rows[row], column=f"accs.{models[column]}")
-        tables[field] = _located(pd.DataFrame(
-            values, index=pd.Index(index, name="template"),
-            columns=pd.Index(models, name="model"),
-        ), rows, "paraphrases", field + ".{}")
+            raise file_error(
+                file,
+                f"{float(values[row, column])!r} lies outside [0, 1]",
+                row=rows[row],
+                column=f"accs.{models[column]}",
+            )
+        tables[field] = _located(
+            pd.DataFrame(
+                values,
+                index=pd.Index(index, name="template"),
+                columns=pd.Index(models, name="model"),
+            ),
+            rows,
+            "paraphrases",
+            field + ".{}",
+        )
     accs = tables["accs"]
-    meta = _located(pd.DataFrame({"text": entries["template"].to_numpy(),
-                                  "method": entries["method"].to_numpy(),
-                                  "valid": entries["correct"].to_numpy(dtype=bool)},
-                                 index=pd.Index(index, name="template")),
-                    rows, "paraphrases", "{}")
+    meta = _located(
+        pd.DataFrame(
+            {
+                "text": entries["template"].to_numpy(),
+                "method": entries["method"].to_numpy(),
+                "valid": entries["correct"].to_numpy(dtype=bool),
+            },
+            index=pd.Index(index, name="template"),
+        ),
+        rows,
+        "paraphrases",
+        "{}",
+    )
     return meta, accs, tables["ranks"]

@@ -23,7 +23,8 @@ Licence: Community Data License Agreement – Permissive, Version 2.0
 attribution and the licence name.
 
 The files here are that data, unchanged in value, rearranged into netCDF by
-`python -m rankstats_collectors.files.mizrahi2024 build-datasets <release folder> rankstats/datasets`:
+`python -m rankstats_collectors.files.mizrahi2024 build-datasets <release folder>
+rankstats/datasets`:
 
 - `mizrahi2024.nc`: a rankstats score cube, `score(model, task, template)`, the accuracy
   of 16 open-source models on 25 tasks (LMentry and BIG-bench Hard, 11 of the models on
@@ -48,10 +49,14 @@ other); the copies name two generation methods differently (`meta_cot` / `cot`,
 
 
 def _write_dataset(dataset: xr.Dataset, path: Path) -> None:
-    encoding = {name: {"zlib": True, "complevel": 4} for name, variable in dataset.data_vars.items()
-                if variable.dtype.kind == "f"}
-    write_atomically(path, lambda temporary: dataset.to_netcdf(temporary, engine="netcdf4",
-                                                               encoding=encoding))
+    encoding = {
+        name: {"zlib": True, "complevel": 4}
+        for name, variable in dataset.data_vars.items()
+        if variable.dtype.kind == "f"
+    }
+    write_atomically(
+        path, lambda temporary: dataset.to_netcdf(temporary, engine="netcdf4", encoding=encoding)
+    )
 
 
 def _compact_text(cube: xr.Dataset) -> xr.Dataset:
@@ -66,8 +71,10 @@ def _compact_text(cube: xr.Dataset) -> xr.Dataset:
 def write_datasets(cubes: dict, metrics: xr.Dataset, outdir: Path) -> list[Path]:
     """Write ``cubes`` (``{file name: cube}``), the metrics and the licence into ``outdir``."""
     outdir.mkdir(parents=True, exist_ok=True)
-    written = [rankstats.save(_compact_text(cube), outdir / name, float_dtype="float64")
-               for name, cube in cubes.items()]
+    written = [
+        rankstats.save(_compact_text(cube), outdir / name, float_dtype="float64")
+        for name, cube in cubes.items()
+    ]
     written.append(outdir / "mizrahi2024-metrics.nc")
     _write_dataset(metrics, written[-1])
     written.append(outdir / "LICENSE-mizrahi2024.md")

@@ -29,8 +29,9 @@ def as_paths(paths) -> list[Path]:
     paths = list(paths)
     for path in paths:
         if not isinstance(path, (str, os.PathLike)):
-            raise InputTypeError(f"a path is text or an os.PathLike, not {type(path).__name__} "
-                                 f"({path!r})")
+            raise InputTypeError(
+                f"a path is text or an os.PathLike, not {type(path).__name__} ({path!r})"
+            )
     return [Path(path) for path in paths]
 
 
@@ -106,9 +107,11 @@ def found_in(folder: Path, wanted: Callable[[str], bool]) -> list[Path]:
     Linked folders are not searched (as :meth:`pathlib.Path.rglob`); a
     folder that cannot be listed is an error.
     """
+
     def refuse(error: OSError):
-        raise file_error(error.filename or folder, f"the folder cannot be read "
-                                                   f"({error.strerror or error})")
+        raise file_error(
+            error.filename or folder, f"the folder cannot be read ({error.strerror or error})"
+        )
 
     found = []
     for root, folders, names in os.walk(folder, onerror=refuse):

@@ -20,8 +20,21 @@ from . import ImporterError, file_error
 from ._paths import as_paths, few, files_in
 from ._summary import ImportSummary
 
-__all__ = ["KEYS", "NAN_SCORE", "NON_FINITE", "SCORE_OPTIONS", "as_paths", "check_range",
-           "drop_missing", "drop_repeats", "files_in", "kind_of", "label", "number", "to_cube"]
+__all__ = [
+    "KEYS",
+    "NAN_SCORE",
+    "NON_FINITE",
+    "SCORE_OPTIONS",
+    "as_paths",
+    "check_range",
+    "drop_missing",
+    "drop_repeats",
+    "files_in",
+    "kind_of",
+    "label",
+    "number",
+    "to_cube",
+]
 
 KEYS = ["model", "task", "template", "sample"]
 NON_FINITE = ("error", "missing")
@@ -38,8 +51,16 @@ SCORE_OPTIONS = {
 }
 
 
-def number(value, file: str, *, row=None, column=None, what: str = "score",
-           non_finite: str = "error", nan_is_missing: bool = True) -> float | None:
+def number(
+    value,
+    file: str,
+    *,
+    row=None,
+    column=None,
+    what: str = "score",
+    non_finite: str = "error",
+    nan_is_missing: bool = True,
+) -> float | None:
     """``value`` as a finite float, or an error naming ``file``, ``row`` and ``column``.
 
     Booleans count as 1 and 0; strings that spell a number are read as numbers.
@@ -57,8 +78,9 @@ def number(value, file: str, *, row=None, column=None, what: str = "score",
         try:
             result = float(value.strip())
         except ValueError:
-            raise file_error(file, f"the {what} {value!r} is not a number",
-                             row=row, column=column) from None
+            raise file_error(
+                file, f"the {what} {value!r} is not a number", row=row, column=column
+            ) from None
     elif value is None:
         raise file_error(file, f"the {what} is missing", row=row, column=column)
     else:
@@ -68,9 +90,13 @@ def number(value, file: str, *, row=None, column=None, what: str = "score",
     if not math.isfinite(result):
         if non_finite == "missing":
             return None
-        raise file_error(file, f"the {what} {value!r} is not a finite number (pass "
-                               "non_finite=missing to read such scores as missing)",
-                         row=row, column=column)
+        raise file_error(
+            file,
+            f"the {what} {value!r} is not a finite number (pass "
+            "non_finite=missing to read such scores as missing)",
+            row=row,
+            column=column,
+        )
     return result
 
 
@@ -83,16 +109,27 @@ def label(value, file, *, row=None, column=None) -> str:
     """
     text = label_text(value)
     if text is None:
-        raise file_error(file, f"{value!r} is a {type(value).__name__}, not text or a number",
-                         row=row, column=column)
+        raise file_error(
+            file,
+            f"{value!r} is a {type(value).__name__}, not text or a number",
+            row=row,
+            column=column,
+        )
     problem = label_problem(text)
     if problem:
         raise file_error(file, f"the label {text!r} {problem}", row=row, column=column)
     return text
 
 
-def kind_of(scores, summary: ImportSummary, given: str | None, *, aggregated: bool = False,
-            declared: str | None = None, why: str = "") -> str:
+def kind_of(
+    scores,
+    summary: ImportSummary,
+    given: str | None,
+    *,
+    aggregated: bool = False,
+    declared: str | None = None,
+    why: str = "",
+) -> str:
     """The score kind: ``given``, else ``declared`` by the source, else inferred and noted.
 
     An inferred kind goes into the summary with the reason and how to set it.
@@ -104,8 +141,10 @@ def kind_of(scores, summary: ImportSummary, given: str | None, *, aggregated: bo
         return declared
     kind, reason = infer_score_kind(scores, aggregated=aggregated)
     others = " or ".join(k for k in SCORE_KINDS if k != kind)
-    summary.note(f"score_kind {kind!r} was inferred from the values ({reason}); pass "
-                 f"score_kind={others} to set it")
+    summary.note(
+        f"score_kind {kind!r} was inferred from the values ({reason}); pass "
+        f"score_kind={others} to set it"
+    )
     return kind
 
 
@@ -122,8 +161,11 @@ def check_range(scores: np.ndarray, kind: str, error) -> None:
         return
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise error(at, f"the score {values[at]:g} is not {allowed}, as score_kind={kind!r} "
-                        f"requires ({int(bad.sum())} such score(s))")
+        raise error(
+            at,
+            f"the score {values[at]:g} is not {allowed}, as score_kind={kind!r} "
+            f"requires ({int(bad.sum())} such score(s))",
+        )
 
 
 def drop_repeats(frame: pd.DataFrame, summary: ImportSummary, keys=KEYS) -> pd.DataFrame:
@@ -146,10 +188,13 @@ def drop_repeats(frame: pd.DataFrame, summary: ImportSummary, keys=KEYS) -> pd.D
         same = same[(same[keys] == pd.Series(key, index=keys)).all(axis=1)]
         places = [f"{_place(r.file, r.row)}: {r.score:g}" for r in same.itertuples()]
         label = ", ".join(f"{k}={v!r}" for k, v in zip(keys, key, strict=True))
-        raise file_error(same.iloc[-1]["file"],
-                         f"the sample ({label}) is logged more than once with different "
-                         f"scores ({'; '.join(places)})",
-                         row=_row(same.iloc[-1]["row"]), column="score")
+        raise file_error(
+            same.iloc[-1]["file"],
+            f"the sample ({label}) is logged more than once with different "
+            f"scores ({'; '.join(places)})",
+            row=_row(same.iloc[-1]["row"]),
+            column="score",
+        )
     kept = ~frame.duplicated(keys, keep="first")
     summary.skip(_REPEATED, int((~kept).sum()))
     return frame.loc[kept].reset_index(drop=True)
@@ -166,10 +211,18 @@ def drop_missing(frame: pd.DataFrame, summary: ImportSummary) -> pd.DataFrame:
     return frame.loc[~missing].reset_index(drop=True)
 
 
-def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric: str,
-            score_kind: str | None = None, higher_is_better: bool = True,
-            attrs: dict | None = None, aggregated: bool = False,
-            declared: tuple[str, str] | None = None):
+def to_cube(
+    frame: pd.DataFrame,
+    summary: ImportSummary,
+    *,
+    source: str,
+    metric: str,
+    score_kind: str | None = None,
+    higher_is_better: bool = True,
+    attrs: dict | None = None,
+    aggregated: bool = False,
+    declared: tuple[str, str] | None = None,
+):
     """The cube of ``frame`` (its ``file`` and ``row`` columns dropped), with the summary.
 
     ``score_kind`` is the user's; else ``declared`` ``(kind, why)`` is the
@@ -179,23 +232,36 @@ def to_cube(frame: pd.DataFrame, summary: ImportSummary, *, source: str, metric:
     """
     frame = drop_missing(frame, summary)
     if frame.empty:
-        raise ImporterError("no scores were read: "
-                            + (_skipped(summary) or "the files hold no scored samples")
-                            + f" (files: {few(summary.files)})")
+        raise ImporterError(
+            "no scores were read: "
+            + (_skipped(summary) or "the files hold no scored samples")
+            + f" (files: {few(summary.files)})"
+        )
     frame = drop_repeats(frame, summary, [k for k in KEYS if k in frame])
     scores = frame["score"].to_numpy(dtype=float)
-    kind = kind_of(scores, summary, score_kind, aggregated=aggregated,
-                   declared=declared[0] if declared else None,
-                   why=declared[1] if declared else "")
-    check_range(scores, kind, lambda at, problem: file_error(
-        frame["file"].iloc[at], problem, row=_row(frame["row"].iloc[at]), column="score"))
+    kind = kind_of(
+        scores,
+        summary,
+        score_kind,
+        aggregated=aggregated,
+        declared=declared[0] if declared else None,
+        why=declared[1] if declared else "",
+    )
+    check_range(
+        scores,
+        kind,
+        lambda at, problem: file_error(
+            frame["file"].iloc[at], problem, row=_row(frame["row"].iloc[at]), column="score"
+        ),
+    )
     summary.keep(len(frame))
     records = frame.drop(columns=["file", "row"])
     for column in records.columns:
         if isinstance(records[column].dtype, pd.CategoricalDtype):
             records[column] = records[column].astype(object)
-    cube = rankstats.from_records(records, score_kind=kind, metric=metric, source=source,
-                                  higher_is_better=higher_is_better)
+    cube = rankstats.from_records(
+        records, score_kind=kind, metric=metric, source=source, higher_is_better=higher_is_better
+    )
     cube.attrs.update(attrs or {})
     return summary.apply(cube)
 
@@ -213,8 +279,11 @@ def _place(file, row) -> str:
 def _skipped(summary: ImportSummary) -> str:
     if not summary.skipped:
         return ""
-    return "every row was skipped (" + "; ".join(
-        f"{n} × {reason}" for reason, n in summary.skipped.most_common()) + ")"
+    return (
+        "every row was skipped ("
+        + "; ".join(f"{n} × {reason}" for reason, n in summary.skipped.most_common())
+        + ")"
+    )
 
 
 def latest_runs(frame: pd.DataFrame, runs: str, summary, unit: str) -> pd.DataFrame:
@@ -230,9 +299,11 @@ def latest_runs(frame: pd.DataFrame, runs: str, summary, unit: str) -> pd.DataFr
         first = frame.loc[several].iloc[0]
         same = frame.loc[(frame[keys] == first[keys]).all(axis=1), "file"].unique()
         if runs == "error":
-            raise ImporterError(f"model {first['model']!r} ran {first['task']!r} (template "
-                                f"{first['template']!r}) in several runs; pass runs=latest "
-                                f"to keep the latest (files: {few(same)})")
+            raise ImporterError(
+                f"model {first['model']!r} ran {first['task']!r} (template "
+                f"{first['template']!r}) in several runs; pass runs=latest "
+                f"to keep the latest (files: {few(same)})"
+            )
         latest = frame.groupby(keys)["run"].transform("max")
         keep = ~several | (frame["run"] == latest)
         summary.skip(f"an older run of the same model and {unit}", int((~keep).sum()))

@@ -90,12 +90,16 @@ class ImportSummary:
     def text(self, cube) -> str:
         """The summary as lines of text, with the cube's sizes."""
         names = ", ".join(self.files[:3]) + (", ..." if len(self.files) > 3 else "")
-        lines = [f"{self.importer}: read {_count(self.rows_read, self.unit)} from "
-                 f"{_count(len(self.files), 'file')} ({names}): kept {self.rows_kept}, "
-                 f"skipped {self.rows_skipped}"]
-        sizes = [_count(cube.sizes.get("model", 0), "model"),
-                 _count(cube.sizes.get("task", 0), "task"),
-                 _count(cube.sizes.get("template", 0), "template") + " (max per task)"]
+        lines = [
+            f"{self.importer}: read {_count(self.rows_read, self.unit)} from "
+            f"{_count(len(self.files), 'file')} ({names}): kept {self.rows_kept}, "
+            f"skipped {self.rows_skipped}"
+        ]
+        sizes = [
+            _count(cube.sizes.get("model", 0), "model"),
+            _count(cube.sizes.get("task", 0), "task"),
+            _count(cube.sizes.get("template", 0), "template") + " (max per task)",
+        ]
         if "sample" in cube.dims:
             sizes.append(_count(cube.sizes["sample"], "sample") + " (max per task)")
         lines.append("  " + ", ".join(sizes))

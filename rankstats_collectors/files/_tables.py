@@ -35,9 +35,12 @@ def require_columns(header, columns, file: str) -> None:
     header = list(header)
     for column in columns:
         if column not in header:
-            raise file_error(file, f"missing column (the header has: "
-                                   f"{', '.join(map(repr, header))})",
-                             row="header", column=column)
+            raise file_error(
+                file,
+                f"missing column (the header has: {', '.join(map(repr, header))})",
+                row="header",
+                column=column,
+            )
 
 
 def repeated_column(columns) -> str | None:
@@ -54,9 +57,17 @@ def _first(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(mask)[0])
 
 
-def numbers(block: pd.DataFrame, file: str, *, rows, what: str = "a number",
-            allow_empty: bool = False, allow_nan: bool = False, low=None,
-            high=None) -> np.ndarray:
+def numbers(
+    block: pd.DataFrame,
+    file: str,
+    *,
+    rows,
+    what: str = "a number",
+    allow_empty: bool = False,
+    allow_nan: bool = False,
+    low=None,
+    high=None,
+) -> np.ndarray:
     """The cells of ``block`` (strings) as floats; the first bad cell raises.
 
     ``rows`` labels the block's rows in messages (record numbers or keys).
@@ -81,8 +92,12 @@ def numbers(block: pd.DataFrame, file: str, *, rows, what: str = "a number",
         outside |= values > high
     if outside.any():
         row, column = _first(outside)
-        raise file_error(file, f"{str(text[row, column])!r} lies outside [{low}, {high}]",
-                         row=rows[row], column=block.columns[column])
+        raise file_error(
+            file,
+            f"{str(text[row, column])!r} lies outside [{low}, {high}]",
+            row=rows[row],
+            column=block.columns[column],
+        )
     return values
 
 
@@ -92,8 +107,12 @@ def whole_numbers(column: pd.Series, file: str, *, rows, low: int = 0) -> np.nda
     bad = (values != np.round(values)) | (values < low)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise file_error(file, f"{column.iloc[row]!r} is not a whole number >= {low}",
-                         row=rows[row], column=column.name)
+        raise file_error(
+            file,
+            f"{column.iloc[row]!r} is not a whole number >= {low}",
+            row=rows[row],
+            column=column.name,
+        )
     return values.astype(np.int64)
 
 
@@ -111,8 +130,12 @@ def flags(column: pd.Series, file: str, *, rows, doubtful: bool = False) -> np.n
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         allowed = "True/False or 1/0" + (" (optionally followed by '?')" if doubtful else "")
-        raise file_error(file, f"{column.iloc[row]!r} is not a flag ({allowed})",
-                         row=rows[row], column=column.name)
+        raise file_error(
+            file,
+            f"{column.iloc[row]!r} is not a flag ({allowed})",
+            row=rows[row],
+            column=column.name,
+        )
     return true.to_numpy()
 
 
@@ -123,15 +146,22 @@ def template_index(column: pd.Series, file: str, *, rows) -> np.ndarray:
     if repeated.any():
         row = int(np.flatnonzero(repeated)[0])
         first = int(np.flatnonzero(index == index[row])[0])
-        raise file_error(file, f"template index {index[row]} repeats row {rows[first]}",
-                         row=rows[row], column=column.name)
+        raise file_error(
+            file,
+            f"template index {index[row]} repeats row {rows[first]}",
+            row=rows[row],
+            column=column.name,
+        )
     ordered = np.sort(index)
     gaps = np.flatnonzero(ordered != np.arange(1, len(index) + 1))
     if gaps.size:
         missing, holder = gaps[0] + 1, ordered[gaps[0]]
         row = int(np.flatnonzero(index == holder)[0])
         raise file_error(
-            file, f"template index {missing} is missing (the next index is {holder}); "
-                  "templates are numbered from 1 without gaps",
-            row=rows[row], column=column.name)
+            file,
+            f"template index {missing} is missing (the next index is {holder}); "
+            "templates are numbered from 1 without gaps",
+            row=rows[row],
+            column=column.name,
+        )
     return index

@@ -37,10 +37,12 @@ from ._summary import ImportSummary
 
 __all__ = ["DIMENSIONS", "OPTIONS", "REFERENCE", "load"]
 
-REFERENCE = ("Habba, E., Arviv, O., Itzhak, I., Perlitz, Y., Bandel, E., Choshen, L., "
-             "Shmueli-Scheuer, M., & Stanovsky, G. (2025). DOVE: A Large-Scale "
-             "Multi-Dimensional Predictions Dataset Towards Meaningful LLM Evaluation. "
-             "arXiv:2503.01622")
+REFERENCE = (
+    "Habba, E., Arviv, O., Itzhak, I., Perlitz, Y., Bandel, E., Choshen, L., "
+    "Shmueli-Scheuer, M., & Stanovsky, G. (2025). DOVE: A Large-Scale "
+    "Multi-Dimensional Predictions Dataset Towards Meaningful LLM Evaluation. "
+    "arXiv:2503.01622"
+)
 DIMENSIONS = {
     "template": "prompt_config.format.template",
     "separator": "prompt_config.format.separator",
@@ -60,15 +62,24 @@ _NAME = "dove"
 OPTIONS = {
     "dimensions": _text.optional(_text.text_list),
     "select": _text.optional(_text.mapping()),
-    "model": _text.optional(_text.text), "batch_size": _text.integer(low=1),
+    "model": _text.optional(_text.text),
+    "batch_size": _text.integer(low=1),
     **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, dimensions=None, select: dict | None = None, model: str | None = None,
-         batch_size: int = 65536, score_kind: str | None = None, non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    dimensions=None,
+    select: dict | None = None,
+    model: str | None = None,
+    batch_size: int = 65536,
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     r"""Read DOVE Parquet files into a cube of per-sample scores.
 
     Parameters
@@ -140,12 +151,17 @@ def load(paths, *, dimensions=None, select: dict | None = None, model: str | Non
     ['capitals', 'roman']
     """
     pq = rankstats_collectors.require("pyarrow.parquet", "io")
-    dimensions = list(DIMENSIONS if dimensions is None else
-                      ([dimensions] if isinstance(dimensions, str) else dimensions))
+    dimensions = list(
+        DIMENSIONS
+        if dimensions is None
+        else ([dimensions] if isinstance(dimensions, str) else dimensions)
+    )
     unknown = [d for d in [*dimensions, *(select or {})] if d not in DIMENSIONS]
     if unknown:
-        raise OptionError(f"dove: {unknown[0]!r} is not a DOVE prompt dimension "
-                          f"(dimensions: {', '.join(DIMENSIONS)})")
+        raise OptionError(
+            f"dove: {unknown[0]!r} is not a DOVE prompt dimension "
+            f"(dimensions: {', '.join(DIMENSIONS)})"
+        )
     files = files_in(paths, (".parquet",))
     summary = ImportSummary(_NAME, [str(f) for f in files])
     frames, templates = [], {}
@@ -158,10 +174,18 @@ def load(paths, *, dimensions=None, select: dict | None = None, model: str | Non
             frames.append(_templates(frame, dimensions, templates))
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     frame = _check_fixed(frame, dimensions)
-    cube = to_cube(frame, summary, metric="score", score_kind=score_kind,
-                   source=f"DOVE Parquet files ({len(files)})",
-                   attrs={"dimensions": ", ".join(dimensions), "reference": REFERENCE,
-                          "license": "CDLA-Permissive-2.0"})
+    cube = to_cube(
+        frame,
+        summary,
+        metric="score",
+        score_kind=score_kind,
+        source=f"DOVE Parquet files ({len(files)})",
+        attrs={
+            "dimensions": ", ".join(dimensions),
+            "reference": REFERENCE,
+            "license": "CDLA-Permissive-2.0",
+        },
+    )
     return rankstats.validate(_with_template_attrs(cube, templates))
 
 
@@ -197,8 +221,12 @@ def _batches(pq, path, batch_size):
     for field in wanted:
         if field not in names:
             shown = ", ".join(sorted(names)[:12]) + (", ..." if len(names) > 12 else "")
-            raise file_error(path, f"missing field of the DOVE record schema (the file has: "
-                                   f"{shown})", row="header", column=field)
+            raise file_error(
+                path,
+                f"missing field of the DOVE record schema (the file has: {shown})",
+                row="header",
+                column=field,
+            )
     start = 1
     with parquet:
         for batch in _checked_batches(parquet, path, batch_size, wanted):
@@ -270,15 +298,25 @@ def _scores(frame: pd.DataFrame, file: str, summary, non_finite: str) -> pd.Data
     # DOVE writes evaluation.score as a number; text (even "0.5") means the file was
     # written by something else, and is refused rather than guessed at
     # (booleans count as 1 and 0, as in every importer)
-    numbers = np.array([isinstance(v, (int, float, np.integer, np.floating, np.bool_))
-                        for v in raw.tolist()], dtype=bool) if len(raw) else np.zeros(0, bool)
+    numbers = (
+        np.array(
+            [isinstance(v, (int, float, np.integer, np.floating, np.bool_)) for v in raw.tolist()],
+            dtype=bool,
+        )
+        if len(raw)
+        else np.zeros(0, bool)
+    )
     if not numbers.all():
         at = int(np.flatnonzero(~numbers)[0])
         value = raw.iloc[at]
         value = value.item() if isinstance(value, np.generic) else value
-        raise file_error(file, f"the score {value!r} is a {type(value).__name__}, not a number "
-                               "(DOVE records hold evaluation.score as a number)",
-                         row=int(frame["row"].iloc[at]), column=_FIELDS["score"])
+        raise file_error(
+            file,
+            f"the score {value!r} is a {type(value).__name__}, not a number "
+            "(DOVE records hold evaluation.score as a number)",
+            row=int(frame["row"].iloc[at]),
+            column=_FIELDS["score"],
+        )
     values = raw.to_numpy(dtype=float)
     nan = np.isnan(values)
     if nan.any():
@@ -290,28 +328,36 @@ def _scores(frame: pd.DataFrame, file: str, summary, non_finite: str) -> pd.Data
         frame, raw, values = frame.loc[~infinite], raw.loc[~infinite], values[~infinite]
     elif infinite.any():
         at = int(np.flatnonzero(infinite)[0])
-        raise file_error(file, f"the score {float(values[at])!r} is not a finite number (pass "
-                               "non_finite=missing to read such scores as missing)",
-                         row=int(frame["row"].iloc[at]), column=_FIELDS["score"])
+        raise file_error(
+            file,
+            f"the score {float(values[at])!r} is not a finite number (pass "
+            "non_finite=missing to read such scores as missing)",
+            row=int(frame["row"].iloc[at]),
+            column=_FIELDS["score"],
+        )
     for key in ("model", "task", "split", "index"):
         absent = frame[_FIELDS[key]].isna().to_numpy()
         if absent.any():
             at = int(np.flatnonzero(absent)[0])
-            raise file_error(file, "the field is empty", row=int(frame["row"].iloc[at]),
-                             column=_FIELDS[key])
+            raise file_error(
+                file, "the field is empty", row=int(frame["row"].iloc[at]), column=_FIELDS[key]
+            )
     index = frame[_FIELDS["index"]]
-    return pd.DataFrame({
-        "model": frame[_FIELDS["model"]].astype(str).to_numpy(),
-        "task": frame[_FIELDS["task"]].astype(str).to_numpy(),
-        "sample": (frame[_FIELDS["split"]].astype(str) + ":"
-                   + index.astype("Int64").astype(str)
-                   if pd.api.types.is_numeric_dtype(index) else
-                   frame[_FIELDS["split"]].astype(str) + ":" + index.astype(str)).to_numpy(),
-        "score": values,
-        "file": file,
-        "row": frame["row"].to_numpy(),
-        **{f"_{name}": frame[field].to_numpy() for name, field in DIMENSIONS.items()},
-    })
+    return pd.DataFrame(
+        {
+            "model": frame[_FIELDS["model"]].astype(str).to_numpy(),
+            "task": frame[_FIELDS["task"]].astype(str).to_numpy(),
+            "sample": (
+                frame[_FIELDS["split"]].astype(str) + ":" + index.astype("Int64").astype(str)
+                if pd.api.types.is_numeric_dtype(index)
+                else frame[_FIELDS["split"]].astype(str) + ":" + index.astype(str)
+            ).to_numpy(),
+            "score": values,
+            "file": file,
+            "row": frame["row"].to_numpy(),
+            **{f"_{name}": frame[field].to_numpy() for name, field in DIMENSIONS.items()},
+        }
+    )
 
 
 def _templates(frame: pd.DataFrame, dimensions, templates: dict) -> pd.DataFrame:
@@ -327,8 +373,11 @@ def _templates(frame: pd.DataFrame, dimensions, templates: dict) -> pd.DataFrame
         template = _template_id(values, dimensions)
         ids.append(template)
         templates.setdefault(template, _template_attrs(values, dimensions))
-    template = pd.Categorical.from_codes(codes, categories=pd.unique(pd.Series(ids))) \
-        if len(set(ids)) == len(ids) else pd.Series(np.asarray(ids, dtype=object)[codes])
+    template = (
+        pd.Categorical.from_codes(codes, categories=pd.unique(pd.Series(ids)))
+        if len(set(ids)) == len(ids)
+        else pd.Series(np.asarray(ids, dtype=object)[codes])
+    )
     out = frame.drop(columns=[c for c in columns if c not in fixed])
     out["template"] = template
     for column in fixed:
@@ -373,13 +422,21 @@ def _check_fixed(frame: pd.DataFrame, dimensions) -> pd.DataFrame:
     """A dimension outside the template must take one value per (model, task, template, sample)."""
     fixed = [c for c in frame.columns if c.startswith("_")]
     for column in fixed:
-        varies = frame.groupby(["model", "task", "template", "sample"], sort=False,
-                               observed=True)[column].transform("nunique") > 1
+        varies = (
+            frame.groupby(["model", "task", "template", "sample"], sort=False, observed=True)[
+                column
+            ].transform("nunique")
+            > 1
+        )
         if varies.any():
             first = frame.loc[varies].iloc[0]
-            raise file_error(first["file"], f"the prompt dimension {column[1:]!r} takes several "
-                             f"values within template {first['template']!r} of task "
-                             f"{first['task']!r}; add it to dimensions, or keep one value "
-                             f"with select={{{column[1:]!r}: ...}}",
-                             row=int(first["row"]), column=DIMENSIONS[column[1:]])
+            raise file_error(
+                first["file"],
+                f"the prompt dimension {column[1:]!r} takes several "
+                f"values within template {first['template']!r} of task "
+                f"{first['task']!r}; add it to dimensions, or keep one value "
+                f"with select={{{column[1:]!r}: ...}}",
+                row=int(first["row"]),
+                column=DIMENSIONS[column[1:]],
+            )
     return frame.drop(columns=fixed)

@@ -42,27 +42,45 @@ from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REFERENCE", "SOURCES", "load"]
 
-REFERENCE = ("Liang, P., Bommasani, R., Lee, T., et al. (2023). Holistic Evaluation of "
-             "Language Models. Transactions on Machine Learning Research. arXiv:2211.09110")
+REFERENCE = (
+    "Liang, P., Bommasani, R., Lee, T., et al. (2023). Holistic Evaluation of "
+    "Language Models. Transactions on Machine Learning Research. arXiv:2211.09110"
+)
 SOURCES = ("auto", "per_instance_stats", "display_predictions")
 TRIALS = ("templates", "mean")
 RUNS = ("error", "latest")
-_FILES = {"per_instance_stats": "per_instance_stats.json",
-          "display_predictions": "display_predictions.json"}
+_FILES = {
+    "per_instance_stats": "per_instance_stats.json",
+    "display_predictions": "display_predictions.json",
+}
 _NAME = "helm"
 OPTIONS = {
-    "metric": _text.text, "split": _text.text, "source": _text.choice(*SOURCES),
-    "template_args": _text.text_list, "trials": _text.choice(*TRIALS),
-    "runs": _text.choice(*RUNS), "model": _text.optional(_text.text),
+    "metric": _text.text,
+    "split": _text.text,
+    "source": _text.choice(*SOURCES),
+    "template_args": _text.text_list,
+    "trials": _text.choice(*TRIALS),
+    "runs": _text.choice(*RUNS),
+    "model": _text.optional(_text.text),
     **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, metric: str = "exact_match", split: str = "test", source: str = "auto",
-         template_args=(), trials: str = "templates", runs: str = "error",
-         model: str | None = None, score_kind: str | None = None, non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    metric: str = "exact_match",
+    split: str = "test",
+    source: str = "auto",
+    template_args=(),
+    trials: str = "templates",
+    runs: str = "error",
+    model: str | None = None,
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     """Read HELM run folders into a cube of per-instance scores.
 
     Parameters
@@ -148,9 +166,11 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
     rankstats_collectors.files.ImporterError: 'num_output_tokens' is not a score: ...
     """
     if NOT_SCORES.fullmatch(metric):
-        raise ImporterError(f"{metric!r} is not a score: it describes the request (a count, "
-                            "token count, runtime or cost), not the quality of the answer; "
-                            "pass metric=NAME of a score such as exact_match")
+        raise ImporterError(
+            f"{metric!r} is not a score: it describes the request (a count, "
+            "token count, runtime or cost), not the quality of the answer; "
+            "pass metric=NAME of a score such as exact_match"
+        )
     template_args = [template_args] if isinstance(template_args, str) else list(template_args)
     folders = run_folders(as_paths(paths))
     frames, files, seen = [], [], set()
@@ -163,8 +183,9 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
         frame, skipped = _read(run, kind, metric, split, seen, non_finite)
         for reason, count in skipped.items():
             summary.skip(reason, count)
-        frame["model"] = model or label(run.model, run.file("run_spec.json"),
-                                        column="adapter_spec.model")
+        frame["model"] = model or label(
+            run.model, run.file("run_spec.json"), column="adapter_spec.model"
+        )
         frame["task"] = task
         frame["template_variant"] = variant
         frame["written"] = run.file(_FILES[kind]).stat().st_mtime_ns
@@ -172,16 +193,26 @@ def load(paths, *, metric: str = "exact_match", split: str = "test", source: str
     frame = pd.concat(frames, ignore_index=True)
     if frame.empty and seen:
         scores = sorted(name for name in seen if not NOT_SCORES.fullmatch(name))
-        raise ImporterError(f"no stat {metric!r} on split {split!r} in the {len(files)} run "
-                            f"folder(s); the scores they have: {', '.join(scores) or 'none'} "
-                            f"(pass metric=NAME; files: {few(files)})")
-    frame = _templates(drop_missing(_resolve_runs(frame, runs, summary), summary), trials,
-                       summary)
-    return to_cube(frame, summary, metric=metric, score_kind=score_kind,
-                   aggregated=trials == "mean" and "template_trial" not in frame,
-                   source=f"HELM run folders ({len(folders)})",
-                   attrs={"split": split, "trials": trials, "reference": REFERENCE,
-                          "template_args": ", ".join(template_args)})
+        raise ImporterError(
+            f"no stat {metric!r} on split {split!r} in the {len(files)} run "
+            f"folder(s); the scores they have: {', '.join(scores) or 'none'} "
+            f"(pass metric=NAME; files: {few(files)})"
+        )
+    frame = _templates(drop_missing(_resolve_runs(frame, runs, summary), summary), trials, summary)
+    return to_cube(
+        frame,
+        summary,
+        metric=metric,
+        score_kind=score_kind,
+        aggregated=trials == "mean" and "template_trial" not in frame,
+        source=f"HELM run folders ({len(folders)})",
+        attrs={
+            "split": split,
+            "trials": trials,
+            "reference": REFERENCE,
+            "template_args": ", ".join(template_args),
+        },
+    )
 
 
 def _source(run: Run, source: str) -> str:
@@ -191,12 +222,13 @@ def _source(run: Run, source: str) -> str:
         if lexists(run.file(name)):
             readable_file(run.file(name))  # a broken link or a folder is an error, not absent
             return kind
-    raise file_error(run.folder, "the run folder holds neither per_instance_stats.json nor "
-                                 "display_predictions.json")
+    raise file_error(
+        run.folder,
+        "the run folder holds neither per_instance_stats.json nor display_predictions.json",
+    )
 
 
-def _read(run: Run, kind: str, metric: str, split: str, seen: set,
-          non_finite: str) -> pd.DataFrame:
+def _read(run: Run, kind: str, metric: str, split: str, seen: set, non_finite: str) -> pd.DataFrame:
     path = run.file(_FILES[kind])
     entries = read_json(path)
     if not isinstance(entries, list):
@@ -220,8 +252,12 @@ def _read(run: Run, kind: str, metric: str, split: str, seen: set,
             continue
         trial = entry.get("train_trial_index", 0)
         if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
-            raise file_error(path, f"the train trial {trial!r} is not a whole number >= 0",
-                             row=row, column="train_trial_index")
+            raise file_error(
+                path,
+                f"the train trial {trial!r} is not a whole number >= 0",
+                row=row,
+                column="train_trial_index",
+            )
         rows["sample"].append(label(entry["instance_id"], path, row=row, column="instance_id"))
         rows["perturbation"].append(perturbation_label(entry.get("perturbation"), path, row))
         rows["trial"].append(trial)
@@ -249,8 +285,7 @@ def _stat_from_list(entry, metric, split, path, row, seen, non_finite):
     for index, stat in enumerate(stats):
         name = stat.get("name") if isinstance(stat, dict) else None
         if not isinstance(name, dict) or not isinstance(name.get("name"), str):
-            raise file_error(path, "the stat has no name", row=row,
-                             column=f"stats[{index}].name")
+            raise file_error(path, "the stat has no name", row=row, column=f"stats[{index}].name")
         seen.add(name["name"])
         if name["name"] != metric:
             continue
@@ -275,8 +310,7 @@ def _stat_from_display(entry, metric, split, path, row, seen, non_finite):
         return None, "a per-reference row of a separate multiple-choice adapter"
     if metric not in stats:
         return None, f"the instance has no {metric!r} stat"
-    value = number(stats[metric], path, row=row, column=f"stats.{metric}",
-                   non_finite=non_finite)
+    value = number(stats[metric], path, row=row, column=f"stats.{metric}", non_finite=non_finite)
     return (value, None) if value is not None else (None, NOT_FINITE)
 
 
@@ -287,18 +321,24 @@ def _templates(frame: pd.DataFrame, trials: str, summary) -> pd.DataFrame:
     if trials == "mean" and several.any():
         keys = ["model", "task", "template_variant", "perturbation", "sample"]
         rows = len(frame)
-        frame = frame.groupby(keys, sort=False).agg(
-            score=("score", "mean"), file=("file", "first"), row=("row", "first")).reset_index()
+        frame = (
+            frame.groupby(keys, sort=False)
+            .agg(score=("score", "mean"), file=("file", "first"), row=("row", "first"))
+            .reset_index()
+        )
         summary.fold(rows, len(frame), "averaged over train trials (trials=mean)")
         several = np.zeros(len(frame), dtype=bool)
-    template = frame["perturbation"].where(frame["template_variant"] == "",
-                                           frame["template_variant"] + "|" + frame["perturbation"])
+    template = frame["perturbation"].where(
+        frame["template_variant"] == "", frame["template_variant"] + "|" + frame["perturbation"]
+    )
     if several.any():
         template = template.where(~several, template + "|trial=" + frame["trial"].astype(str))
         frame = frame.assign(template_trial=frame["trial"])
-    return frame.drop(columns="trial", errors="ignore").rename(
-        columns={"perturbation": "template_perturbation"}).assign(
-        template=template, template_is_original=frame["perturbation"] == "original")
+    return (
+        frame.drop(columns="trial", errors="ignore")
+        .rename(columns={"perturbation": "template_perturbation"})
+        .assign(template=template, template_is_original=frame["perturbation"] == "original")
+    )
 
 
 def _resolve_runs(frame: pd.DataFrame, runs: str, summary) -> pd.DataFrame:
@@ -310,10 +350,13 @@ def _resolve_runs(frame: pd.DataFrame, runs: str, summary) -> pd.DataFrame:
         if runs == "error":
             first = frame.loc[folders].iloc[0]
             both = frame.loc[(frame[keys] == first[keys]).all(axis=1), "file"].unique()
-            raise file_error(first["file"], f"model {first['model']!r}, task {first['task']!r} "
-                             f"is in several run folders ({', '.join(map(repr, both))}); pass "
-                             "runs='latest' to keep the one written last",
-                             row=int(first["row"]))
+            raise file_error(
+                first["file"],
+                f"model {first['model']!r}, task {first['task']!r} "
+                f"is in several run folders ({', '.join(map(repr, both))}); pass "
+                "runs='latest' to keep the one written last",
+                row=int(first["row"]),
+            )
         latest = frame.groupby(keys, sort=False)["written"].transform("max").to_numpy()
         keep = frame["written"].to_numpy() == latest
         summary.skip("superseded by a run folder written later", int((~keep).sum()))

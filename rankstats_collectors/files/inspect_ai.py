@@ -44,10 +44,13 @@ INCOMPLETE = ("error", "include")
 COMPLETE = "success"
 _NAME = "inspect_ai"
 OPTIONS = {
-    "scorer": _text.optional(_text.text), "value_key": _text.optional(_text.text),
+    "scorer": _text.optional(_text.text),
+    "value_key": _text.optional(_text.text),
     "letters": _text.optional(_text.mapping(values=_text.number())),
-    "model": _text.optional(_text.text), "template_args": _text.optional(_text.text_list),
-    "epochs": _text.choice(*EPOCHS), "runs": _text.choice(*RUNS),
+    "model": _text.optional(_text.text),
+    "template_args": _text.optional(_text.text_list),
+    "epochs": _text.choice(*EPOCHS),
+    "runs": _text.choice(*RUNS),
     "incomplete": _text.choice(*INCOMPLETE),
     **SCORE_OPTIONS,
 }
@@ -55,10 +58,20 @@ OPTIONS = {
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, scorer: str | None = None, value_key: str | None = None,
-         letters: dict | None = None, model: str | None = None,
-         template_args=None, epochs: str = "separate", runs: str = "error",
-         incomplete: str = "error", score_kind: str | None = None, non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    scorer: str | None = None,
+    value_key: str | None = None,
+    letters: dict | None = None,
+    model: str | None = None,
+    template_args=None,
+    epochs: str = "separate",
+    runs: str = "error",
+    incomplete: str = "error",
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     """Read inspect_ai logs into a cube of per-sample scores.
 
     Parameters
@@ -157,16 +170,24 @@ def load(paths, *, scorer: str | None = None, value_key: str | None = None,
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(chosen) > 1:
-        raise file_error(", ".join(summary.files), f"the logs were scored by different scorers "
-                         f"({', '.join(sorted(chosen))}); pass scorer=NAME")
+        raise file_error(
+            ", ".join(summary.files),
+            f"the logs were scored by different scorers "
+            f"({', '.join(sorted(chosen))}); pass scorer=NAME",
+        )
     frame = drop_missing(_resolve_runs(frame, runs, summary), summary)
     frame = _samples(frame, epochs, summary)
     metric = next(iter(chosen), "score") + (f".{value_key}" if value_key else "")
-    return to_cube(frame, summary, metric=metric, score_kind=score_kind,
-                   aggregated=epochs == "mean",
-                   declared=None if numeric else _letter_kind(frame, grades, epochs),
-                   source=f"inspect_ai logs ({len(files)} file{'s' * (len(files) != 1)})",
-                   attrs={"epochs": epochs, "runs": runs})
+    return to_cube(
+        frame,
+        summary,
+        metric=metric,
+        score_kind=score_kind,
+        aggregated=epochs == "mean",
+        declared=None if numeric else _letter_kind(frame, grades, epochs),
+        source=f"inspect_ai logs ({len(files)} file{'s' * (len(files) != 1)})",
+        attrs={"epochs": epochs, "runs": runs},
+    )
 
 
 def _check_status(log: Log, incomplete: str, summary: ImportSummary) -> None:
@@ -175,12 +196,17 @@ def _check_status(log: Log, incomplete: str, summary: ImportSummary) -> None:
         return
     status = repr(log.status) if log.status else "no status"
     if incomplete != "include":
-        raise file_error(log.name, f"the run did not complete (status {status}, not "
-                                   f"{COMPLETE!r}): its samples may be missing or partial; "
-                                   "pass incomplete=include to import them anyway",
-                         column="status")
-    summary.note(f"{log.name}: the run did not complete (status {status}); its samples were "
-                 "imported as they are (incomplete=include)")
+        raise file_error(
+            log.name,
+            f"the run did not complete (status {status}, not "
+            f"{COMPLETE!r}): its samples may be missing or partial; "
+            "pass incomplete=include to import them anyway",
+            column="status",
+        )
+    summary.note(
+        f"{log.name}: the run did not complete (status {status}); its samples were "
+        "imported as they are (incomplete=include)"
+    )
 
 
 def _letter_kind(frame: pd.DataFrame, grades: dict, epochs: str):
@@ -192,13 +218,21 @@ def _letter_kind(frame: pd.DataFrame, grades: dict, epochs: str):
         return "binary", "every score is a letter grade worth 0 or 1"
     if all(0 <= v <= 1 for v in used):
         return "proportion", "every score is a letter grade between 0 and 1" + (
-            " (averaged over epochs)" if epochs == "mean" else "")
+            " (averaged over epochs)" if epochs == "mean" else ""
+        )
     return None
 
 
 def _rows(log: Log, samples, scorer, value_key, grades, summary, non_finite) -> dict:
-    rows = {"sample_base": [], "sample_epoch": [], "score": [], "file": [], "row": [],
-            "scorer": set(), "numeric": False}
+    rows = {
+        "sample_base": [],
+        "sample_epoch": [],
+        "score": [],
+        "file": [],
+        "row": [],
+        "scorer": set(),
+        "numeric": False,
+    }
     for where, row, sample in samples:
         if not isinstance(sample, dict) or "id" not in sample:
             raise file_error(where, "not an inspect_ai sample: no 'id'", row=row, column="id")
@@ -210,8 +244,11 @@ def _rows(log: Log, samples, scorer, value_key, grades, summary, non_finite) -> 
             raise file_error(where, "'scores' is not an object", row=row, column="scores")
         name = _scorer(scores, scorer, where, row)
         if name is None:
-            summary.skip("the sample was not scored" if not scores
-                         else f"the sample was not scored by {scorer!r}")
+            summary.skip(
+                "the sample was not scored"
+                if not scores
+                else f"the sample was not scored by {scorer!r}"
+            )
             continue
         value, letter = _value(scores[name], name, value_key, grades, where, row, non_finite)
         if value is NOT_FINITE:
@@ -223,8 +260,9 @@ def _rows(log: Log, samples, scorer, value_key, grades, summary, non_finite) -> 
         rows["numeric"] |= not letter
         epoch = sample.get("epoch", 1)
         if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
-            raise file_error(where, f"the epoch {epoch!r} is not a whole number >= 1",
-                             row=row, column="epoch")
+            raise file_error(
+                where, f"the epoch {epoch!r} is not a whole number >= 1", row=row, column="epoch"
+            )
         rows["scorer"].add(name)
         rows["sample_base"].append(label(sample["id"], where, row=row, column="id"))
         rows["sample_epoch"].append(epoch)
@@ -238,9 +276,13 @@ def _scorer(scores: dict, scorer, where, row):
     if scorer is not None:
         return scorer if scorer in scores else None
     if len(scores) > 1:
-        raise file_error(where, f"the sample was scored by several scorers "
-                                f"({', '.join(map(repr, scores))}); pass scorer=NAME",
-                         row=row, column="scores")
+        raise file_error(
+            where,
+            f"the sample was scored by several scorers "
+            f"({', '.join(map(repr, scores))}); pass scorer=NAME",
+            row=row,
+            column="scores",
+        )
     return next(iter(scores), None)
 
 
@@ -252,18 +294,27 @@ def _value(score, name, value_key, grades, where, row, non_finite):
     value = score["value"]
     if isinstance(value, dict):
         if value_key is None:
-            raise file_error(where, f"the value holds several entries "
-                                    f"({', '.join(map(repr, value))}); pass value_key=NAME",
-                             row=row, column=column)
+            raise file_error(
+                where,
+                f"the value holds several entries "
+                f"({', '.join(map(repr, value))}); pass value_key=NAME",
+                row=row,
+                column=column,
+            )
         if value_key not in value:
-            raise file_error(where, f"the value has no entry {value_key!r} (it has "
-                                    f"{', '.join(map(repr, value))})", row=row, column=column)
+            raise file_error(
+                where,
+                f"the value has no entry {value_key!r} (it has {', '.join(map(repr, value))})",
+                row=row,
+                column=column,
+            )
         value, column = value[value_key], f"{column}.{value_key}"
     if value is None:
         return None, False
     if isinstance(value, list):
-        raise file_error(where, f"the value {value!r} is a list, not one score",
-                         row=row, column=column)
+        raise file_error(
+            where, f"the value {value!r} is a list, not one score", row=row, column=column
+        )
     if isinstance(value, str) and value.strip() in grades:
         return float(grades[value.strip()]), True
     if isinstance(value, str):
@@ -271,9 +322,13 @@ def _value(score, name, value_key, grades, where, row, non_finite):
             float(value)
         except ValueError:
             known = ", ".join(f"{k}={v:g}" for k, v in grades.items())
-            raise file_error(where, f"the value {value!r} is neither a number nor a letter "
-                                    f"grade ({known}); pass letters={{...}} to map it",
-                             row=row, column=column) from None
+            raise file_error(
+                where,
+                f"the value {value!r} is neither a number nor a letter "
+                f"grade ({known}); pass letters={{...}} to map it",
+                row=row,
+                column=column,
+            ) from None
     result = number(value, where, row=row, column=column, non_finite=non_finite)
     return (NOT_FINITE if result is None else result), False
 
@@ -285,14 +340,19 @@ def _template(log: Log, template_args) -> str:
             template_args = [template_args]
         missing = [a for a in template_args if a not in args]
         if missing:
-            raise file_error(log.name, f"the task has no argument {missing[0]!r} (its arguments: "
-                                       f"{', '.join(map(repr, args)) or 'none'})",
-                             column="eval.task_args")
+            raise file_error(
+                log.name,
+                f"the task has no argument {missing[0]!r} (its arguments: "
+                f"{', '.join(map(repr, args)) or 'none'})",
+                column="eval.task_args",
+            )
         args = {name: args[name] for name in template_args}
     if not args:
         return "default"
-    return ",".join(f"{name}={value if isinstance(value, str) else json.dumps(value)}"
-                    for name, value in sorted(args.items()))
+    return ",".join(
+        f"{name}={value if isinstance(value, str) else json.dumps(value)}"
+        for name, value in sorted(args.items())
+    )
 
 
 def _created(log: Log) -> float:
@@ -319,15 +379,17 @@ def _resolve_runs(frame: pd.DataFrame, runs: str, summary: ImportSummary) -> pd.
     if runs == "error":
         first = frame.loc[shared].iloc[0]
         both = frame.loc[(frame[keys] == first[keys]).all(axis=1), "log"].unique()
-        raise file_error(first["log"], f"model {first['model']!r}, task {first['task']!r}, "
-                         f"template {first['template']!r} is logged by several runs "
-                         f"({', '.join(map(repr, both))}); pass runs='latest' to keep the "
-                         "one created last")
+        raise file_error(
+            first["log"],
+            f"model {first['model']!r}, task {first['task']!r}, "
+            f"template {first['template']!r} is logged by several runs "
+            f"({', '.join(map(repr, both))}); pass runs='latest' to keep the "
+            "one created last",
+        )
     latest = frame.groupby(keys, sort=False)["created"].transform("max")
     keep = frame["created"].to_numpy() == latest.to_numpy()
     if not keep.all():
-        summary.skip("superseded by a later run of the same model and task",
-                     int((~keep).sum()))
+        summary.skip("superseded by a later run of the same model and task", int((~keep).sum()))
     return frame.loc[keep].drop(columns="log").reset_index(drop=True)
 
 
@@ -336,16 +398,23 @@ def _samples(frame: pd.DataFrame, epochs: str, summary: ImportSummary) -> pd.Dat
         return frame
     frame = frame.drop(columns="created")
     keys = ["model", "task", "template", "sample_base", "sample_epoch"]
-    frame = drop_repeats(frame.rename(columns={"sample_base": "sample"}), summary,
-                         keys=[*KEYS[:3], "sample", "sample_epoch"]).rename(
-        columns={"sample": "sample_base"})
+    frame = drop_repeats(
+        frame.rename(columns={"sample_base": "sample"}),
+        summary,
+        keys=[*KEYS[:3], "sample", "sample_epoch"],
+    ).rename(columns={"sample": "sample_base"})
     if epochs == "mean":
         grouped = frame.groupby(keys[:4], sort=False)
-        reduced = grouped.agg(score=("score", "mean"), sample_epochs=("sample_epoch", "nunique"),
-                              file=("file", "first"), row=("row", "first")).reset_index()
+        reduced = grouped.agg(
+            score=("score", "mean"),
+            sample_epochs=("sample_epoch", "nunique"),
+            file=("file", "first"),
+            row=("row", "first"),
+        ).reset_index()
         summary.fold(len(frame), len(reduced), "averaged over epochs (epochs=mean)")
         return reduced.rename(columns={"sample_base": "sample"})
     several = frame.groupby("task")["sample_epoch"].transform("max").to_numpy() > 1
     sample = frame["sample_base"].where(
-        ~several, frame["sample_base"] + "#" + frame["sample_epoch"].astype(str))
+        ~several, frame["sample_base"] + "#" + frame["sample_epoch"].astype(str)
+    )
     return frame.assign(sample=sample)

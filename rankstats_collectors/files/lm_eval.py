@@ -48,10 +48,14 @@ def _pattern_option(function, name, value):
 
 
 OPTIONS = {
-    "metric": _text.optional(_text.text), "filter": _text.optional(_text.text),
-    "model": _text.optional(_text.text), "task": _text.optional(_text.text),
-    "tasks": _text.optional(_text.text_list), "template_pattern": _pattern_option,
-    "repeats": _text.choice(*REPEATS), "aggregated": _text.boolean,
+    "metric": _text.optional(_text.text),
+    "filter": _text.optional(_text.text),
+    "model": _text.optional(_text.text),
+    "task": _text.optional(_text.text),
+    "tasks": _text.optional(_text.text_list),
+    "template_pattern": _pattern_option,
+    "repeats": _text.choice(*REPEATS),
+    "aggregated": _text.boolean,
     "higher_is_better": _text.optional(_text.boolean),
     "template_from": _text.text,
     **SCORE_OPTIONS,
@@ -60,12 +64,22 @@ OPTIONS = {
 
 
 @_text.takes_options(_IMPORTER, OPTIONS)
-def load(paths, *, metric: str | None = None, filter: str | None = None,
-         model: str | None = None, task: str | None = None, tasks=None,
-         template_pattern: str | None = TEMPLATE_PATTERN, repeats: str = "latest",
-         aggregated: bool = False, higher_is_better: bool | None = None,
-         template_from: str = "task", score_kind: str | None = None,
-         non_finite: str = "error") -> xr.Dataset:
+def load(
+    paths,
+    *,
+    metric: str | None = None,
+    filter: str | None = None,
+    model: str | None = None,
+    task: str | None = None,
+    tasks=None,
+    template_pattern: str | None = TEMPLATE_PATTERN,
+    repeats: str = "latest",
+    aggregated: bool = False,
+    higher_is_better: bool | None = None,
+    template_from: str = "task",
+    score_kind: str | None = None,
+    non_finite: str = "error",
+) -> xr.Dataset:
     """Read lm-evaluation-harness output into a cube.
 
     Parameters
@@ -176,33 +190,61 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
     wanted = [tasks] if isinstance(tasks, str) else tasks
     logs, results = expand(paths, task=task)
     read = results if aggregated else logs
-    summary = ImportSummary(_IMPORTER, [source.file for source in read] or
-                            [str(p) for p in _text_paths(paths)])
+    summary = ImportSummary(
+        _IMPORTER, [source.file for source in read] or [str(p) for p in _text_paths(paths)]
+    )
     if aggregated:
-        frame, context = _aggregated_rows(results, summary, metric=metric, filter_=filter,
-                                          model=model, wanted=wanted, repeats=repeats,
-                                          non_finite=non_finite, template_from=template_from)
+        frame, context = _aggregated_rows(
+            results,
+            summary,
+            metric=metric,
+            filter_=filter,
+            model=model,
+            wanted=wanted,
+            repeats=repeats,
+            non_finite=non_finite,
+            template_from=template_from,
+        )
     else:
         tables = [run.file for run in results if run.layout == LAYOUT_TABLE]
         if tables:
-            raise line_error(tables[0], f"read as {LAYOUT_TABLE}: it holds aggregates only; "
-                                        "pass aggregated=true")
+            raise line_error(
+                tables[0], f"read as {LAYOUT_TABLE}: it holds aggregates only; pass aggregated=true"
+            )
         if template_from != "task":
-            raise line_error(", ".join(summary.files), f"template_from={template_from!r} "
-                             "applies to aggregates only (aggregated=true)")
-        frame, context = _sample_rows(logs, results, summary, metric=metric, filter_=filter,
-                                      model=model, wanted=wanted, repeats=repeats,
-                                      non_finite=non_finite)
+            raise line_error(
+                ", ".join(summary.files),
+                f"template_from={template_from!r} applies to aggregates only (aggregated=true)",
+            )
+        frame, context = _sample_rows(
+            logs,
+            results,
+            summary,
+            metric=metric,
+            filter_=filter,
+            model=model,
+            wanted=wanted,
+            repeats=repeats,
+            non_finite=non_finite,
+        )
     return _cube(frame, context, summary, pattern, higher_is_better, aggregated, score_kind)
 
 
 def _text_paths(paths) -> list:
-    return [paths] if isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__") \
+    return (
+        [paths]
+        if isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__")
         else list(paths)
+    )
 
 
-def describe(paths, *, model: str | None = None, task: str | None = None,
-             template_pattern: str | None = TEMPLATE_PATTERN) -> pd.DataFrame:
+def describe(
+    paths,
+    *,
+    model: str | None = None,
+    task: str | None = None,
+    template_pattern: str | None = TEMPLATE_PATTERN,
+) -> pd.DataFrame:
     """What :func:`load` would find in ``paths``: one row per per-sample log.
 
     Each log is read no further than its first record.
@@ -243,17 +285,27 @@ def describe(paths, *, model: str | None = None, task: str | None = None,
         name = model or (run.model if run else None) or folder_model(source.path) or ""
         first = next((record for _, record in records(source.path, source.file)), {})
         task_name, template = _split_task(source.task, pattern)
-        rows.append({"file": source.file, "lm_eval_task": source.task, "task": task_name,
-                     "template": template, "model": name, "date": source.date or "",
-                     "metrics": ", ".join(metrics_of(first))})
-    return pd.DataFrame(rows, columns=["file", "lm_eval_task", "task", "template", "model",
-                                       "date", "metrics"])
+        rows.append(
+            {
+                "file": source.file,
+                "lm_eval_task": source.task,
+                "task": task_name,
+                "template": template,
+                "model": name,
+                "date": source.date or "",
+                "metrics": ", ".join(metrics_of(first)),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["file", "lm_eval_task", "task", "template", "model", "date", "metrics"]
+    )
 
 
 def _natural(name: str) -> list:
     """Sort key putting ``prompt_2`` before ``prompt_10``."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
-            for part in re.split(r"(\d+)", name)]
+    return [
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)
+    ]
 
 
 def _compile(template_pattern: str | None):
@@ -276,26 +328,41 @@ class _Run:
     results: Results | None
 
 
-def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, metric, filter_,
-                 model, wanted, repeats, non_finite):
+def _sample_rows(
+    files: list[SamplesFile],
+    results: list[Results],
+    summary,
+    *,
+    metric,
+    filter_,
+    model,
+    wanted,
+    repeats,
+    non_finite,
+):
     if not files:
         layouts = sorted({run.layout for run in results})
         found = f" (found {len(results)} file(s) read as {'; '.join(layouts)})" if layouts else ""
-        raise line_error(few(summary.files), f"no per-sample logs among the files{found}; pass "
-                                             "aggregated=true to import results files")
+        raise line_error(
+            few(summary.files),
+            f"no per-sample logs among the files{found}; pass "
+            "aggregated=true to import results files",
+        )
     known = list(results)
     runs: dict[tuple[str, str], list[_Run]] = {}
     for source in sorted(files, key=lambda log: _natural(log.task)):
         if not _selected(source.task, wanted):
-            summary.skip(f"task {source.task!r} not among the tasks asked for",
-                         _line_count(source))
+            summary.skip(f"task {source.task!r} not among the tasks asked for", _line_count(source))
             continue
         run = sibling_results(source, known)
         name = model or (run.model if run else None) or folder_model(source.path)
         if name is None:
-            raise line_error(source.file, "no model: the log has no results file of the same "
-                                          "date beside it and its folder is not named "
-                                          "<org>__<model>; pass model=NAME")
+            raise line_error(
+                source.file,
+                "no model: the log has no results file of the same "
+                "date beside it and its folder is not named "
+                "<org>__<model>; pass model=NAME",
+            )
         name = label(name, source.file, column="model")
         label(source.task, source.file, column="task (from the file name)")
         log = read_log(source, metric=metric, filter_=filter_, non_finite=non_finite)
@@ -303,26 +370,45 @@ def _sample_rows(files: list[SamplesFile], results: list[Results], summary, *, m
             summary.skip(reason, count)
         if log.rows:
             runs.setdefault((name, source.task), []).append(
-                _Run(log.file, log.date, log.rows, log, run))
+                _Run(log.file, log.date, log.rows, log, run)
+            )
     kept = _resolve_repeats(runs, repeats, summary)
     if not kept:
         raise line_error(", ".join(summary.files), f"no scores to import: {_why(summary)}")
     used = {run.scores.metric for _, run, _ in kept}
     if len(used) > 1:
-        raise line_error(", ".join(summary.files), "the logs record different metrics "
-                         f"({', '.join(sorted(used))}); choose one with metric=NAME")
+        raise line_error(
+            ", ".join(summary.files),
+            "the logs record different metrics "
+            f"({', '.join(sorted(used))}); choose one with metric=NAME",
+        )
     parts, hashes = [], {}
     for (name, lm_task), run, number in kept:
         log = run.scores
-        parts.append(pd.DataFrame({"model": name, "lm_task": lm_task, "sample": log.doc_id,
-                                   "score": log.score, "lm_eval_filter": log.filter,
-                                   "run": number, "_file": log.file, "_line": log.line}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": name,
+                    "lm_task": lm_task,
+                    "sample": log.doc_id,
+                    "score": log.score,
+                    "lm_eval_filter": log.filter,
+                    "run": number,
+                    "_file": log.file,
+                    "_line": log.line,
+                }
+            )
+        )
         summary.keep(log.rows)
         if log.hashes is not None:
             hashes[(name, lm_task, number)] = (log.doc_id, log.hashes, log.file)
     frame = pd.concat(parts, ignore_index=True)
-    return frame, {"metric": used.pop(), "runs": _latest_results(kept), "hashes": hashes,
-                   "filters": sorted({run.scores.filter for _, run, _ in kept})}
+    return frame, {
+        "metric": used.pop(),
+        "runs": _latest_results(kept),
+        "hashes": hashes,
+        "filters": sorted({run.scores.filter for _, run, _ in kept}),
+    }
 
 
 def _latest_results(kept) -> dict:
@@ -338,8 +424,10 @@ def _line_count(source: SamplesFile) -> int:
 
 
 def _why(summary) -> str:
-    return "; ".join(f"{n} × {reason}" for reason, n in summary.skipped.most_common()) or \
-        "the files hold no records"
+    return (
+        "; ".join(f"{n} × {reason}" for reason, n in summary.skipped.most_common())
+        or "the files hold no records"
+    )
 
 
 def _resolve_repeats(runs: dict, repeats: str, summary) -> list[tuple[tuple, _Run, int]]:
@@ -363,33 +451,56 @@ def _resolve_repeats(runs: dict, repeats: str, summary) -> list[tuple[tuple, _Ru
         if repeats == "error" or undated:
             files = ", ".join(repr(run.file) for run in found)
             if repeats == "error":
-                advice = ("pass repeats=latest to keep the latest run, repeats=all to keep "
-                          "every run as its own template, or import fewer files")
+                advice = (
+                    "pass repeats=latest to keep the latest run, repeats=all to keep "
+                    "every run as its own template, or import fewer files"
+                )
             else:
                 layout = found[-1].results.layout if found[-1].results is not None else ""
-                advice = ("which is the latest cannot be told: runs are dated by their file "
-                          "names" + (f", and {layout} carries no date" if layout
-                                     and found[-1].date is None else "")
-                          + "; pass repeats=all to keep every run as its own template, or "
-                            "import fewer files")
-            raise line_error(found[-1].file, f"model {key[0]!r} ran task {key[1]!r} more "
-                                             f"than once ({files}); {advice}")
+                advice = (
+                    "which is the latest cannot be told: runs are dated by their file "
+                    "names"
+                    + (
+                        f", and {layout} carries no date"
+                        if layout and found[-1].date is None
+                        else ""
+                    )
+                    + "; pass repeats=all to keep every run as its own template, or "
+                    "import fewer files"
+                )
+            raise line_error(
+                found[-1].file,
+                f"model {key[0]!r} ran task {key[1]!r} more than once ({files}); {advice}",
+            )
         for run in found[:-1]:
             summary.skip(f"an older run of the same model and task ({run.file})", run.rows)
         kept.append((key, found[-1], 0))
     return kept
 
 
-def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model, wanted,
-                     repeats, non_finite, template_from):
+def _aggregated_rows(
+    results: list[Results],
+    summary,
+    *,
+    metric,
+    filter_,
+    model,
+    wanted,
+    repeats,
+    non_finite,
+    template_from,
+):
     if not results:
         raise line_error(", ".join(summary.files), "no results files among the files")
     runs: dict[tuple[str, str], list[_Run]] = {}
     for run in results:
         name = model or run.model or folder_model(run.path)
         if name is None:
-            raise line_error(run.file, f"read as {run.layout}, which names no model, and its "
-                                       "folder is not named <org>__<model>; pass model=NAME")
+            raise line_error(
+                run.file,
+                f"read as {run.layout}, which names no model, and its "
+                "folder is not named <org>__<model>; pass model=NAME",
+            )
         for lm_task, values in run.results.items():
             if lm_task in run.groups:
                 summary.skip(f"group {lm_task!r}: an aggregate of tasks, not a task")
@@ -398,36 +509,52 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
                 summary.skip(f"task {lm_task!r} not among the tasks asked for")
                 continue
             if not isinstance(values, dict):
-                raise line_error(run.file, f"not an object (read as {run.layout})",
-                                 field=f"results.{lm_task}")
+                raise line_error(
+                    run.file, f"not an object (read as {run.layout})", field=f"results.{lm_task}"
+                )
             name = label(name, run.file, column="model")
             label(lm_task, run.file, column=f"results.{lm_task}")
             key = _aggregate_key(values, metric, filter_, run, lm_task)
             if key is None:
-                summary.skip(f"task {lm_task!r} reports no {metric!r} under the filter "
-                             f"{filter_ or 'none'!r}")
+                summary.skip(
+                    f"task {lm_task!r} reports no {metric!r} under the filter {filter_ or 'none'!r}"
+                )
                 continue
             value = values[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise line_error(run.file, f"{value!r} is not a number (read as {run.layout})",
-                                 field=f"results.{lm_task}.{key}")
+                raise line_error(
+                    run.file,
+                    f"{value!r} is not a number (read as {run.layout})",
+                    field=f"results.{lm_task}.{key}",
+                )
             if math.isnan(value):
                 summary.skip(NAN_SCORE)
                 continue
             if not math.isfinite(value):
                 if non_finite != "missing":
-                    raise line_error(run.file, f"{value!r} is not a finite number (pass "
-                                               "non_finite=missing to read such scores as "
-                                               "missing)", field=f"results.{lm_task}.{key}")
+                    raise line_error(
+                        run.file,
+                        f"{value!r} is not a finite number (pass "
+                        "non_finite=missing to read such scores as "
+                        "missing)",
+                        field=f"results.{lm_task}.{key}",
+                    )
                 summary.skip(NOT_FINITE)
                 continue
             metric_name, _, used = key.partition(",")
-            row = {"model": name, "lm_task": lm_task, "score": float(value),
-                   "lm_eval_filter": used, "metric": metric_name,
-                   "template": _template_of(run, lm_task, key, template_from),
-                   "_file": run.file, "_line": _table_line(run, lm_task, key)}
+            row = {
+                "model": name,
+                "lm_task": lm_task,
+                "score": float(value),
+                "lm_eval_filter": used,
+                "metric": metric_name,
+                "template": _template_of(run, lm_task, key, template_from),
+                "_file": run.file,
+                "_line": _table_line(run, lm_task, key),
+            }
             runs.setdefault((name, lm_task, row["template"]), []).append(
-                _Run(run.file, run.date, 1, row, run))
+                _Run(run.file, run.date, 1, row, run)
+            )
     kept = _resolve_repeats(runs, repeats, summary)
     if not kept:
         raise line_error(", ".join(summary.files), f"no scores to import: {_why(summary)}")
@@ -435,11 +562,18 @@ def _aggregated_rows(results: list[Results], summary, *, metric, filter_, model,
     summary.keep(len(frame))
     used = set(frame.pop("metric"))
     if len(used) > 1:
-        raise line_error(", ".join(summary.files), "the results report different metrics "
-                         f"({', '.join(sorted(used))}); choose one with metric=NAME")
+        raise line_error(
+            ", ".join(summary.files),
+            "the results report different metrics "
+            f"({', '.join(sorted(used))}); choose one with metric=NAME",
+        )
     results_of = {key[:2]: run.results for key, run, _ in kept}
-    return frame, {"metric": used.pop(), "runs": results_of, "hashes": {},
-                   "filters": sorted(set(frame["lm_eval_filter"]))}
+    return frame, {
+        "metric": used.pop(),
+        "runs": results_of,
+        "hashes": {},
+        "filters": sorted(set(frame["lm_eval_filter"])),
+    }
 
 
 def _template_of(run: Results, lm_task: str, key: str, template_from: str) -> str | None:
@@ -450,18 +584,28 @@ def _template_of(run: Results, lm_task: str, key: str, template_from: str) -> st
         return run.path.name.rsplit(".", 1)[0]
     row = run.columns.get(lm_task, {}).get(key)
     if row is None:
-        raise line_error(run.file, f"template_from={template_from!r} names a column of a "
-                                   f"console table, but this is {run.layout}; use "
-                                   "template_from=task or file")
+        raise line_error(
+            run.file,
+            f"template_from={template_from!r} names a column of a "
+            f"console table, but this is {run.layout}; use "
+            "template_from=task or file",
+        )
     if template_from not in row or template_from.startswith("_"):
         names = ", ".join(repr(c) for c in row if c and not c.startswith("_"))
-        raise line_error(run.file, f"the table has no column {template_from!r} (its columns: "
-                                   f"{names}; or template_from=task or file)",
-                         line=row["_line"])
+        raise line_error(
+            run.file,
+            f"the table has no column {template_from!r} (its columns: "
+            f"{names}; or template_from=task or file)",
+            line=row["_line"],
+        )
     value = row[template_from]
     if not value:
-        raise line_error(run.file, f"the template column {template_from!r} is empty",
-                         line=row["_line"], field=template_from)
+        raise line_error(
+            run.file,
+            f"the template column {template_from!r} is empty",
+            line=row["_line"],
+            field=template_from,
+        )
     return value
 
 
@@ -482,9 +626,13 @@ def _aggregate_key(values: dict, metric, filter_, run: Results, lm_task: str) ->
     if not keys:
         return None
     what = "metric and filter" if metric is None else "filter"
-    raise line_error(run.file, f"reports several scores ({', '.join(keys)}; read as "
-                               f"{run.layout}); choose the {what} with metric=NAME and "
-                               "filter=NAME", field=f"results.{lm_task}")
+    raise line_error(
+        run.file,
+        f"reports several scores ({', '.join(keys)}; read as "
+        f"{run.layout}); choose the {what} with metric=NAME and "
+        "filter=NAME",
+        field=f"results.{lm_task}",
+    )
 
 
 def _split_task(lm_task: str, pattern) -> tuple[str, str]:
@@ -494,23 +642,35 @@ def _split_task(lm_task: str, pattern) -> tuple[str, str]:
     return match["task"], match["template"]
 
 
-def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better,
-          aggregated: bool, score_kind: str | None) -> xr.Dataset:
+def _cube(
+    frame: pd.DataFrame,
+    context: dict,
+    summary,
+    pattern,
+    higher_is_better,
+    aggregated: bool,
+    score_kind: str | None,
+) -> xr.Dataset:
     names = pd.unique(frame["lm_task"])
     split = {name: _split_task(name, pattern) for name in names}
     given = frame["template"] if "template" in frame else pd.Series(None, index=frame.index)
     given = given.where(given.notna(), None)
-    frame["task"] = np.where(given.isna(), frame["lm_task"].map(lambda n: split[n][0]),
-                             frame["lm_task"])
-    frame["template"] = np.where(given.isna(), frame["lm_task"].map(lambda n: split[n][1]),
-                                 given.astype(object))
+    frame["task"] = np.where(
+        given.isna(), frame["lm_task"].map(lambda n: split[n][0]), frame["lm_task"]
+    )
+    frame["template"] = np.where(
+        given.isna(), frame["lm_task"].map(lambda n: split[n][1]), given.astype(object)
+    )
     runs = frame.pop("run").to_numpy()
     if (runs > 0).any():
-        frame["template"] = np.where(runs > 0, frame["template"] + "|run=" + runs.astype(str),
-                                     frame["template"])
+        frame["template"] = np.where(
+            runs > 0, frame["template"] + "|run=" + runs.astype(str), frame["template"]
+        )
         frame["template_run"] = runs
-        summary.note("repeats=all: runs of one model and task are templates '<template>|run=N', "
-                     "numbered from the oldest")
+        summary.note(
+            "repeats=all: runs of one model and task are templates '<template>|run=N', "
+            "numbered from the oldest"
+        )
     triples = frame[["lm_task", "task", "template"]].drop_duplicates()
     _require_one_template_each(triples, frame)
     metric = context["metric"]
@@ -519,19 +679,30 @@ def _cube(frame: pd.DataFrame, context: dict, summary, pattern, higher_is_better
     what = "results files (reported aggregates)" if aggregated else "per-sample logs"
     scores = frame["score"].to_numpy(dtype=float)
     kind = kind_of(scores, summary, score_kind, aggregated=aggregated)
-    check_range(scores, kind, lambda at, problem: line_error(
-        frame["_file"].iloc[at], problem, line=_line(frame["_line"].iloc[at]), field=metric))
+    check_range(
+        scores,
+        kind,
+        lambda at, problem: line_error(
+            frame["_file"].iloc[at], problem, line=_line(frame["_line"].iloc[at]), field=metric
+        ),
+    )
     lookup = {(t.task, t.template): t.lm_task for t in triples.itertuples(index=False)}
     cube = rankstats.from_records(
-        frame.drop(columns=["lm_task", "_file", "_line"]), score_kind=kind,
-        higher_is_better=better, metric=metric,
+        frame.drop(columns=["lm_task", "_file", "_line"]),
+        score_kind=kind,
+        higher_is_better=better,
+        metric=metric,
         source=f"lm-evaluation-harness {what}: metric {metric!r}, filter {filters}",
-        task_attrs=["lm_eval_filter"])
+        task_attrs=["lm_eval_filter"],
+    )
     cube = _template_coordinates(cube, lookup, context["runs"])
     if not aggregated:
         cube = _sample_coordinates(cube, frame, context["hashes"])
-    cube.attrs.update(lm_eval_metric=metric, lm_eval_filters=filters,
-                      template_pattern=pattern.pattern if pattern is not None else "")
+    cube.attrs.update(
+        lm_eval_metric=metric,
+        lm_eval_filters=filters,
+        template_pattern=pattern.pattern if pattern is not None else "",
+    )
     # from_records validated the cube; the coordinates added since keep its rules
     # (sample ids unique within each task), and a second pass would double the peak memory.
     return summary.apply(cube)
@@ -546,9 +717,11 @@ def _require_one_template_each(triples: pd.DataFrame, frame: pd.DataFrame) -> No
     for name, *key in triples.itertuples(index=False):
         key = tuple(key)
         if key in seen and seen[key] != name:
-            raise line_error(", ".join(sorted(set(frame["lm_task"]))),
-                             f"the tasks {seen[key]!r} and {name!r} both map to task "
-                             f"{key[0]!r}, template {key[1]!r} under the template pattern")
+            raise line_error(
+                ", ".join(sorted(set(frame["lm_task"]))),
+                f"the tasks {seen[key]!r} and {name!r} both map to task "
+                f"{key[0]!r}, template {key[1]!r} under the template pattern",
+            )
         seen[key] = name
 
 
@@ -563,9 +736,12 @@ def _higher_is_better(runs: dict, metric: str, given: bool | None) -> bool:
         if isinstance(value, bool):
             said.setdefault(value, run.file)
     if len(said) > 1:
-        raise line_error(said[False], f"the results files disagree on whether a higher "
-                                      f"{metric!r} is better (this one says no, {said[True]!r} "
-                                      "says yes); pass higher_is_better=true or false")
+        raise line_error(
+            said[False],
+            f"the results files disagree on whether a higher "
+            f"{metric!r} is better (this one says no, {said[True]!r} "
+            "says yes); pass higher_is_better=true or false",
+        )
     return next(iter(said), True)
 
 
@@ -586,8 +762,10 @@ def _template_coordinates(cube: xr.Dataset, lookup: dict, runs: dict) -> xr.Data
             if template:
                 lm_tasks[i, j] = lookup[(task_name, template)]
                 text[i, j] = texts.get(lm_tasks[i, j], "")
-    return cube.assign_coords(template_lm_eval_task=(("task", "template"), lm_tasks),
-                              template_text=(("task", "template"), text))
+    return cube.assign_coords(
+        template_lm_eval_task=(("task", "template"), lm_tasks),
+        template_text=(("task", "template"), text),
+    )
 
 
 def _sample_coordinates(cube: xr.Dataset, frame: pd.DataFrame, hashes: dict) -> xr.Dataset:
@@ -601,12 +779,13 @@ def _sample_coordinates(cube: xr.Dataset, frame: pd.DataFrame, hashes: dict) -> 
     ids = cube.sample_id.values
     doc_ids = np.where(ids == "", "-1", ids).astype(np.int64)
     out = ids.copy()
-    task_of = {lm_task: task for lm_task, task in
-               frame[["lm_task", "task"]].drop_duplicates().itertuples(index=False)}
+    task_of = {
+        lm_task: task
+        for lm_task, task in frame[["lm_task", "task"]].drop_duplicates().itertuples(index=False)
+    }
     by_task: dict[str, list[pd.DataFrame]] = {}
     for (_, lm_task, _), (docs, values, _) in hashes.items():
-        by_task.setdefault(task_of[lm_task], []).append(
-            pd.DataFrame({"doc": docs, "hash": values}))
+        by_task.setdefault(task_of[lm_task], []).append(pd.DataFrame({"doc": docs, "hash": values}))
     for i, task_name in enumerate(cube.task.values.tolist()):
         parts = by_task.get(task_name)
         if not parts:
@@ -620,5 +799,6 @@ def _sample_coordinates(cube: xr.Dataset, frame: pd.DataFrame, hashes: dict) -> 
         if found.isna().any():
             continue
         out[i, present] = found.to_numpy(dtype=object)
-    return cube.assign_coords(sample_id=(("task", "sample"), out),
-                              sample_doc_id=(("task", "sample"), doc_ids))
+    return cube.assign_coords(
+        sample_id=(("task", "sample"), out), sample_doc_id=(("task", "sample"), doc_ids)
+    )

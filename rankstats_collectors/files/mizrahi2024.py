@@ -56,20 +56,38 @@ from ._mizrahi2024_write import LICENSE_TEXT, write_datasets
 from ._scored_rows import NAN_SCORE
 from ._summary import ImportSummary
 
-__all__ = ["LICENSE_TEXT", "METHOD_ALIASES", "RANK_TIES", "build_datasets", "cross_check",
-           "load", "load_metric_results", "main"]
+__all__ = [
+    "LICENSE_TEXT",
+    "METHOD_ALIASES",
+    "RANK_TIES",
+    "build_datasets",
+    "cross_check",
+    "load",
+    "load_metric_results",
+    "main",
+]
 
-REFERENCE = ("Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., & Stanovsky, G. "
-             "(2024). State of What Art? A Call for Multi-Prompt LLM Evaluation. "
-             "Transactions of the ACL 12, 933-949. arXiv:2401.00595")
+REFERENCE = (
+    "Mizrahi, M., Kaplan, G., Malkin, D., Dror, R., Shahaf, D., & Stanovsky, G. "
+    "(2024). State of What Art? A Call for Multi-Prompt LLM Evaluation. "
+    "Transactions of the ACL 12, 933-949. arXiv:2401.00595"
+)
 URL = "https://github.com/SLAB-NLP/Multi-Prompt-LLM-Evaluation (folder data/)"
 LICENSE = "CDLA-Permissive-2.0"
-_TEMPLATE_COLUMNS = {"text": "template_text", "is_original": "template_is_original",
-                     "method": "template_method", "valid": "template_valid",
-                     "samples": "template_samples", "language_style": "template_language_style",
-                     "format": "template_format", "length": "template_length"}
-_VALID_RULE = ("template_valid is the manual 'correct' flag; 1 is True, 0 is False, and the one "
-               "flag written '0?' (logical_deduction_seven_objects, template 65) counts as 0")
+_TEMPLATE_COLUMNS = {
+    "text": "template_text",
+    "is_original": "template_is_original",
+    "method": "template_method",
+    "valid": "template_valid",
+    "samples": "template_samples",
+    "language_style": "template_language_style",
+    "format": "template_format",
+    "length": "template_length",
+}
+_VALID_RULE = (
+    "template_valid is the manual 'correct' flag; 1 is True, 0 is False, and the one "
+    "flag written '0?' (logical_deduction_seven_objects, template 65) counts as 0"
+)
 
 
 OPTIONS = {"accuracies": _text.choice(*COPIES), "audit": _text.boolean}
@@ -149,37 +167,56 @@ def load(paths, *, accuracies: str = "csv", audit: bool = True) -> xr.Dataset:
         meta_path, paraphrases = meta[key]
         require_same_templates(release, path, table, meta_path, paraphrases)
         if own is not None:
-            meta[key] = (meta_path, paraphrases.assign(text=own["text"], method=own["method"],
-                                                       valid=own["valid"]))
+            meta[key] = (
+                meta_path,
+                paraphrases.assign(text=own["text"], method=own["method"], valid=own["valid"]),
+            )
     require_same_models(release, scores)
     templates = long_meta(meta, release).rename(columns=_TEMPLATE_COLUMNS)
-    records = long_scores(scores, release).rename(columns={"value": "score"}).merge(
-        templates[["task", "template", *_TEMPLATE_COLUMNS.values()]],
-        on=["task", "template"], how="left", validate="many_to_one",
-    ).drop(columns="file")
+    records = (
+        long_scores(scores, release)
+        .rename(columns={"value": "score"})
+        .merge(
+            templates[["task", "template", *_TEMPLATE_COLUMNS.values()]],
+            on=["task", "template"],
+            how="left",
+            validate="many_to_one",
+        )
+        .drop(columns="file")
+    )
     # a NaN accuracy is a missing score, skipped and counted as by every importer
     cells = len(records)
     records = records[records["score"].notna()].reset_index(drop=True)
     folder = COPIES[accuracies][0]
     cube = rankstats.from_records(
-        records, score_kind="proportion", metric="accuracy",
+        records,
+        score_kind="proportion",
+        metric="accuracy",
         source=f"Mizrahi et al. (2024) release: '{folder}' with '{PARAPHRASES}'",
-        task_attrs=["benchmark"], template_attrs=list(_TEMPLATE_COLUMNS.values()),
+        task_attrs=["benchmark"],
+        template_attrs=list(_TEMPLATE_COLUMNS.values()),
     )
-    cube.attrs.update(accuracies=accuracies, reference=REFERENCE, url=URL, license=LICENSE,
-                      template_valid_rule=_VALID_RULE)
+    cube.attrs.update(
+        accuracies=accuracies,
+        reference=REFERENCE,
+        url=URL,
+        license=LICENSE,
+        template_valid_rule=_VALID_RULE,
+    )
     if audit:
         found = _cross_check(release)
         # every cell of the accuracy files is a number or NaN (an empty or other cell
         # stops the import): each one read is kept or skipped as missing
-        counts = ImportSummary("mizrahi2024", [release.shown(path) for path, *_ in
-                                               scores.values()], unit="cell")
+        counts = ImportSummary(
+            "mizrahi2024", [release.shown(path) for path, *_ in scores.values()], unit="cell"
+        )
         counts.keep(len(records))
         counts.skip(NAN_SCORE, cells - len(records))
         cube.attrs["import_summary"] = (
             counts.text(cube) + "\n" + summarize_audit(found) + "\nThe full list is in the "
             "cube's attribute 'release_audit' (CSV text; also `rankstats reproduce mizrahi2024 "
-            "--audit PATH.csv`).")
+            "--audit PATH.csv`)."
+        )
         cube.attrs["release_audit"] = found.to_csv(index=False)
     return cube
 
@@ -305,8 +342,12 @@ def load_metric_results(paths) -> xr.Dataset:
     ['davinci', 'td002', 'td003', 'gpt-3.5-turbo']
     """
     dataset = metric_results(Release(paths))
-    dataset.attrs = {"source": "Mizrahi et al. (2024) release: 'metric results'",
-                     "reference": REFERENCE, "url": URL, "license": LICENSE}
+    dataset.attrs = {
+        "source": "Mizrahi et al. (2024) release: 'metric results'",
+        "reference": REFERENCE,
+        "url": URL,
+        "license": LICENSE,
+    }
     return dataset
 
 
@@ -335,8 +376,10 @@ def build_datasets(source, outdir) -> list[Path]:
     Scores are stored as float64: float32 would not give back the published
     two-decimal accuracies.
     """
-    cubes = {"mizrahi2024.nc": load(source, audit=False),
-             "mizrahi2024-aggregated.nc": load(source, accuracies="json", audit=False)}
+    cubes = {
+        "mizrahi2024.nc": load(source, audit=False),
+        "mizrahi2024-aggregated.nc": load(source, accuracies="json", audit=False),
+    }
     return write_datasets(cubes, load_metric_results(source), Path(outdir))
 
 
@@ -346,8 +389,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``build-datasets SRC OUTDIR`` writes the embedded datasets; ``cross-check
     SRC`` compares the release with them.
     """
-    parser = argparse.ArgumentParser(prog="python -m rankstats_collectors.files.mizrahi2024",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m rankstats_collectors.files.mizrahi2024", description=__doc__.splitlines()[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build-datasets", help="write the packaged example files")
     build.add_argument("source", help="the release folder")

@@ -40,19 +40,32 @@ def _pattern_option(function, name, value):
 
 
 OPTIONS = {
-    "metric": _text.optional(_text.text), "filter": _text.optional(_text.text),
-    "model": _text.optional(_text.text), "task": _text.optional(_text.text),
-    "template_pattern": _pattern_option, "repeats": _text.choice(*REPEATS),
-    "batch_size": _text.integer(low=1), **SCORE_OPTIONS,
+    "metric": _text.optional(_text.text),
+    "filter": _text.optional(_text.text),
+    "model": _text.optional(_text.text),
+    "task": _text.optional(_text.text),
+    "template_pattern": _pattern_option,
+    "repeats": _text.choice(*REPEATS),
+    "batch_size": _text.integer(low=1),
+    **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, metric: str | None = None, filter: str | None = None,
-         model: str | None = None, task: str | None = None,
-         template_pattern: str | None = TEMPLATE_PATTERN, repeats: str = "latest",
-         batch_size: int = 65536, score_kind: str | None = None, non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    metric: str | None = None,
+    filter: str | None = None,
+    model: str | None = None,
+    task: str | None = None,
+    template_pattern: str | None = TEMPLATE_PATTERN,
+    repeats: str = "latest",
+    batch_size: int = 65536,
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     """Read Open LLM Leaderboard details (Parquet per-sample logs) into a cube.
 
     Parameters
@@ -117,27 +130,42 @@ def load(paths, *, metric: str | None = None, filter: str | None = None,
         match = _FILE.fullmatch(path.name)
         lm_task = (match["task"] if match else None) or task
         if lm_task is None:
-            raise file_error(path, "the file name does not say which task it is of "
-                                   "(samples_<task>_<date>.parquet); pass task=NAME")
+            raise file_error(
+                path,
+                "the file name does not say which task it is of "
+                "(samples_<task>_<date>.parquet); pass task=NAME",
+            )
         name = model or _folder_model(path)
         if name is None:
-            raise file_error(path, "no model: the folder is not named <org>__<model>; pass "
-                                   "model=NAME")
+            raise file_error(
+                path, "no model: the folder is not named <org>__<model>; pass model=NAME"
+            )
         frame, used = _read(pq, path, metric, filter, batch_size, non_finite, summary)
         metrics.add(used)
         split = pattern.fullmatch(lm_task) if pattern else None
-        frames.append(frame.assign(
-            model=label(name, path, column="model"),
-            task=label(split["task"] if split else lm_task, path, column="task"),
-            template=split["template"] if split else "default",
-            date=(match["date"] if match else "") or ""))
+        frames.append(
+            frame.assign(
+                model=label(name, path, column="model"),
+                task=label(split["task"] if split else lm_task, path, column="task"),
+                template=split["template"] if split else "default",
+                date=(match["date"] if match else "") or "",
+            )
+        )
     if len(metrics) > 1:
-        raise file_error(", ".join(summary.files[:3]), f"the files hold different metrics "
-                                                       f"({', '.join(sorted(metrics))}); "
-                                                       "choose one with metric=NAME")
+        raise file_error(
+            ", ".join(summary.files[:3]),
+            f"the files hold different metrics "
+            f"({', '.join(sorted(metrics))}); "
+            "choose one with metric=NAME",
+        )
     frame = _latest(pd.concat(frames, ignore_index=True), repeats, summary)
-    return to_cube(frame, summary, metric=metrics.pop(), score_kind=score_kind,
-                   source=f"Open LLM Leaderboard details ({len(files)} Parquet files)")
+    return to_cube(
+        frame,
+        summary,
+        metric=metrics.pop(),
+        score_kind=score_kind,
+        source=f"Open LLM Leaderboard details ({len(files)} Parquet files)",
+    )
 
 
 def _folder_model(path: Path) -> str | None:
@@ -157,13 +185,18 @@ def _read(pq, path: Path, metric, filter_, batch_size, non_finite, summary):
         raise file_error(path, f"not a Parquet file ({error})") from None
     names = parquet.schema_arrow.names
     if "doc_id" not in names:
-        raise file_error(path, "not an lm-evaluation-harness per-sample log: no column "
-                               f"'doc_id' (it has: {', '.join(names[:12])})", column="doc_id")
+        raise file_error(
+            path,
+            "not an lm-evaluation-harness per-sample log: no column "
+            f"'doc_id' (it has: {', '.join(names[:12])})",
+            column="doc_id",
+        )
     if metric is None:
         metric = _only_metric(parquet, path, names)
     if metric not in names:
-        raise file_error(path, f"no column {metric!r} (it has: {', '.join(names[:16])})",
-                         column=metric)
+        raise file_error(
+            path, f"no column {metric!r} (it has: {', '.join(names[:16])})", column=metric
+        )
     columns = ["doc_id", metric] + (["filter"] if "filter" in names else [])
     parts, row = [], 0
     try:
@@ -178,8 +211,12 @@ def _read(pq, path: Path, metric, filter_, batch_size, non_finite, summary):
     if "filter" in frame:
         filters = pd.unique(frame["filter"])
         if filter_ is None and len(filters) > 1:
-            raise file_error(path, f"the log holds several filters ({', '.join(map(str, filters))}"
-                                   "); choose one with filter=NAME", column="filter")
+            raise file_error(
+                path,
+                f"the log holds several filters ({', '.join(map(str, filters))}"
+                "); choose one with filter=NAME",
+                column="filter",
+            )
         if filter_ is not None:
             keep = frame["filter"] == filter_
             summary.skip(f"a row of another filter than {filter_!r}", int((~keep).sum()))
@@ -188,23 +225,36 @@ def _read(pq, path: Path, metric, filter_, batch_size, non_finite, summary):
     bad = np.isnan(scores) & frame[metric].notna().to_numpy()
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise file_error(path, f"the score {frame[metric].iloc[at]!r} is not a number (a "
-                               "corpus-level metric logs items, not scores)",
-                         row=int(frame["row"].iloc[at]), column=metric)
+        raise file_error(
+            path,
+            f"the score {frame[metric].iloc[at]!r} is not a number (a "
+            "corpus-level metric logs items, not scores)",
+            row=int(frame["row"].iloc[at]),
+            column=metric,
+        )
     infinite = np.isinf(scores)
     if infinite.any():
         if non_finite != "missing":
             at = int(np.flatnonzero(infinite)[0])
-            raise file_error(path, f"the score {scores[at]} is not a finite number (pass "
-                                   "non_finite=missing to read such scores as missing)",
-                             row=int(frame["row"].iloc[at]), column=metric)
+            raise file_error(
+                path,
+                f"the score {scores[at]} is not a finite number (pass "
+                "non_finite=missing to read such scores as missing)",
+                row=int(frame["row"].iloc[at]),
+                column=metric,
+            )
         summary.skip(NOT_FINITE, int(infinite.sum()))
     missing = np.isnan(scores) | infinite
     summary.skip(NAN_SCORE, int((np.isnan(scores)).sum()))
     samples = _doc_ids(frame, path)
-    out = pd.DataFrame({"sample": samples[~missing],
-                        "score": scores[~missing], "row": frame["row"].to_numpy()[~missing],
-                        "file": str(path)})
+    out = pd.DataFrame(
+        {
+            "sample": samples[~missing],
+            "score": scores[~missing],
+            "row": frame["row"].to_numpy()[~missing],
+            "file": str(path),
+        }
+    )
     return out, metric
 
 
@@ -218,16 +268,23 @@ def _doc_ids(frame: pd.DataFrame, path: Path) -> np.ndarray:
     raw = frame["doc_id"]
     doc = pd.to_numeric(raw, errors="coerce")
     values = doc.to_numpy(dtype=float)
-    bools = np.array([isinstance(v, (bool, np.bool_)) for v in raw.tolist()], dtype=bool) \
-        if len(raw) else np.zeros(0, bool)
+    bools = (
+        np.array([isinstance(v, (bool, np.bool_)) for v in raw.tolist()], dtype=bool)
+        if len(raw)
+        else np.zeros(0, bool)
+    )
     bad = ~np.isfinite(values) | (values != np.round(values)) | bools
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
         value = raw.iloc[at]
         value = value.item() if isinstance(value, np.generic) else value
-        raise file_error(path, f"the doc_id {value!r} is not a whole number (lm-evaluation-"
-                               "harness numbers the documents 0, 1, 2, ...)",
-                         row=int(frame["row"].iloc[at]), column="doc_id")
+        raise file_error(
+            path,
+            f"the doc_id {value!r} is not a whole number (lm-evaluation-"
+            "harness numbers the documents 0, 1, 2, ...)",
+            row=int(frame["row"].iloc[at]),
+            column="doc_id",
+        )
     return values.astype(np.int64).astype(str)
 
 
@@ -236,8 +293,11 @@ def _only_metric(parquet, path: Path, names) -> str:
         first = parquet.read_row_group(0, columns=["metrics"]).column(0).to_pylist()[:1]
         if first and isinstance(first[0], list) and len(first[0]) == 1:
             return first[0][0]
-    raise file_error(path, "which metric? the file does not name exactly one in its "
-                           "'metrics' column; pass metric=NAME")
+    raise file_error(
+        path,
+        "which metric? the file does not name exactly one in its "
+        "'metrics' column; pass metric=NAME",
+    )
 
 
 def _latest(frame: pd.DataFrame, repeats: str, summary) -> pd.DataFrame:
@@ -246,9 +306,12 @@ def _latest(frame: pd.DataFrame, repeats: str, summary) -> pd.DataFrame:
     if several.any():
         first = frame.loc[several].iloc[0]
         if repeats == "error" or (frame.loc[several, "date"] == "").any():
-            raise file_error(first["file"], f"model {first['model']!r} ran task "
-                                            f"{first['task']!r} more than once; pass "
-                                            "repeats=latest (runs dated by their file names)")
+            raise file_error(
+                first["file"],
+                f"model {first['model']!r} ran task "
+                f"{first['task']!r} more than once; pass "
+                "repeats=latest (runs dated by their file names)",
+            )
         latest = frame.groupby(keys)["date"].transform("max")
         keep = ~several | (frame["date"] == latest)
         summary.skip("an older run of the same model and task", int((~keep).sum()))

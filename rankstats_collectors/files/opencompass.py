@@ -38,17 +38,28 @@ def _pattern_option(function, name, value):
 
 
 OPTIONS = {
-    "metric": _text.optional(_text.text), "aggregated": _text.boolean,
-    "template_pattern": _pattern_option, "runs": _text.choice(*RUNS),
-    "model": _text.optional(_text.text), **SCORE_OPTIONS,
+    "metric": _text.optional(_text.text),
+    "aggregated": _text.boolean,
+    "template_pattern": _pattern_option,
+    "runs": _text.choice(*RUNS),
+    "model": _text.optional(_text.text),
+    **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, metric: str | None = None, aggregated: bool = False,
-         template_pattern: str | None = None, runs: str = "error", model: str | None = None,
-         score_kind: str | None = None, non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    metric: str | None = None,
+    aggregated: bool = False,
+    template_pattern: str | None = None,
+    runs: str = "error",
+    model: str | None = None,
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     """Read OpenCompass results into a cube of per-example scores, or of the aggregates.
 
     Parameters
@@ -124,10 +135,15 @@ def load(paths, *, metric: str | None = None, aggregated: bool = False,
     frame = latest_runs(frame, runs, summary, "dataset")
     if aggregated:
         summary.note("the scores are the aggregates OpenCompass reports (usually percentages)")
-    return to_cube(frame, summary, metric=metric or ("score" if aggregated else "correct"),
-                   score_kind=score_kind, aggregated=aggregated,
-                   source=f"OpenCompass results ({len(files)} files)",
-                   attrs={"template_pattern": pattern.pattern if pattern else ""})
+    return to_cube(
+        frame,
+        summary,
+        metric=metric or ("score" if aggregated else "correct"),
+        score_kind=score_kind,
+        aggregated=aggregated,
+        source=f"OpenCompass results ({len(files)} files)",
+        attrs={"template_pattern": pattern.pattern if pattern else ""},
+    )
 
 
 def _results_files(paths: list[Path]) -> list[Path]:
@@ -137,8 +153,9 @@ def _results_files(paths: list[Path]) -> list[Path]:
             inside = found_in(path, lambda name: name.endswith(".json"))
             inside = [p for p in inside if p.parent.parent.name == "results"]
             if not inside:
-                raise file_error(path, "not OpenCompass output: no results/<model>/<dataset>.json "
-                                       "below it")
+                raise file_error(
+                    path, "not OpenCompass output: no results/<model>/<dataset>.json below it"
+                )
             found.extend(inside)
         else:
             found.append(readable_file(path))
@@ -150,15 +167,17 @@ def _read(path: Path) -> dict:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (ValueError, UnicodeDecodeError) as error:
-        raise file_error(path, f"not an OpenCompass results file: not valid JSON ({error})") \
-            from None
+        raise file_error(
+            path, f"not an OpenCompass results file: not valid JSON ({error})"
+        ) from None
     except OSError as error:
         raise file_error(path, f"cannot be read ({error.strerror or error})") from None
     if not isinstance(data, dict):
         raise file_error(path, "not an OpenCompass results file: not a JSON object")
     if "error" in data and len(data) <= 2:
-        raise file_error(path, f"OpenCompass recorded an error, not scores: {data['error']!r}",
-                         column="error")
+        raise file_error(
+            path, f"OpenCompass recorded an error, not scores: {data['error']!r}", column="error"
+        )
     return data
 
 
@@ -174,16 +193,23 @@ def _run_of(path: Path) -> str:
 
 
 def _aggregate(path: Path, data: dict, metric, non_finite, summary) -> pd.DataFrame:
-    keys = [k for k, v in data.items() if k not in _NOT_METRICS
-            and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    keys = [
+        k
+        for k, v in data.items()
+        if k not in _NOT_METRICS and isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
     if metric is None:
         if len(keys) != 1:
-            raise file_error(path, f"reports {len(keys)} numbers ({', '.join(keys) or 'none'}); "
-                                   "choose one with metric=NAME")
+            raise file_error(
+                path,
+                f"reports {len(keys)} numbers ({', '.join(keys) or 'none'}); "
+                "choose one with metric=NAME",
+            )
         metric = keys[0]
     if metric not in data:
-        raise file_error(path, f"reports no {metric!r} (it reports: {', '.join(keys)})",
-                         column=metric)
+        raise file_error(
+            path, f"reports no {metric!r} (it reports: {', '.join(keys)})", column=metric
+        )
     value = number(data[metric], path, column=metric, non_finite=non_finite)
     if value is None:
         summary.skip(NOT_FINITE)
@@ -194,9 +220,12 @@ def _aggregate(path: Path, data: dict, metric, non_finite, summary) -> pd.DataFr
 def _details(path: Path, data: dict, non_finite, summary, dataset: str) -> pd.DataFrame:
     details = data.get("details")
     if details is None:
-        raise file_error(path, "the results file has no per-example 'details' (run "
-                               "opencompass with --dump-eval-details, or pass aggregated=true)",
-                         column="details")
+        raise file_error(
+            path,
+            "the results file has no per-example 'details' (run "
+            "opencompass with --dump-eval-details, or pass aggregated=true)",
+            column="details",
+        )
     if isinstance(details, dict):  # some evaluators key the details by position
         details = list(details.values())
     if not isinstance(details, list):
@@ -213,11 +242,13 @@ def _details(path: Path, data: dict, non_finite, summary, dataset: str) -> pd.Da
         if "example_abbr" not in entry:
             # no id: the position stands for the example, which holds only while every
             # prompt variant lists the examples in one order
-            summary.note(f"{path}: examples without 'example_abbr' are identified by their "
-                         "position in 'details'")
+            summary.note(
+                f"{path}: examples without 'example_abbr' are identified by their "
+                "position in 'details'"
+            )
         if isinstance(sample, str) and sample.startswith(f"{dataset}_"):
             # <dataset abbr>_<index>: the index, shared by the prompt variants of one dataset
-            sample = sample[len(dataset) + 1:]
+            sample = sample[len(dataset) + 1 :]
         rows["sample"].append(label(sample, path, row=row, column=f"details.{field}"))
         rows["score"].append(value)
         rows["row"].append(row)
@@ -232,12 +263,14 @@ def _correct(entry: dict, path: Path, row: int, non_finite):
         if isinstance(value, list):  # one per prediction (n > 1): their mean
             if not value:
                 raise file_error(path, "an empty list", row=row, column=f"details.{field}")
-            values = [number(v, path, row=row, column=f"details.{field}",
-                             non_finite=non_finite) for v in value]
+            values = [
+                number(v, path, row=row, column=f"details.{field}", non_finite=non_finite)
+                for v in value
+            ]
             if any(v is None for v in values):
                 return None, field
             return math.fsum(values) / len(values), field
-        return number(value, path, row=row, column=f"details.{field}",
-                      non_finite=non_finite), field
-    raise file_error(path, "the entry has none of 'correct', 'is_correct' or 'score'",
-                     row=row, column="details")
+        return number(value, path, row=row, column=f"details.{field}", non_finite=non_finite), field
+    raise file_error(
+        path, "the entry has none of 'correct', 'is_correct' or 'score'", row=row, column="details"
+    )

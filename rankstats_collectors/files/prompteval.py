@@ -27,23 +27,33 @@ from ._summary import ImportSummary
 
 __all__ = ["OPTIONS", "REFERENCE", "load"]
 
-REFERENCE = ("Maia Polo, F., Xu, R., Weber, L., Silva, M., Bhardwaj, O., Choshen, L., "
-             "de Oliveira, A. F. M., Sun, Y., Yurochkin, M. (2024). Efficient multi-prompt "
-             "evaluation of LLMs. NeurIPS. arXiv:2405.17202")
+REFERENCE = (
+    "Maia Polo, F., Xu, R., Weber, L., Silva, M., Bhardwaj, O., Choshen, L., "
+    "de Oliveira, A. F. M., Sun, Y., Yurochkin, M. (2024). Efficient multi-prompt "
+    "evaluation of LLMs. NeurIPS. arXiv:2405.17202"
+)
 _NAME = "prompteval"
 _PICKLES = (".pickle", ".pkl", ".p")
 
 OPTIONS = {
-    "model": _text.optional(_text.text), "task": _text.optional(_text.text),
-    "templates": _text.optional(_text.text), **SCORE_OPTIONS,
+    "model": _text.optional(_text.text),
+    "task": _text.optional(_text.text),
+    "templates": _text.optional(_text.text),
+    **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, model: str | None = None, task: str | None = None,
-         templates: str | None = None, score_kind: str | None = None,
-         non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    model: str | None = None,
+    task: str | None = None,
+    templates: str | None = None,
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     """Read PromptEval correctness arrays into a cube of per-example scores.
 
     Parameters
@@ -112,33 +122,51 @@ def load(paths, *, model: str | None = None, task: str | None = None,
         if infinite.any():
             if non_finite != "missing":
                 at = tuple(int(i[0]) for i in np.nonzero(infinite))
-                raise file_error(path, f"the score at (model, prompt, example) {at} is not a "
-                                       "finite number (pass non_finite=missing to read such "
-                                       "scores as missing)")
+                raise file_error(
+                    path,
+                    f"the score at (model, prompt, example) {at} is not a "
+                    "finite number (pass non_finite=missing to read such "
+                    "scores as missing)",
+                )
             summary.skip(NOT_FINITE, int(infinite.sum()))
             scores = np.where(infinite, np.nan, scores)
         missing = np.isnan(scores)
         summary.skip(NAN_SCORE, int(missing.sum()))
         m, p, e = np.nonzero(~missing)
-        parts.append(pd.DataFrame({"model": models[m], "task": name, "template": prompts[p],
-                                   "sample": examples[e], "score": scores[m, p, e],
-                                   "_file": str(path)}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": models[m],
+                    "task": name,
+                    "template": prompts[p],
+                    "sample": examples[e],
+                    "score": scores[m, p, e],
+                    "_file": str(path),
+                }
+            )
+        )
     frame = pd.concat(parts, ignore_index=True)
     if frame.empty:
         raise file_error(", ".join(summary.files[:3]), "no scores: every score is missing")
     repeated = frame.duplicated(["model", "task", "template", "sample"])
     if repeated.any():
         first = frame.loc[repeated].iloc[0]
-        raise file_error(first["_file"], f"model {first['model']!r} on task {first['task']!r} "
-                                         "is in another file too")
+        raise file_error(
+            first["_file"],
+            f"model {first['model']!r} on task {first['task']!r} is in another file too",
+        )
     values = frame["score"].to_numpy(dtype=float)
     kind = kind_of(values, summary, score_kind)
     check_range(values, kind, lambda at, problem: file_error(frame["_file"].iloc[at], problem))
     summary.keep(len(frame))
     if texts is not None:
         frame["template_text"] = frame["template"].map(texts)
-    cube = rankstats.from_records(frame.drop(columns="_file"), score_kind=kind,
-                                  metric="correct", source=f"PromptEval arrays ({len(files)})")
+    cube = rankstats.from_records(
+        frame.drop(columns="_file"),
+        score_kind=kind,
+        metric="correct",
+        source=f"PromptEval arrays ({len(files)})",
+    )
     cube.attrs["reference"] = REFERENCE
     return summary.apply(cube)
 
@@ -146,9 +174,12 @@ def load(paths, *, model: str | None = None, task: str | None = None,
 def _read(path: Path, model: str | None):
     """``(Y[model, prompt, example], model names, prompt ids, example ids)`` of one file."""
     if path.suffix.lower() in _PICKLES:
-        raise file_error(path, "a pickle: loading one runs the code it holds, so it is not "
-                               "read; save the array with numpy.save (.npy) or numpy.savez "
-                               "(.npz: Y, models, prompts, examples)")
+        raise file_error(
+            path,
+            "a pickle: loading one runs the code it holds, so it is not "
+            "read; save the array with numpy.save (.npy) or numpy.savez "
+            "(.npz: Y, models, prompts, examples)",
+        )
     try:
         loaded = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
@@ -175,22 +206,33 @@ def _read(path: Path, model: str | None):
     elif scores.ndim == 3:
         default_models = [f"model_{i}" for i in range(scores.shape[0])]
         if model is not None:
-            raise file_error(path, "model= names the model of a 2-D array; this one is 3-D "
-                                   "(name its models with an array 'models' in a .npz)")
+            raise file_error(
+                path,
+                "model= names the model of a 2-D array; this one is 3-D "
+                "(name its models with an array 'models' in a .npz)",
+            )
     else:
-        raise file_error(path, f"an array of {scores.ndim} dimensions, not (prompt, example) "
-                               "or (model, prompt, example)")
+        raise file_error(
+            path,
+            f"an array of {scores.ndim} dimensions, not (prompt, example) "
+            "or (model, prompt, example)",
+        )
     shape = dict(zip(("models", "prompts", "examples"), scores.shape, strict=True))
-    defaults = {"models": default_models, "prompts": range(shape["prompts"]),
-                "examples": range(shape["examples"])}
+    defaults = {
+        "models": default_models,
+        "prompts": range(shape["prompts"]),
+        "examples": range(shape["examples"]),
+    }
     out = []
     for field in ("models", "prompts", "examples"):
         given = names.get(field, defaults[field])
-        given = np.asarray([label(v, path, column=field) for v in np.asarray(given).tolist()],
-                           dtype=object)
+        given = np.asarray(
+            [label(v, path, column=field) for v in np.asarray(given).tolist()], dtype=object
+        )
         if len(given) != shape[field]:
-            raise file_error(path, f"{len(given)} {field}, but the array has {shape[field]}",
-                             column=field)
+            raise file_error(
+                path, f"{len(given)} {field}, but the array has {shape[field]}", column=field
+            )
         if len(set(given)) != len(given):
             raise file_error(path, f"the {field} are not unique", column=field)
         out.append(given)
@@ -213,20 +255,29 @@ def _templates(path: Path) -> dict[str, str]:
     except (UnicodeDecodeError, csv.Error) as error:
         raise file_error(path, f"not a readable CSV file ({error})") from None
     if not header or "prompt template" not in header:
-        raise file_error(path, "not a PromptEval templates file: no column 'prompt template'",
-                         row="header")
+        raise file_error(
+            path, "not a PromptEval templates file: no column 'prompt template'", row="header"
+        )
     column = header.index("prompt template")
     indexed = column != 0
     texts: dict[str, str] = {}
     for number, row in enumerate(rows, start=1):
         if len(row) != len(header):
-            raise file_error(path, f"the row has {len(row)} fields, the header {len(header)}",
-                             row=number)
-        key = label(row[0], path, row=number, column=header[0] or "index") if indexed \
+            raise file_error(
+                path, f"the row has {len(row)} fields, the header {len(header)}", row=number
+            )
+        key = (
+            label(row[0], path, row=number, column=header[0] or "index")
+            if indexed
             else str(number - 1)
+        )
         if key in texts:
-            raise file_error(path, f"the prompt id {key!r} is given twice", row=number,
-                             column=header[0] or "index")
+            raise file_error(
+                path,
+                f"the prompt id {key!r} is given twice",
+                row=number,
+                column=header[0] or "index",
+            )
         texts[key] = row[column]
     return texts
 
@@ -242,9 +293,13 @@ def _same_prompts(texts: dict, prompts, templates, path: Path) -> None:
             parts.append(f"{_few(absent)} in the array but not in the templates file")
         if unused:
             parts.append(f"{_few(unused)} in the templates file but not in the array")
-        raise file_error(path, f"the prompt ids differ from those of the templates file "
-                               f"{str(templates)!r} ({'; '.join(parts)}); templates are "
-                               "joined to the array by id", column="prompts")
+        raise file_error(
+            path,
+            f"the prompt ids differ from those of the templates file "
+            f"{str(templates)!r} ({'; '.join(parts)}); templates are "
+            "joined to the array by id",
+            column="prompts",
+        )
 
 
 def _few(ids, limit: int = 5) -> str:

@@ -33,8 +33,14 @@ from ._summary import ImportSummary
 
 __all__ = ["FORMATS", "OPTIONS", "load"]
 
-FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-           ".parquet": "parquet", ".pq": "parquet"}
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 KEYS = ("model", "task", "template", "sample")
 _BLOCK = 65536
 _SAMPLE = "sample"
@@ -42,16 +48,20 @@ _SAMPLE = "sample"
 
 def _model_columns_option(function, name, value):
     """A list of columns (a list, or a JSON list), or a regular expression (other text)."""
-    if isinstance(value, (list, tuple)) or (isinstance(value, str)
-                                            and value.strip().startswith("[")):
+    if isinstance(value, (list, tuple)) or (
+        isinstance(value, str) and value.strip().startswith("[")
+    ):
         return _text.text_list(function, name, value)
     return _text.regex()(function, name, value)
 
 
 OPTIONS = {
     "layout": _text.choice("long", "wide"),
-    "model": _text.text, "task": _text.text, "template": _text.text,
-    "sample": _text.optional(_text.text), "score": _text.text,
+    "model": _text.text,
+    "task": _text.text,
+    "template": _text.text,
+    "sample": _text.optional(_text.text),
+    "score": _text.text,
     "model_columns": _text.optional(_model_columns_option),
     "constants": _text.optional(_text.mapping(keys=KEYS, values=_text.text)),
     "attrs": _text.text_list,
@@ -65,12 +75,25 @@ OPTIONS = {
 
 
 @_text.takes_options("table", OPTIONS)
-def load(paths, *, layout: str = "long", model: str = "model", task: str = "task",
-         template: str = "template", sample: str | None = "sample", score: str = "score",
-         model_columns: str | Sequence[str] | None = None, constants: Mapping | None = None,
-         attrs: Sequence[str] = (), format: str | None = None,
-         metric: str = "score", score_kind: str | None = None, higher_is_better: bool = True,
-         block_rows: int = _BLOCK, non_finite: str = "error") -> xr.Dataset:
+def load(
+    paths,
+    *,
+    layout: str = "long",
+    model: str = "model",
+    task: str = "task",
+    template: str = "template",
+    sample: str | None = "sample",
+    score: str = "score",
+    model_columns: str | Sequence[str] | None = None,
+    constants: Mapping | None = None,
+    attrs: Sequence[str] = (),
+    format: str | None = None,
+    metric: str = "score",
+    score_kind: str | None = None,
+    higher_is_better: bool = True,
+    block_rows: int = _BLOCK,
+    non_finite: str = "error",
+) -> xr.Dataset:
     r"""Read long or wide result tables into a cube.
 
     Parameters
@@ -156,37 +179,58 @@ def load(paths, *, layout: str = "long", model: str = "model", task: str = "task
         raise ImporterError("table: no table files given")
     constants = dict(constants or {})
     mapping = {"model": model, "task": task, "template": template, "sample": sample}
-    keys = [k for k in KEYS if mapping[k] is not None and k not in constants
-            and not (layout == "wide" and k == "model")]
+    keys = [
+        k
+        for k in KEYS
+        if mapping[k] is not None and k not in constants and not (layout == "wide" and k == "model")
+    ]
     # a wide table holds one score per cell of its model columns: those are what is counted
-    summary = ImportSummary("table", [str(f) for f in files],
-                            unit="cell" if layout == "wide" else "row")
+    summary = ImportSummary(
+        "table", [str(f) for f in files], unit="cell" if layout == "wide" else "row"
+    )
     parts = []
     readers = [_Reader(Path(given), str(given), format, block_rows) for given in files]
-    if layout == "wide" and sample == _SAMPLE and "sample" in keys and not any(
-            _SAMPLE in reader.columns() for reader in readers):
+    if (
+        layout == "wide"
+        and sample == _SAMPLE
+        and "sample" in keys
+        and not any(_SAMPLE in reader.columns() for reader in readers)
+    ):
         # a wide table is how papers print per-template scores: without a sample
         # column (and none named), that is what it holds
         keys.remove("sample")
-        summary.note("the wide table has no 'sample' column: its scores were read as "
-                     "per-template scores (a cube without samples); name the column with "
-                     "sample=NAME if it has another name")
+        summary.note(
+            "the wide table has no 'sample' column: its scores were read as "
+            "per-template scores (a cube without samples); name the column with "
+            "sample=NAME if it has another name"
+        )
     for reader in readers:
         plan = _plan(reader, layout, mapping, keys, score, model_columns, list(attrs))
         parts.extend(_read(reader, plan, summary, non_finite))
     frame = _combine(parts, summary)
     scores = frame["score"].to_numpy(dtype=float)
-    kind = kind_of(scores, summary, score_kind, aggregated="sample" not in keys
-                   and "sample" not in constants)
-    check_range(scores, kind, lambda at, problem: file_error(
-        frame["_file"].iloc[at], problem, row=int(frame["_row"].iloc[at]),
-        column=score if layout == "long" else None))
+    kind = kind_of(
+        scores, summary, score_kind, aggregated="sample" not in keys and "sample" not in constants
+    )
+    check_range(
+        scores,
+        kind,
+        lambda at, problem: file_error(
+            frame["_file"].iloc[at],
+            problem,
+            row=int(frame["_row"].iloc[at]),
+            column=score if layout == "long" else None,
+        ),
+    )
     for key, value in constants.items():
         frame[key] = str(value)
     cube = rankstats.from_records(
-        frame.drop(columns=["_file", "_row"]), score_kind=kind,
-        higher_is_better=higher_is_better, metric=metric,
-        source=f"{layout} result table(s): {', '.join(summary.files)}")
+        frame.drop(columns=["_file", "_row"]),
+        score_kind=kind,
+        higher_is_better=higher_is_better,
+        metric=metric,
+        source=f"{layout} result table(s): {', '.join(summary.files)}",
+    )
     return summary.apply(cube)
 
 
@@ -197,8 +241,11 @@ class _Reader:
         self.path, self.file, self.block_rows = path, file, block_rows
         self.format = format_ or FORMATS.get(path.suffix.lower())
         if self.format not in set(FORMATS.values()):
-            raise file_error(file, f"cannot tell the format from the suffix {path.suffix!r}; "
-                                   f"pass format= one of {sorted(set(FORMATS.values()))}")
+            raise file_error(
+                file,
+                f"cannot tell the format from the suffix {path.suffix!r}; "
+                f"pass format= one of {sorted(set(FORMATS.values()))}",
+            )
         readable_file(path, file)
 
     def columns(self) -> list[str]:
@@ -213,10 +260,15 @@ class _Reader:
             return [] if first is None else list(first[1].columns)
         try:
             header = pd.read_csv(self.path, dtype=str, nrows=0, sep=self._sep())
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
-                OSError) as error:
-            raise file_error(self.file, f"not a readable {self.format.upper()} file "
-                                        f"({error})") from None
+        except (
+            pd.errors.ParserError,
+            pd.errors.EmptyDataError,
+            UnicodeDecodeError,
+            OSError,
+        ) as error:
+            raise file_error(
+                self.file, f"not a readable {self.format.upper()} file ({error})"
+            ) from None
         return list(header.columns)
 
     def _sep(self) -> str:
@@ -252,26 +304,38 @@ class _Reader:
                     if len(fields) != len(header):
                         more = "more" if len(fields) > len(header) else "fewer"
                         raise file_error(
-                            self.file, f"line {reader.line_num} has {len(fields)} fields, "
-                                       f"{more} than the {len(header)} columns of the header; "
-                                       "every row needs one field per column",
-                            row=record)
+                            self.file,
+                            f"line {reader.line_num} has {len(fields)} fields, "
+                            f"{more} than the {len(header)} columns of the header; "
+                            "every row needs one field per column",
+                            row=record,
+                        )
         except (csv.Error, UnicodeDecodeError) as error:
-            raise file_error(self.file, f"not a readable {self.format.upper()} file "
-                                        f"({error})") from None
+            raise file_error(
+                self.file, f"not a readable {self.format.upper()} file ({error})"
+            ) from None
 
     def _csv_blocks(self, columns):
         self._check_fields()
         start = 1
         try:
-            with pd.read_csv(self.path, dtype=str, keep_default_na=False, sep=self._sep(),
-                             usecols=columns, chunksize=self.block_rows) as chunks:
+            with pd.read_csv(
+                self.path,
+                dtype=str,
+                keep_default_na=False,
+                sep=self._sep(),
+                usecols=columns,
+                chunksize=self.block_rows,
+            ) as chunks:
                 for block in chunks:
                     yield start, block[columns]
                     start += len(block)
         except (pd.errors.ParserError, UnicodeDecodeError, OSError) as error:
-            raise file_error(self.file, f"not a readable {self.format.upper()} file ({error})",
-                             row=f"{start} or later") from None
+            raise file_error(
+                self.file,
+                f"not a readable {self.format.upper()} file ({error})",
+                row=f"{start} or later",
+            ) from None
 
     def _json_blocks(self, size: int):
         rows, start, number = [], 1, 0
@@ -291,17 +355,21 @@ class _Reader:
             for offset, record in enumerate(rows):
                 for key, value in record.items():
                     if isinstance(value, str) and label_problem(value):
-                        raise file_error(self.file, f"{value!r} is not valid Unicode text "
-                                                    "(a lone surrogate)", row=start + offset,
-                                         column=key) from None
+                        raise file_error(
+                            self.file,
+                            f"{value!r} is not valid Unicode text (a lone surrogate)",
+                            row=start + offset,
+                            column=key,
+                        ) from None
             raise
 
     def _parquet_blocks(self, columns):
         pq = rankstats_collectors.require("pyarrow.parquet", "io")
         start = 1
         try:
-            for batch in pq.ParquetFile(self.path).iter_batches(batch_size=self.block_rows,
-                                                                columns=columns):
+            for batch in pq.ParquetFile(self.path).iter_batches(
+                batch_size=self.block_rows, columns=columns
+            ):
                 block = batch.to_pandas()
                 yield start, block[columns]
                 start += len(block)
@@ -317,14 +385,18 @@ def _plan(reader: _Reader, layout, mapping, keys, score, model_columns, attrs) -
         needed.append(score)
     missing = [c for c in needed if c not in header]
     if missing:
-        hint = ("; for per-template scores without samples pass sample=null "
-                "(-O sample=null)" if "sample" in keys and missing[0] == mapping["sample"]
-                else "")
-        raise file_error(reader.file, "missing column (the header has: "
-                                      f"{', '.join(map(repr, header)) or 'nothing'}){hint}",
-                         row="header", column=missing[0])
-    plan = {"keys": {k: mapping[k] for k in keys}, "attrs": attrs, "score": score,
-            "models": None}
+        hint = (
+            "; for per-template scores without samples pass sample=null (-O sample=null)"
+            if "sample" in keys and missing[0] == mapping["sample"]
+            else ""
+        )
+        raise file_error(
+            reader.file,
+            f"missing column (the header has: {', '.join(map(repr, header)) or 'nothing'}){hint}",
+            row="header",
+            column=missing[0],
+        )
+    plan = {"keys": {k: mapping[k] for k in keys}, "attrs": attrs, "score": score, "models": None}
     if layout == "wide":
         taken = set(needed)
         plan["models"] = _model_columns(reader.file, header, taken, model_columns)
@@ -343,19 +415,27 @@ def _model_columns(file: str, header: list[str], taken: set, model_columns) -> d
         for column in header:
             match = pattern.fullmatch(column)
             if match and column not in taken:
-                groups = match.groupdict().get("model") or (match.group(1) if pattern.groups
-                                                            else column)
+                groups = match.groupdict().get("model") or (
+                    match.group(1) if pattern.groups else column
+                )
                 found[column] = groups
     else:
         absent = [c for c in model_columns if c not in header]
         if absent:
-            raise file_error(file, "missing model column (the header has: "
-                                   f"{', '.join(map(repr, header))})", row="header",
-                             column=absent[0])
+            raise file_error(
+                file,
+                f"missing model column (the header has: {', '.join(map(repr, header))})",
+                row="header",
+                column=absent[0],
+            )
         found = {c: c for c in model_columns}
     if not found:
-        raise file_error(file, "no model columns: every column is a key or an attribute, or "
-                               "none matches model_columns", row="header")
+        raise file_error(
+            file,
+            "no model columns: every column is a key or an attribute, or "
+            "none matches model_columns",
+            row="header",
+        )
     for column, name in found.items():
         problem = label_problem(str(name))
         if problem:
@@ -375,15 +455,20 @@ def _read(reader: _Reader, plan: dict, summary, non_finite: str) -> list[pd.Data
         else:
             scored = [(name, column) for column, name in plan["models"].items()]
         for name, column in scored:
-            values, empty, nan, infinite = _scores(block[column], reader.file, rows, column,
-                                                   reader.format)
+            values, empty, nan, infinite = _scores(
+                block[column], reader.file, rows, column, reader.format
+            )
             if infinite.any() and non_finite == "error":
                 at = int(np.flatnonzero(infinite)[0])
                 shown = _plain(block[column].iloc[at])
-                raise file_error(reader.file, f"the score {shown!r} is not a finite number "
-                                              "(pass non_finite=missing to read such scores "
-                                              "as missing)",
-                                 row=int(rows[at]), column=column)
+                raise file_error(
+                    reader.file,
+                    f"the score {shown!r} is not a finite number "
+                    "(pass non_finite=missing to read such scores "
+                    "as missing)",
+                    row=int(rows[at]),
+                    column=column,
+                )
             summary.skip("an empty score", int(empty.sum()))
             summary.skip(NAN_SCORE, int(nan.sum()))
             summary.skip(NOT_FINITE, int(infinite.sum()))
@@ -410,26 +495,34 @@ def _key_values(column: pd.Series, file: str, rows: np.ndarray, name: str) -> np
         empty = (pd.Series(raw, dtype=object).str.strip() == "").to_numpy()
         if empty.any():
             at = int(np.flatnonzero(empty)[0])
-            raise file_error(file, "empty: every row needs a value here", row=int(rows[at]),
-                             column=name)
+            raise file_error(
+                file, "empty: every row needs a value here", row=int(rows[at]), column=name
+            )
     else:
         values = np.empty(len(raw), dtype=object)
         for at, value in enumerate(raw):
-            if value is None or (isinstance(value, float) and np.isnan(value)) or \
-                    (isinstance(value, str) and not value.strip()):
-                raise file_error(file, "empty: every row needs a value here",
-                                 row=int(rows[at]), column=name)
+            if (
+                value is None
+                or (isinstance(value, float) and np.isnan(value))
+                or (isinstance(value, str) and not value.strip())
+            ):
+                raise file_error(
+                    file, "empty: every row needs a value here", row=int(rows[at]), column=name
+                )
             values[at] = label_text(value)
             if values[at] is None:
-                raise file_error(file, f"{value!r} is a {type(value).__name__}, not text or "
-                                       "a number", row=int(rows[at]), column=name)
+                raise file_error(
+                    file,
+                    f"{value!r} is a {type(value).__name__}, not text or a number",
+                    row=int(rows[at]),
+                    column=name,
+                )
     for label in pd.unique(values):
         problem = label_problem(label)
         if problem:
             # found by Python's ==: NumPy's would drop a trailing NUL from the label
             at = next(i for i, value in enumerate(values) if value == label)
-            raise file_error(file, f"the label {label!r} {problem}", row=int(rows[at]),
-                             column=name)
+            raise file_error(file, f"the label {label!r} {problem}", row=int(rows[at]), column=name)
     return values
 
 
@@ -441,24 +534,35 @@ def _scores(column: pd.Series, file: str, rows: np.ndarray, name: str, format_: 
     if format_ in ("csv", "tsv"):
         text = column.astype(str).str.strip()
         empty = (text == "").to_numpy()
-        values = pd.to_numeric(text.where(~pd.Series(empty, index=text.index)),
-                               errors="coerce").to_numpy(dtype=float)
+        values = pd.to_numeric(
+            text.where(~pd.Series(empty, index=text.index)), errors="coerce"
+        ).to_numpy(dtype=float)
         spelled_nan = text.str.lower().isin(["nan"]).to_numpy()
         bad = np.isnan(values) & ~empty & ~spelled_nan
     else:
         raw = column.to_numpy(dtype=object)
-        empty = np.array([v is None or v is pd.NA or v is pd.NaT for v in raw], dtype=bool) \
-            if raw.size else np.zeros(0, bool)
-        numeric = np.array([isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_))
-                            for v in raw], dtype=bool) if raw.size else np.zeros(0, bool)
+        empty = (
+            np.array([v is None or v is pd.NA or v is pd.NaT for v in raw], dtype=bool)
+            if raw.size
+            else np.zeros(0, bool)
+        )
+        numeric = (
+            np.array(
+                [isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_)) for v in raw],
+                dtype=bool,
+            )
+            if raw.size
+            else np.zeros(0, bool)
+        )
         bad = ~numeric & ~empty
         values = np.full(len(raw), np.nan)
         if numeric.any():
             values[numeric] = raw[numeric].astype(float)
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise file_error(file, f"{column.iloc[at]!r} is not a number", row=int(rows[at]),
-                         column=name)
+        raise file_error(
+            file, f"{column.iloc[at]!r} is not a number", row=int(rows[at]), column=name
+        )
     nan = np.isnan(values) & ~empty
     return values, empty, nan, np.isinf(values)
 
@@ -471,14 +575,20 @@ def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
     """One frame of every block; repeated keys with one score are dropped, others raise."""
     if not parts:
         reasons = "; ".join(f"{n} × {reason}" for reason, n in summary.skipped.most_common())
-        raise file_error(", ".join(summary.files), "no scores to import: "
-                         f"{reasons or 'the files hold no rows'}")
+        raise file_error(
+            ", ".join(summary.files), f"no scores to import: {reasons or 'the files hold no rows'}"
+        )
     columns = parts[0].columns
-    frame = pd.DataFrame({
-        column: (pd.api.types.union_categoricals([p[column] for p in parts])
-                 if isinstance(parts[0][column].dtype, pd.CategoricalDtype)
-                 else np.concatenate([p[column].to_numpy() for p in parts]))
-        for column in columns})
+    frame = pd.DataFrame(
+        {
+            column: (
+                pd.api.types.union_categoricals([p[column] for p in parts])
+                if isinstance(parts[0][column].dtype, pd.CategoricalDtype)
+                else np.concatenate([p[column].to_numpy() for p in parts])
+            )
+            for column in columns
+        }
+    )
     keys = [k for k in KEYS if k in frame.columns]
     repeated = frame.duplicated(keys, keep=False).to_numpy()
     if repeated.any():
@@ -492,10 +602,14 @@ def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
             row = block.iloc[at]
             first = block.iloc[int(np.flatnonzero(same_key[: at + 1])[-1])]
             where = ", ".join(f"{k}={row[k]!r}" for k in keys)
-            raise file_error(row["_file"], f"({where}) appears twice with different scores: "
-                                           f"{first['score']:g} (file {first['_file']!r}, row "
-                                           f"{first['_row']}) and {row['score']:g}",
-                             row=int(row["_row"]), column="score")
+            raise file_error(
+                row["_file"],
+                f"({where}) appears twice with different scores: "
+                f"{first['score']:g} (file {first['_file']!r}, row "
+                f"{first['_row']}) and {row['score']:g}",
+                row=int(row["_row"]),
+                column="score",
+            )
         dropped = frame.duplicated(keys, keep="first")
         summary.skip("a score given twice (same key, same score)", int(dropped.sum()))
         frame = frame.loc[~dropped.to_numpy()].reset_index(drop=True)

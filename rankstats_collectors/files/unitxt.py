@@ -32,15 +32,26 @@ _FIELD = re.compile(r"\{(\w+)")
 _GLOBAL = {"score", "score_name", "num_of_instances", "score_ci_low", "score_ci_high"}
 
 OPTIONS = {
-    "metric": _text.optional(_text.text), "aggregated": _text.boolean,
-    "runs": _text.choice(*RUNS), "model": _text.optional(_text.text), **SCORE_OPTIONS,
+    "metric": _text.optional(_text.text),
+    "aggregated": _text.boolean,
+    "runs": _text.choice(*RUNS),
+    "model": _text.optional(_text.text),
+    **SCORE_OPTIONS,
 }
 """The options of :func:`load` and their parsers (``-O NAME=VALUE`` of ``rankstats import``)."""
 
 
 @_text.takes_options(_NAME, OPTIONS)
-def load(paths, *, metric: str | None = None, aggregated: bool = False, runs: str = "error",
-         model: str | None = None, score_kind: str | None = None, non_finite: str = "error"):
+def load(
+    paths,
+    *,
+    metric: str | None = None,
+    aggregated: bool = False,
+    runs: str = "error",
+    model: str | None = None,
+    score_kind: str | None = None,
+    non_finite: str = "error",
+):
     """Read unitxt evaluation output into a cube.
 
     Parameters
@@ -109,10 +120,17 @@ def load(paths, *, metric: str | None = None, aggregated: bool = False, runs: st
         frames.append(frame.assign(model=name, run=run))
     frame = latest_runs(pd.concat(frames, ignore_index=True), runs, summary, "subset")
     if not aggregated:
-        summary.note("unitxt instances carry no id: each sample is the instance's position "
-                     "within its subset")
-    return to_cube(frame, summary, metric=metric or "score", score_kind=score_kind,
-                   aggregated=aggregated, source=f"unitxt evaluation output ({len(files)} files)")
+        summary.note(
+            "unitxt instances carry no id: each sample is the instance's position within its subset"
+        )
+    return to_cube(
+        frame,
+        summary,
+        metric=metric or "score",
+        score_kind=score_kind,
+        aggregated=aggregated,
+        source=f"unitxt evaluation output ({len(files)} files)",
+    )
 
 
 def _files(paths: list[Path], wanted) -> list[Path]:
@@ -121,8 +139,11 @@ def _files(paths: list[Path], wanted) -> list[Path]:
         if path.is_dir():
             inside = found_in(path, lambda name: bool(wanted.fullmatch(name)))
             if not inside:
-                kind = ("<timestamp>_evaluation_results.json" if wanted is _RESULTS
-                        else "<timestamp>_samples.json")
+                kind = (
+                    "<timestamp>_evaluation_results.json"
+                    if wanted is _RESULTS
+                    else "<timestamp>_samples.json"
+                )
                 raise file_error(path, f"not unitxt output: no {kind} in or below it")
             found.extend(inside)
         else:
@@ -139,9 +160,12 @@ def _read(path: Path) -> dict:
     except OSError as error:
         raise file_error(path, f"cannot be read ({error.strerror or error})") from None
     if not isinstance(data, dict) or not ({"samples", "results"} & set(data)):
-        raise file_error(path, "not unitxt output: no 'samples' or 'results' object (unitxt "
-                               "writes <timestamp>_samples.json and "
-                               "<timestamp>_evaluation_results.json)")
+        raise file_error(
+            path,
+            "not unitxt output: no 'samples' or 'results' object (unitxt "
+            "writes <timestamp>_samples.json and "
+            "<timestamp>_evaluation_results.json)",
+        )
     return data
 
 
@@ -152,8 +176,9 @@ def _model(data: dict, path: Path) -> str:
         return label(model_args["pretrained"], path, column="model_args.pretrained")
     if arguments.get("model"):
         return label(arguments["model"], path, column="parsed_arguments.model")
-    raise file_error(path, "no model: environment_info.parsed_arguments names none; pass "
-                           "model=NAME")
+    raise file_error(
+        path, "no model: environment_info.parsed_arguments names none; pass model=NAME"
+    )
 
 
 def _task_template(subset: str) -> tuple[str, str]:
@@ -169,8 +194,11 @@ def _task_template(subset: str) -> tuple[str, str]:
 def _subset_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.DataFrame:
     results = data.get("results")
     if not isinstance(results, dict):
-        raise file_error(path, "no 'results' object (is it a samples file? pass "
-                               "aggregated=false)", column="results")
+        raise file_error(
+            path,
+            "no 'results' object (is it a samples file? pass aggregated=false)",
+            column="results",
+        )
     rows = []
     for subset, scores in results.items():
         if subset in _GLOBAL:
@@ -179,17 +207,20 @@ def _subset_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.Da
             raise file_error(path, "not an object", column=f"results.{subset}")
         key = metric or "score"
         if key not in scores:
-            raise file_error(path, f"the subset reports no {key!r} (it reports: "
-                                   f"{', '.join(k for k in scores if k not in _GLOBAL)})",
-                             column=f"results.{subset}")
-        value = number(scores[key], path, column=f"results.{subset}.{key}",
-                       non_finite=non_finite)
+            raise file_error(
+                path,
+                f"the subset reports no {key!r} (it reports: "
+                f"{', '.join(k for k in scores if k not in _GLOBAL)})",
+                column=f"results.{subset}",
+            )
+        value = number(scores[key], path, column=f"results.{subset}.{key}", non_finite=non_finite)
         if value is None:
             summary.skip(NOT_FINITE)
             continue
         task, template = _task_template(label(subset, path, column=f"results.{subset}"))
-        rows.append({"task": task, "template": template, "score": value, "file": str(path),
-                     "row": None})
+        rows.append(
+            {"task": task, "template": template, "score": value, "file": str(path), "row": None}
+        )
     if "score" in results:
         summary.skip("the global score over all subsets (subsets_mean), not a subset's")
     return pd.DataFrame(rows, columns=["task", "template", "score", "file", "row"])
@@ -229,18 +260,26 @@ def _same_instances(path: Path, task: str, subset: str, instances: list, seen: d
     for row, (mine, theirs) in enumerate(zip(fields, reference, strict=False), start=1):
         for name in sorted(set(mine) & set(theirs)):
             if mine[name] != theirs[name]:
-                raise file_error(path, f"instance {row} is not instance {row} of subset "
-                                       f"{first!r} ({name} {mine[name]!r}, there "
-                                       f"{theirs[name]!r}): unitxt logs no instance id, so the "
-                                       "templates of one card must list the same instances in "
-                                       "the same order", row=row, column=f"samples.{subset}")
+                raise file_error(
+                    path,
+                    f"instance {row} is not instance {row} of subset "
+                    f"{first!r} ({name} {mine[name]!r}, there "
+                    f"{theirs[name]!r}): unitxt logs no instance id, so the "
+                    "templates of one card must list the same instances in "
+                    "the same order",
+                    row=row,
+                    column=f"samples.{subset}",
+                )
 
 
 def _instance_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.DataFrame:
     samples = data.get("samples")
     if not isinstance(samples, dict):
-        raise file_error(path, "no 'samples' object (is it a results file? pass "
-                               "aggregated=true)", column="samples")
+        raise file_error(
+            path,
+            "no 'samples' object (is it a results file? pass aggregated=true)",
+            column="samples",
+        )
     parts, seen = [], {}
     for subset, instances in samples.items():
         if not isinstance(instances, list):
@@ -251,17 +290,35 @@ def _instance_scores(path: Path, data: dict, metric, non_finite, summary) -> pd.
         scores, positions = [], []
         for row, instance in enumerate(instances, start=1):
             if not isinstance(instance, dict) or key not in instance:
-                raise file_error(path, f"the instance has no {key!r}", row=row,
-                                 column=f"samples.{subset}")
-            value = number(instance[key], path, row=row, column=f"samples.{subset}.{key}",
-                           non_finite=non_finite)
+                raise file_error(
+                    path, f"the instance has no {key!r}", row=row, column=f"samples.{subset}"
+                )
+            value = number(
+                instance[key],
+                path,
+                row=row,
+                column=f"samples.{subset}.{key}",
+                non_finite=non_finite,
+            )
             if value is None:
                 summary.skip(NOT_FINITE)
                 continue
             scores.append(value)
             positions.append(row)
-        parts.append(pd.DataFrame({"task": task, "template": template,
-                                   "sample": [str(p - 1) for p in positions], "score": scores,
-                                   "file": str(path), "row": positions}))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["task", "template", "sample", "score", "file", "row"])
+        parts.append(
+            pd.DataFrame(
+                {
+                    "task": task,
+                    "template": template,
+                    "sample": [str(p - 1) for p in positions],
+                    "score": scores,
+                    "file": str(path),
+                    "row": positions,
+                }
+            )
+        )
+    return (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=["task", "template", "sample", "score", "file", "row"])
+    )

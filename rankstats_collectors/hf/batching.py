@@ -26,7 +26,7 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     if batch_size < 1:
         raise OptionError(f"batch_size must be at least 1, not {batch_size}")
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable").tolist()
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def pad(sequences: Sequence[Sequence[int]], pad_id: int, side: str):

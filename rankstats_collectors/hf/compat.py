@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import inspect
 
-__all__ = ["cache_argument", "dtype_argument", "last_logits_only", "returned_cache",
-           "select_rows"]
+__all__ = ["cache_argument", "dtype_argument", "last_logits_only", "returned_cache", "select_rows"]
 
 # The first release whose from_pretrained takes ``dtype`` (it warns about ``torch_dtype``
 # since); earlier releases pass an unknown ``dtype`` on to the config and load float32.

@@ -31,7 +31,7 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     (' Paris', False)
     """
     ends = [i for i in (text.find(s) for s in stop if s) if i >= 0]
-    return (text[:min(ends)], True) if ends else (text, False)
+    return (text[: min(ends)], True) if ends else (text, False)
 
 
 def _stopping_criteria(tokenizer, stop: Sequence[str], start: int):
@@ -48,9 +48,17 @@ def _stopping_criteria(tokenizer, stop: Sequence[str], start: int):
     return StoppingCriteriaList([StopStrings()]) if stop else None
 
 
-def generate(model, tokenizer, prompts: Sequence[Sequence[int]], *, encoder_decoder: bool,
-             max_new_tokens: int, stop: Sequence[str] = (), batch_size: int = 8,
-             on_batch=None) -> list[Generation]:
+def generate(
+    model,
+    tokenizer,
+    prompts: Sequence[Sequence[int]],
+    *,
+    encoder_decoder: bool,
+    max_new_tokens: int,
+    stop: Sequence[str] = (),
+    batch_size: int = 8,
+    on_batch=None,
+) -> list[Generation]:
     """Greedy responses to tokenised prompts, in batches of similar length.
 
     Parameters
@@ -110,27 +118,33 @@ def generate(model, tokenizer, prompts: Sequence[Sequence[int]], *, encoder_deco
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    config = GenerationConfig(do_sample=False, num_beams=1, max_new_tokens=max_new_tokens,
-                              pad_token_id=pad_id, eos_token_id=tokenizer.eos_token_id)
+    config = GenerationConfig(
+        do_sample=False,
+        num_beams=1,
+        max_new_tokens=max_new_tokens,
+        pad_token_id=pad_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     if encoder_decoder:
         config.decoder_start_token_id = model.generation_config.decoder_start_token_id
     device = model.device
     results: list[Generation | None] = [None] * len(prompts)
     for batch in length_batches([len(p) for p in prompts], batch_size):
-        ids, mask = pad([prompts[i] for i in batch], pad_id,
-                        "right" if encoder_decoder else "left")
+        ids, mask = pad([prompts[i] for i in batch], pad_id, "right" if encoder_decoder else "left")
         start = 1 if encoder_decoder else ids.shape[1]
         with torch.inference_mode():
             output = model.generate(
-                input_ids=ids.to(device), attention_mask=mask.to(device),
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
                 generation_config=config,
-                stopping_criteria=_stopping_criteria(tokenizer, stop, start))
+                stopping_criteria=_stopping_criteria(tokenizer, stop, start),
+            )
         new = output[:, start:].cpu()
         made = []
         for row, i in enumerate(batch):
             tokens = new[row].tolist()
             if tokenizer.eos_token_id is not None and tokenizer.eos_token_id in tokens:
-                tokens = tokens[:tokens.index(tokenizer.eos_token_id) + 1]
+                tokens = tokens[: tokens.index(tokenizer.eos_token_id) + 1]
             while tokens and tokens[-1] == pad_id and pad_id != tokenizer.eos_token_id:
                 tokens.pop()
             text, _ = cut_at_stop(tokenizer.decode(tokens, skip_special_tokens=True), stop)

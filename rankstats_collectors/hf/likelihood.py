@@ -58,9 +58,16 @@ class OptionScores:
         return max(range(len(values)), key=lambda i: (values[i], -i))
 
 
-def score_options(model, tokenizer, prompts: Sequence[Sequence[int]],
-                  options: Sequence[Sequence[Sequence[int]]], *, encoder_decoder: bool,
-                  batch_size: int = 8, on_batch=None) -> list[OptionScores]:
+def score_options(
+    model,
+    tokenizer,
+    prompts: Sequence[Sequence[int]],
+    options: Sequence[Sequence[Sequence[int]]],
+    *,
+    encoder_decoder: bool,
+    batch_size: int = 8,
+    on_batch=None,
+) -> list[OptionScores]:
     r"""Summed log-probabilities of each prompt's options, in batches of similar length.
 
     Parameters
@@ -144,7 +151,7 @@ def _split(values, options) -> list[list[float]]:
     flat = values.tolist()
     sums, start = [], 0
     for choices in options:
-        sums.append(flat[start:start + len(choices)])
+        sums.append(flat[start : start + len(choices)])
         start += len(choices)
     return sums
 
@@ -168,17 +175,24 @@ def _causal_batch(model, prompts, options, pad_id) -> list[list[float]]:
     owners, option_ids, option_mask = _flatten(options, device)
     with torch.inference_mode():
         # Only the last position's logits are needed from the prompt pass.
-        prompt_out = model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                           use_cache=True, **last_logits_only(model))
+        prompt_out = model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            **last_logits_only(model),
+        )
         # One cache row per (prompt, option) pair: the prompt is not run again.
         cache = select_rows(returned_cache(prompt_out), owners)
         lengths = mask.sum(-1)[owners]
-        option_positions = lengths.unsqueeze(-1) + torch.arange(option_ids.shape[1],
-                                                                device=device)
-        out = model(input_ids=option_ids,
-                    attention_mask=torch.cat([mask[owners], option_mask], dim=-1),
-                    position_ids=option_positions, use_cache=True,
-                    **cache_argument(model, cache))
+        option_positions = lengths.unsqueeze(-1) + torch.arange(option_ids.shape[1], device=device)
+        out = model(
+            input_ids=option_ids,
+            attention_mask=torch.cat([mask[owners], option_mask], dim=-1),
+            position_ids=option_positions,
+            use_cache=True,
+            **cache_argument(model, cache),
+        )
         # The prompt's last logits predict each option's first token.
         logits = torch.cat([prompt_out.logits[owners, -1:], out.logits[:, :-1]], dim=1)
         sums = _option_logprobs(logits, option_ids, option_mask)
@@ -195,13 +209,16 @@ def _seq2seq_batch(model, prompts, options, pad_id) -> list[list[float]]:
     start = model.generation_config.decoder_start_token_id
     if start is None:
         start = model.config.decoder_start_token_id
-    decoder_ids = torch.cat([torch.full_like(option_ids[:, :1], start), option_ids[:, :-1]],
-                            dim=1)
+    decoder_ids = torch.cat([torch.full_like(option_ids[:, :1], start), option_ids[:, :-1]], dim=1)
     decoder_mask = torch.cat([torch.ones_like(option_mask[:, :1]), option_mask[:, :-1]], dim=1)
     with torch.inference_mode():
         encoded = model.get_encoder()(input_ids=ids, attention_mask=mask)
         hidden = encoded.last_hidden_state[owners]
-        out = model(encoder_outputs=(hidden,), attention_mask=mask[owners],
-                    decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask)
+        out = model(
+            encoder_outputs=(hidden,),
+            attention_mask=mask[owners],
+            decoder_input_ids=decoder_ids,
+            decoder_attention_mask=decoder_mask,
+        )
         sums = _option_logprobs(out.logits, option_ids, option_mask)
     return _split(sums, options)

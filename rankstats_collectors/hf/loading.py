@@ -16,8 +16,14 @@ from pathlib import Path
 from .compat import dtype_argument
 from .errors import CollectorError
 
-__all__ = ["ModelSpec", "choose_device", "choose_dtype", "library_versions", "load_model",
-           "resolve"]
+__all__ = [
+    "ModelSpec",
+    "choose_device",
+    "choose_dtype",
+    "library_versions",
+    "load_model",
+    "resolve",
+]
 
 _CHUNK = 1 << 20
 
@@ -100,7 +106,7 @@ def resolve(model: str, *, revision: str | None = None, chat: bool = False) -> M
     >>> resolve(tempfile.mkdtemp())
     Traceback (most recent call last):
     ...
-    rankstats_collectors.hf.errors.CollectorError: model '...': not found (not a local model folder, ...
+    rankstats_collectors.hf.errors.CollectorError: model '...': not found (not a local model ...
     """
     from transformers import AutoConfig, AutoTokenizer
 
@@ -108,27 +114,31 @@ def resolve(model: str, *, revision: str | None = None, chat: bool = False) -> M
     if local.exists() and not local.is_dir():
         raise CollectorError(f"model {model!r}: a file, not a model folder")
     try:
-        config = AutoConfig.from_pretrained(str(local) if local.is_dir() else model,
-                                            revision=revision)
+        config = AutoConfig.from_pretrained(
+            str(local) if local.is_dir() else model, revision=revision
+        )
     except (OSError, ValueError) as error:
         raise CollectorError(
             f"model {model!r}: not found (not a local model folder, and not a Hugging Face "
-            f"Hub model available here): {error}") from None
+            f"Hub model available here): {error}"
+        ) from None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(local) if local.is_dir() else model,
-                                                  revision=revision)
+        tokenizer = AutoTokenizer.from_pretrained(
+            str(local) if local.is_dir() else model, revision=revision
+        )
     except (OSError, ValueError, TypeError) as error:
-        raise CollectorError(f"model {model!r}: its tokenizer cannot be loaded: {error}") \
-            from None
+        raise CollectorError(f"model {model!r}: its tokenizer cannot be loaded: {error}") from None
     if chat and not getattr(tokenizer, "chat_template", None):
-        raise CollectorError(f"model {model!r}: its tokenizer has no chat template; run "
-                             "without chat templates")
+        raise CollectorError(
+            f"model {model!r}: its tokenizer has no chat template; run without chat templates"
+        )
     if local.is_dir():
         identity = folder_hash(local)
     else:
         identity = getattr(config, "_commit_hash", None) or revision or "unknown"
-    return ModelSpec(model, identity, bool(getattr(config, "is_encoder_decoder", False)),
-                     tokenizer, revision)
+    return ModelSpec(
+        model, identity, bool(getattr(config, "is_encoder_decoder", False)), tokenizer, revision
+    )
 
 
 def choose_device(device: str | None = None):
@@ -166,8 +176,10 @@ def choose_dtype(dtype: str, device):
         return torch.float32
     value = getattr(torch, str(dtype), None)
     if not isinstance(value, torch.dtype) or not value.is_floating_point:
-        raise CollectorError(f"dtype {dtype!r} is not a floating-point torch dtype "
-                             "(e.g. float32, bfloat16, float16) or 'auto'")
+        raise CollectorError(
+            f"dtype {dtype!r} is not a floating-point torch dtype "
+            "(e.g. float32, bfloat16, float16) or 'auto'"
+        )
     return value
 
 
@@ -177,8 +189,11 @@ def load_model(spec: ModelSpec, device, dtype):
 
     auto = AutoModelForSeq2SeqLM if spec.encoder_decoder else AutoModelForCausalLM
     local = Path(spec.name).expanduser()
-    model = auto.from_pretrained(str(local) if local.is_dir() else spec.name,
-                                 revision=spec.requested_revision, **dtype_argument(dtype))
+    model = auto.from_pretrained(
+        str(local) if local.is_dir() else spec.name,
+        revision=spec.requested_revision,
+        **dtype_argument(dtype),
+    )
     return model.to(device).eval()
 
 

@@ -50,8 +50,9 @@ class Settings:
         """The settings that enter the cache key for ``spec`` (only those its mode uses)."""
         parts = {"mode": self.mode, "chat": self.chat, "dtype": self.dtype}
         if self.mode == "generate":
-            parts.update(max_new_tokens=self.max_new_tokens, stop=list(self.stop),
-                         decoding="greedy")
+            parts.update(
+                max_new_tokens=self.max_new_tokens, stop=list(self.stop), decoding="greedy"
+            )
         else:
             parts["option_prefix"] = self.prefix(spec)
         return parts
@@ -86,15 +87,21 @@ class Summary:
 
     def text(self) -> str:
         """The summary as lines of text."""
-        lines = [f"hf: {self.units} scores ({self.cached} from the cache, "
-                 f"{self.units - self.cached} computed from {self.computed_prompts} prompts)"]
+        lines = [
+            f"hf: {self.units} scores ({self.cached} from the cache, "
+            f"{self.units - self.cached} computed from {self.computed_prompts} prompts)"
+        ]
         if self.computed_prompts:
-            lines.append(f"  {self.seconds:.2f} s of model time: "
-                         f"{self.prompts_per_second:.1f} prompts/s, "
-                         f"{self.tokens_per_second:.0f} tokens/s")
+            lines.append(
+                f"  {self.seconds:.2f} s of model time: "
+                f"{self.prompts_per_second:.1f} prompts/s, "
+                f"{self.tokens_per_second:.0f} tokens/s"
+            )
         for model, counts in self.per_model.items():
-            lines.append(f"  {model}: {counts['computed']} prompts run, "
-                         f"{counts['cached']} scores from the cache")
+            lines.append(
+                f"  {model}: {counts['computed']} prompts run, "
+                f"{counts['cached']} scores from the cache"
+            )
         return "\n".join(lines)
 
 
@@ -106,13 +113,16 @@ class _Unit:
     prompt: str
 
 
-def _plan(templates: Mapping[str, Sequence[Template]], samples: Mapping[str, Sequence[Sample]],
-          mode: str) -> list[_Unit]:
+def _plan(
+    templates: Mapping[str, Sequence[Template]], samples: Mapping[str, Sequence[Sample]], mode: str
+) -> list[_Unit]:
     """Every (task, template, sample) with its rendered prompt; all checks before any model."""
     missing = [task for task in templates if task not in samples]
     if missing:
-        raise CollectorError(f"task {missing[0]!r} has templates but no samples "
-                             f"(tasks with samples: {', '.join(samples) or 'none'})")
+        raise CollectorError(
+            f"task {missing[0]!r} has templates but no samples "
+            f"(tasks with samples: {', '.join(samples) or 'none'})"
+        )
     units = []
     for task, task_templates in templates.items():
         task_samples = samples[task]
@@ -122,11 +132,15 @@ def _plan(templates: Mapping[str, Sequence[Template]], samples: Mapping[str, Seq
         if mode == "likelihood":
             for sample in task_samples:
                 if not sample.options:
-                    raise CollectorError(f"task {task!r}, sample {sample.id}: likelihood "
-                                         "scoring needs 'options', and this sample has none")
+                    raise CollectorError(
+                        f"task {task!r}, sample {sample.id}: likelihood "
+                        "scoring needs 'options', and this sample has none"
+                    )
                 if not all(isinstance(o, str) and o for o in sample.options):
-                    raise CollectorError(f"task {task!r}, sample {sample.id}: every option "
-                                         f"must be non-empty text ({sample.options!r})")
+                    raise CollectorError(
+                        f"task {task!r}, sample {sample.id}: every option "
+                        f"must be non-empty text ({sample.options!r})"
+                    )
         for template in task_templates:
             for sample in task_samples:
                 prompt = render(template.text, sample.fields, template_id=template.id)
@@ -138,19 +152,23 @@ def _check_golds(units: list[_Unit]) -> None:
     """The built-in scorers compare text: every gold answer must be text (or a list of it)."""
     for unit in units:
         gold = unit.sample.gold
-        if not (isinstance(gold, str) or (isinstance(gold, list) and gold
-                                          and all(isinstance(g, str) for g in gold))):
+        if not (
+            isinstance(gold, str)
+            or (isinstance(gold, list) and gold and all(isinstance(g, str) for g in gold))
+        ):
             raise CollectorError(
                 f"task {unit.task!r}, sample {unit.sample.id}: the gold answer {gold!r} is not "
                 "text or a list of texts; the built-in scorers need one (or pass a callable "
-                "scorer)")
+                "scorer)"
+            )
 
 
 def _encode(spec: ModelSpec, prompt: str, chat: bool) -> list[int]:
     tokenizer = spec.tokenizer
     if chat:
-        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
-                                             tokenize=False, add_generation_prompt=True)
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+        )
         return tokenizer(text, add_special_tokens=False)["input_ids"]
     return tokenizer(prompt)["input_ids"]
 
@@ -180,7 +198,8 @@ def _run_model(spec, model_loader, jobs, settings, batch_size, cache, summary, p
         for i, result in zip(batch, results, strict=True):
             cache.put(keys[i], _record(result, jobs[keys[i]][1], settings))
             summary.tokens += result.prompt_tokens + (
-                result.new_tokens if settings.mode == "generate" else sum(result.tokens))
+                result.new_tokens if settings.mode == "generate" else sum(result.tokens)
+            )
         summary.computed_prompts += len(batch)
         if progress is not None:
             progress.update(sum(jobs[keys[i]][2] for i in batch))
@@ -188,26 +207,51 @@ def _run_model(spec, model_loader, jobs, settings, batch_size, cache, summary, p
     started = time.perf_counter()
     try:
         if settings.mode == "generate":
-            generate(model, spec.tokenizer, prompts, encoder_decoder=spec.encoder_decoder,
-                     max_new_tokens=settings.max_new_tokens, stop=settings.stop,
-                     batch_size=batch_size, on_batch=store)
+            generate(
+                model,
+                spec.tokenizer,
+                prompts,
+                encoder_decoder=spec.encoder_decoder,
+                max_new_tokens=settings.max_new_tokens,
+                stop=settings.stop,
+                batch_size=batch_size,
+                on_batch=store,
+            )
         else:
             prefix = settings.prefix(spec)
-            options = [[spec.tokenizer(prefix + option, add_special_tokens=False)["input_ids"]
-                        for option in jobs[k][1]] for k in keys]
-            score_options(model, spec.tokenizer, prompts, options,
-                          encoder_decoder=spec.encoder_decoder, batch_size=batch_size,
-                          on_batch=store)
+            options = [
+                [
+                    spec.tokenizer(prefix + option, add_special_tokens=False)["input_ids"]
+                    for option in jobs[k][1]
+                ]
+                for k in keys
+            ]
+            score_options(
+                model,
+                spec.tokenizer,
+                prompts,
+                options,
+                encoder_decoder=spec.encoder_decoder,
+                batch_size=batch_size,
+                on_batch=store,
+            )
     finally:
         summary.seconds += time.perf_counter() - started
 
 
 def _record(result, options, settings) -> dict:
     if settings.mode == "generate":
-        return {"response": result.text, "prompt_tokens": result.prompt_tokens,
-                "new_tokens": result.new_tokens}
-    return {"options": list(options), "logprobs": result.logprobs, "tokens": result.tokens,
-            "prompt_tokens": result.prompt_tokens}
+        return {
+            "response": result.text,
+            "prompt_tokens": result.prompt_tokens,
+            "new_tokens": result.new_tokens,
+        }
+    return {
+        "options": list(options),
+        "logprobs": result.logprobs,
+        "tokens": result.tokens,
+        "prompt_tokens": result.prompt_tokens,
+    }
 
 
 def _logprobs(record: dict, choose: str) -> dict:
@@ -217,9 +261,11 @@ def _logprobs(record: dict, choose: str) -> dict:
     from .likelihood import OptionScores
 
     scores = OptionScores(record["logprobs"], record["tokens"], record["prompt_tokens"])
-    return {"logprob": float(record["logprobs"][scores.best(choose)]),
-            "option_logprob": [float(v) for v in record["logprobs"]],
-            "option_tokens": [int(n) for n in record["tokens"]]}
+    return {
+        "logprob": float(record["logprobs"][scores.best(choose)]),
+        "option_logprob": [float(v) for v in record["logprobs"]],
+        "option_tokens": [int(n) for n in record["tokens"]],
+    }
 
 
 def _response(record: dict, choose: str) -> str:
@@ -231,13 +277,27 @@ def _response(record: dict, choose: str) -> str:
     return record["options"][scores.best(choose)]
 
 
-def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
-            samples: Mapping[str, Sequence[Sample]], *, mode: str = "generate",
-            scorer: str | Callable = "exact_match", normalisation: Mapping | None = None,
-            max_new_tokens: int = 16, stop: Sequence[str] = ("\n",), chat: bool = False,
-            choose: str = "sum", option_prefix: str | None = None, batch_size: int = 8,
-            device: str | None = None, dtype: str = "auto", revision: str | None = None,
-            cache=None, progress: bool = False, metric: str | None = None):
+def collect(
+    models: Sequence[str],
+    templates: Mapping[str, Sequence[Template]],
+    samples: Mapping[str, Sequence[Sample]],
+    *,
+    mode: str = "generate",
+    scorer: str | Callable = "exact_match",
+    normalisation: Mapping | None = None,
+    max_new_tokens: int = 16,
+    stop: Sequence[str] = ("\n",),
+    chat: bool = False,
+    choose: str = "sum",
+    option_prefix: str | None = None,
+    batch_size: int = 8,
+    device: str | None = None,
+    dtype: str = "auto",
+    revision: str | None = None,
+    cache=None,
+    progress: bool = False,
+    metric: str | None = None,
+):
     """Score Hugging Face models on every template × sample of some tasks.
 
     Parameters
@@ -347,8 +407,14 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
     device_ = choose_device(device)
     torch_dtype = choose_dtype(str(dtype), device_)
     # the dtype actually used enters the cache key: "auto" differs between CPU and CUDA
-    settings = Settings(mode, int(max_new_tokens), tuple(stop), bool(chat), option_prefix,
-                        str(torch_dtype).removeprefix("torch."))
+    settings = Settings(
+        mode,
+        int(max_new_tokens),
+        tuple(stop),
+        bool(chat),
+        option_prefix,
+        str(torch_dtype).removeprefix("torch."),
+    )
     units = _plan(templates, samples, mode)
     if isinstance(scorer, str):
         _check_golds(units)
@@ -359,8 +425,12 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
     summary = Summary(units=len(units) * len(specs))
     keys_per_model = []
     for spec in specs:
-        base = {"collector": "hf", "model": spec.name, "revision": spec.revision,
-                **settings.key_parts(spec)}
+        base = {
+            "collector": "hf",
+            "model": spec.name,
+            "revision": spec.revision,
+            **settings.key_parts(spec),
+        }
         keys = []
         jobs: dict[str, list] = {}
         for unit in units:
@@ -383,8 +453,16 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
         if bar is not None:
             bar.update(cached)
         try:
-            _run_model(spec, lambda spec=spec: load_model(spec, device_, torch_dtype), jobs,
-                       settings, batch_size, cache, summary, bar)
+            _run_model(
+                spec,
+                lambda spec=spec: load_model(spec, device_, torch_dtype),
+                jobs,
+                settings,
+                batch_size,
+                cache,
+                summary,
+                bar,
+            )
         finally:
             if bar is not None:
                 bar.close()
@@ -393,12 +471,17 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
     for spec, keys in zip(specs, keys_per_model, strict=True):
         for unit, key in zip(units, keys, strict=True):
             response = _response(cache.get(key), choose)
-            row = {"model": spec.name, "task": unit.task, "template": unit.template.id,
-                   "sample": unit.sample.id, "score": float(score(response, unit.sample)),
-                   "response": response, "template_text": unit.template.text,
-                   "model_revision": spec.revision,
-                   "model_architecture": "encoder-decoder" if spec.encoder_decoder
-                   else "decoder-only"}
+            row = {
+                "model": spec.name,
+                "task": unit.task,
+                "template": unit.template.id,
+                "sample": unit.sample.id,
+                "score": float(score(response, unit.sample)),
+                "response": response,
+                "template_text": unit.template.text,
+                "model_revision": spec.revision,
+                "model_architecture": "encoder-decoder" if spec.encoder_decoder else "decoder-only",
+            }
             for name, value in unit.template.attributes.items():
                 row[name if name.startswith("template_") else f"template_{name}"] = value
             row.update(_logprobs(cache.get(key), choose))
@@ -406,19 +489,29 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
     scorer_name = scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "custom")
     collector_settings = {
         **{k: v for k, v in settings.__dict__.items() if k != "option_prefix"},
-        "stop": list(settings.stop), "option_prefix": settings.option_prefix,
-        "choose": choose, "scorer": scorer_name, "normalisation": dict(normalisation or {}),
-        "batch_size": batch_size, "device": str(device_), "revision": revision}
+        "stop": list(settings.stop),
+        "option_prefix": settings.option_prefix,
+        "choose": choose,
+        "scorer": scorer_name,
+        "normalisation": dict(normalisation or {}),
+        "batch_size": batch_size,
+        "device": str(device_),
+        "revision": revision,
+    }
     return records_to_cube(
-        rows, metric=metric or (scorer_name if mode == "generate"
-                                else f"{scorer_name} (likelihood)"),
+        rows,
+        metric=metric or (scorer_name if mode == "generate" else f"{scorer_name} (likelihood)"),
         source=f"rankstats collect hf: {', '.join(s.name for s in specs)} on "
-               f"{', '.join(templates)}",
-        attrs={"collector": "hf", "collector_settings": json.dumps(collector_settings),
-               "library_versions": json.dumps(library_versions()),
-               "collect_summary": summary.text(),
-               "prompts_per_second": summary.prompts_per_second,
-               "tokens_per_second": summary.tokens_per_second})
+        f"{', '.join(templates)}",
+        attrs={
+            "collector": "hf",
+            "collector_settings": json.dumps(collector_settings),
+            "library_versions": json.dumps(library_versions()),
+            "collect_summary": summary.text(),
+            "prompts_per_second": summary.prompts_per_second,
+            "tokens_per_second": summary.tokens_per_second,
+        },
+    )
 
 
 class _MemoryCache(ResponseCache):

@@ -32,8 +32,9 @@ class ChatClient:
         The longest reply.
     """
 
-    def __init__(self, model: str, requester: Requester, *, temperature: float = 0.7,
-                 max_tokens: int = 1024):
+    def __init__(
+        self, model: str, requester: Requester, *, temperature: float = 0.7, max_tokens: int = 1024
+    ):
         self.model = model
         self.requester = requester
         self.temperature = temperature
@@ -41,10 +42,19 @@ class ChatClient:
 
     def requests(self, conversations: Sequence[Sequence[Mapping[str, str]]]) -> list[Request]:
         """The requests answering ``conversations``."""
-        return [Request(self.model, "chat", {
-            "messages": [dict(m) for m in conversation], "temperature": self.temperature,
-            "max_tokens": self.max_tokens}, label=f"(conversation {i + 1})")
-            for i, conversation in enumerate(conversations)]
+        return [
+            Request(
+                self.model,
+                "chat",
+                {
+                    "messages": [dict(m) for m in conversation],
+                    "temperature": self.temperature,
+                    "max_tokens": self.max_tokens,
+                },
+                label=f"(conversation {i + 1})",
+            )
+            for i, conversation in enumerate(conversations)
+        ]
 
     def __call__(self, conversations: Sequence[Sequence[Mapping[str, str]]]) -> list[str]:
         """One reply per conversation, from the cache or the server."""
@@ -53,8 +63,16 @@ class ChatClient:
         return [answers[r.key]["text"] for r in requests]
 
 
-def cell_scorer(model: str, task: str, templates, samples, requester: Requester, *,
-                settings: Settings | None = None, scorer: str | Callable = "exact_match"):
+def cell_scorer(
+    model: str,
+    task: str,
+    templates,
+    samples,
+    requester: Requester,
+    *,
+    settings: Settings | None = None,
+    scorer: str | Callable = "exact_match",
+):
     """A scoring function of (template id, sample id) pairs for one model and task.
 
     Each call sends its pairs' requests concurrently (or reads them from the
@@ -78,8 +96,14 @@ def cell_scorer(model: str, task: str, templates, samples, requester: Requester,
     def scores(pairs: Sequence[tuple[str, str]]) -> list[float]:
         jobs = []
         for template_id, sample_id in pairs:
-            jobs.extend(build_jobs([model], {task: [by_template[template_id]]},
-                                   {task: [by_sample[sample_id]]}, settings))
+            jobs.extend(
+                build_jobs(
+                    [model],
+                    {task: [by_template[template_id]]},
+                    {task: [by_sample[sample_id]]},
+                    settings,
+                )
+            )
         answers = run_requests([r for job in jobs for r in job.requests], requester)
         return [score_job(job, answers, settings, score)[0] for job in jobs]
 

@@ -43,34 +43,62 @@ def add_arguments(parser) -> None:
     """The options of ``rankstats collect openai``."""
     groups = add_collector_arguments(parser, output_required=False)
     how, out = groups["how"], groups["output"]
-    how.add_argument("--endpoint", choices=("chat", "completions"), default="chat",
-                     help="the API endpoint (default chat); with --mode likelihood, "
-                          "completions echoes the prompt and each option for its "
-                          "log-probabilities, chat reads the first token's top_logprobs")
-    how.add_argument("--temperature", type=float, default=0.0,
-                     help="sampling temperature (default 0)")
+    how.add_argument(
+        "--endpoint",
+        choices=("chat", "completions"),
+        default="chat",
+        help="the API endpoint (default chat); with --mode likelihood, "
+        "completions echoes the prompt and each option for its "
+        "log-probabilities, chat reads the first token's top_logprobs",
+    )
+    how.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default 0)"
+    )
     how.add_argument("--system", metavar="TEXT", help="a system message for chat models")
     server = add_server_arguments(parser, concurrency=8, timeout=60.0)
-    server.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                        type=price,
-                        help="dollars per million input and output tokens (repeatable)")
-    out.add_argument("--dry-run", action="store_true",
-                     help="print the requests and tokens the run would take; send nothing "
-                          "(-o is then not needed)")
+    server.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="MODEL=IN,OUT",
+        type=price,
+        help="dollars per million input and output tokens (repeatable)",
+    )
+    out.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the requests and tokens the run would take; send nothing "
+        "(-o is then not needed)",
+    )
     budget = parser.add_argument_group("on a budget")
-    budget.add_argument("--estimate", choices=("avgp", "maxp"),
-                        help="instead of every template × sample, estimate AvgP (a random "
-                             "template per sample, repeated) or MaxP (successive halving) per "
-                             "model and task, and print the estimates and calls spent")
-    budget.add_argument("--templates-per-sample", type=integer(1), default=20, metavar="K",
-                        help="--estimate avgp: random templates each sample is scored under "
-                             "(default 20)")
-    budget.add_argument("--stages", type=parse_stages, default=PAPER_STAGES,
-                        help="--estimate maxp: search stages TEMPLATES:SAMPLES (default: the "
-                             f"paper's, {PAPER_STAGES})")
-    budget.add_argument("--seed", type=integer(0), metavar="SEED",
-                        help="seed of --estimate's draws (default: fresh entropy, printed on "
-                             "standard error so the run can be repeated)")
+    budget.add_argument(
+        "--estimate",
+        choices=("avgp", "maxp"),
+        help="instead of every template × sample, estimate AvgP (a random "
+        "template per sample, repeated) or MaxP (successive halving) per "
+        "model and task, and print the estimates and calls spent",
+    )
+    budget.add_argument(
+        "--templates-per-sample",
+        type=integer(1),
+        default=20,
+        metavar="K",
+        help="--estimate avgp: random templates each sample is scored under (default 20)",
+    )
+    budget.add_argument(
+        "--stages",
+        type=parse_stages,
+        default=PAPER_STAGES,
+        help="--estimate maxp: search stages TEMPLATES:SAMPLES (default: the "
+        f"paper's, {PAPER_STAGES})",
+    )
+    budget.add_argument(
+        "--seed",
+        type=integer(0),
+        metavar="SEED",
+        help="seed of --estimate's draws (default: fresh entropy, printed on "
+        "standard error so the run can be repeated)",
+    )
 
 
 def price(spec: str) -> tuple[str, tuple[float, float]]:
@@ -82,7 +110,8 @@ def price(spec: str) -> tuple[str, tuple[float, float]]:
         model = ""
     if not equals or not model:
         raise argparse.ArgumentTypeError(
-            f"expected MODEL=IN,OUT (dollars per 1M tokens), not {spec!r}")
+            f"expected MODEL=IN,OUT (dollars per 1M tokens), not {spec!r}"
+        )
     return model, (price_in, price_out)
 
 
@@ -108,18 +137,29 @@ def run(arguments) -> int:
     if not arguments.cache and not arguments.output:
         raise UsageError("give --cache (or -o) so the run can tell what is cached")
     check_inputs({"--samples": arguments.samples, "--templates": arguments.templates})
-    settings = Settings(endpoint=arguments.endpoint, temperature=arguments.temperature,
-                        max_tokens=arguments.max_new_tokens, system=arguments.system,
-                        scoring=SCORING[arguments.mode])
+    settings = Settings(
+        endpoint=arguments.endpoint,
+        temperature=arguments.temperature,
+        max_tokens=arguments.max_new_tokens,
+        system=arguments.system,
+        scoring=SCORING[arguments.mode],
+    )
     price_table = prices(arguments.price)
     responses = ResponseCache(arguments.cache or default_cache(arguments.output))
     requester = server_requester(arguments, responses)
     if arguments.estimate:
         return _estimate(arguments, requester, settings, price_table)
-    result = collect(arguments.model, load_templates(arguments.templates),
-                     load_samples(arguments.samples), cache=responses, settings=settings,
-                     scorer=scorer(arguments.scorer), requester=requester, prices=price_table,
-                     dry_run=arguments.dry_run)
+    result = collect(
+        arguments.model,
+        load_templates(arguments.templates),
+        load_samples(arguments.samples),
+        cache=responses,
+        settings=settings,
+        scorer=scorer(arguments.scorer),
+        requester=requester,
+        prices=price_table,
+        dry_run=arguments.dry_run,
+    )
     if arguments.dry_run:
         print("dry run, nothing sent:")
         print(result.plan.summary())
@@ -153,20 +193,36 @@ def _estimate(arguments, requester, settings, price_table) -> int:
             if arguments.dry_run:
                 print(f"{model} {task}: {_budget(arguments, len(ids), len(cells)):,} calls")
                 continue
-            score = cell_scorer(model, task, templates[task], samples.get(task, []),
-                                requester, settings=settings, scorer=scorer(arguments.scorer))
+            score = cell_scorer(
+                model,
+                task,
+                templates[task],
+                samples.get(task, []),
+                requester,
+                settings=settings,
+                scorer=scorer(arguments.scorer),
+            )
             if arguments.estimate == "avgp":
-                avg = rankstats.estimate_avgp(score, ids, cells,
-                                              templates_per_sample=arguments.templates_per_sample,
-                                              seed=arguments.seed)
-                print(f"{model} {task}: AvgP ≈ {avg.estimate:.4f} (sd of repetitions "
-                      f"{avg.spread[-1]:.4f}), {avg.calls:,} calls of "
-                      f"{len(ids) * len(cells):,}")
+                avg = rankstats.estimate_avgp(
+                    score,
+                    ids,
+                    cells,
+                    templates_per_sample=arguments.templates_per_sample,
+                    seed=arguments.seed,
+                )
+                print(
+                    f"{model} {task}: AvgP ≈ {avg.estimate:.4f} (sd of repetitions "
+                    f"{avg.spread[-1]:.4f}), {avg.calls:,} calls of "
+                    f"{len(ids) * len(cells):,}"
+                )
             else:
-                best = rankstats.estimate_maxp(score, ids, cells, stages=arguments.stages,
-                                               seed=arguments.seed)
-                print(f"{model} {task}: MaxP ≈ {best.estimate:.4f} with template "
-                      f"{best.template!r}, {best.calls:,} calls of {len(ids) * len(cells):,}")
+                best = rankstats.estimate_maxp(
+                    score, ids, cells, stages=arguments.stages, seed=arguments.seed
+                )
+                print(
+                    f"{model} {task}: MaxP ≈ {best.estimate:.4f} with template "
+                    f"{best.template!r}, {best.calls:,} calls of {len(ids) * len(cells):,}"
+                )
     if not arguments.dry_run:
         print(requester.ledger.summary())
     if drawn and not arguments.dry_run:

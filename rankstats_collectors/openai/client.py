@@ -86,14 +86,21 @@ class Request:
 
     def __post_init__(self):
         if self.endpoint not in ENDPOINTS:
-            raise OptionError(f"endpoint must be one of {', '.join(ENDPOINTS)}, "
-                             f"not {self.endpoint!r}")
+            raise OptionError(
+                f"endpoint must be one of {', '.join(ENDPOINTS)}, not {self.endpoint!r}"
+            )
 
     @property
     def key(self) -> str:
         """The cache key: a hash of the model, endpoint and body."""
-        return ResponseCache.key({"collector": "openai", "model": self.model,
-                                  "endpoint": self.endpoint, "body": dict(self.body)})
+        return ResponseCache.key(
+            {
+                "collector": "openai",
+                "model": self.model,
+                "endpoint": self.endpoint,
+                "body": dict(self.body),
+            }
+        )
 
     @property
     def input_text(self) -> str:
@@ -121,26 +128,38 @@ def _record(endpoint: str, response) -> dict:
     except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
         shown = repr(response) if isinstance(response, (str, bytes)) else type(response).__name__
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        raise MalformedResponse(f"the body is not a {endpoint} completion ({shown}: "
-                                f"{type(error).__name__}: {error})") from None
+        raise MalformedResponse(
+            f"the body is not a {endpoint} completion ({shown}: {type(error).__name__}: {error})"
+        ) from None
     if not isinstance(record["text"], str):
-        raise MalformedResponse(f"the body's text is a {type(record['text']).__name__}, "
-                                "not text")
+        raise MalformedResponse(f"the body's text is a {type(record['text']).__name__}, not text")
     return record
 
 
 def _fields(endpoint: str, response) -> dict:
     choice = response.choices[0]
     usage = response.usage.model_dump() if response.usage is not None else None
-    record = {"model": response.model, "finish_reason": choice.finish_reason, "usage": usage,
-              "system_fingerprint": getattr(response, "system_fingerprint", None)}
+    record = {
+        "model": response.model,
+        "finish_reason": choice.finish_reason,
+        "usage": usage,
+        "system_fingerprint": getattr(response, "system_fingerprint", None),
+    }
     if endpoint == "chat":
         record["text"] = choice.message.content or ""
         content = choice.logprobs.content if choice.logprobs is not None else None
-        record["logprobs"] = None if content is None else [
-            {"token": t.token, "logprob": t.logprob,
-             "top": [[alt.token, alt.logprob] for alt in (t.top_logprobs or [])]}
-            for t in content]
+        record["logprobs"] = (
+            None
+            if content is None
+            else [
+                {
+                    "token": t.token,
+                    "logprob": t.logprob,
+                    "top": [[alt.token, alt.logprob] for alt in (t.top_logprobs or [])],
+                }
+                for t in content
+            ]
+        )
     else:
         record["text"] = choice.text or ""
         logprobs = choice.logprobs
@@ -159,11 +178,16 @@ def _completion_logprobs(logprobs) -> dict:
     if not logprobs.tokens and isinstance(content, list):
         tokens = [str(item.get("token", "")) for item in content]
         offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
-        return {"tokens": tokens, "token_logprobs": [item.get("logprob") for item in content],
-                "text_offset": offsets}
-    return {"tokens": list(logprobs.tokens or []),
-            "token_logprobs": list(logprobs.token_logprobs or []),
-            "text_offset": list(logprobs.text_offset or [])}
+        return {
+            "tokens": tokens,
+            "token_logprobs": [item.get("logprob") for item in content],
+            "text_offset": offsets,
+        }
+    return {
+        "tokens": list(logprobs.tokens or []),
+        "token_logprobs": list(logprobs.token_logprobs or []),
+        "text_offset": list(logprobs.text_offset or []),
+    }
 
 
 class Requester:
@@ -199,12 +223,23 @@ class Requester:
         :class:`~rankstats_collectors.cache.CacheBusyError`; 0 refuses at once.
     """
 
-    def __init__(self, cache: ResponseCache, *, base_url: str | None = None,
-                 api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
-                 limiter: RateLimiter | None = None, backoff: Backoff | None = None,
-                 max_attempts: int = 6, timeout: float = 60.0, ledger: Ledger | None = None,
-                 progress: bool = False, sleep: Callable | None = None, seed: int | None = None,
-                 lock_timeout: float = 0.0):
+    def __init__(
+        self,
+        cache: ResponseCache,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        limiter: RateLimiter | None = None,
+        backoff: Backoff | None = None,
+        max_attempts: int = 6,
+        timeout: float = 60.0,
+        ledger: Ledger | None = None,
+        progress: bool = False,
+        sleep: Callable | None = None,
+        seed: int | None = None,
+        lock_timeout: float = 0.0,
+    ):
         if concurrency < 1 or max_attempts < 1 or not timeout > 0:
             raise OptionError("concurrency and max_attempts must be positive, timeout above 0")
         self.lock_timeout = lock_timeout
@@ -232,16 +267,18 @@ class Requester:
         from .. import require
 
         openai = require("openai", "openai")
-        return openai.AsyncOpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout,
-                                  max_retries=0)
+        return openai.AsyncOpenAI(
+            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
 
     async def _call(self, client, request: Request):
         if request.endpoint == "chat":
             return await client.chat.completions.create(model=request.model, **request.body)
         return await client.completions.create(model=request.model, **request.body)
 
-    async def _fetch(self, client, request: Request, secrets: list[str],
-                     stop: asyncio.Event | None = None) -> dict:
+    async def _fetch(
+        self, client, request: Request, secrets: list[str], stop: asyncio.Event | None = None
+    ) -> dict:
         import openai
 
         estimate = estimate_tokens(request.input_text) + request.max_tokens
@@ -257,8 +294,9 @@ class Requester:
             except openai.APIStatusError as error:
                 status = error.status_code
                 if status not in RETRYABLE:
-                    raise RequestError(redact(
-                        f"{what} failed with HTTP {status}: {error.message}", secrets)) from None
+                    raise RequestError(
+                        redact(f"{what} failed with HTTP {status}: {error.message}", secrets)
+                    ) from None
                 problem = f"HTTP {status}"
                 wait = retry_after_seconds(error.response.headers)
             except (ValueError, openai.APIResponseValidationError, MalformedResponse) as error:
@@ -271,17 +309,22 @@ class Requester:
                 self.ledger.add(request.model, record["usage"])
                 return record
             if stop is not None and stop.is_set():
-                raise RequestError(redact(
-                    f"{what} not retried ({problem}): the run is stopping", secrets))
+                raise RequestError(
+                    redact(f"{what} not retried ({problem}): the run is stopping", secrets)
+                )
             if attempt + 1 == self.max_attempts:
-                raise RequestError(redact(
-                    f"{what} still failing after {self.max_attempts} attempts ({problem})",
-                    secrets))
+                raise RequestError(
+                    redact(
+                        f"{what} still failing after {self.max_attempts} attempts ({problem})",
+                        secrets,
+                    )
+                )
             self.retries += 1
             await self.sleep(self.backoff.delay(attempt, wait, self.random))
             if stop is not None and stop.is_set():
-                raise RequestError(redact(f"{what}: not retried ({problem}), the run is "
-                                          "stopping", secrets))
+                raise RequestError(
+                    redact(f"{what}: not retried ({problem}), the run is stopping", secrets)
+                )
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def run(self, requests: Sequence[Request]) -> dict[str, dict]:
@@ -334,8 +377,9 @@ class Requester:
             bar.update(1)
 
         try:
-            outcomes = await asyncio.gather(*(one(r) for r in pending.values()),
-                                            return_exceptions=True)
+            outcomes = await asyncio.gather(
+                *(one(r) for r in pending.values()), return_exceptions=True
+            )
         finally:
             bar.close()
             await client.close()
@@ -343,12 +387,19 @@ class Requester:
         if failures:
             finished = sum(1 for k in pending if k in answers)
             first = failures[0]
-            shown = str(first) if isinstance(first, RequestError) else \
-                f"{type(first).__name__}: {first}"
-            raise RequestError(redact(
-                f"{shown} — stopped; {finished} of {len(pending)} new requests were "
-                f"answered and are cached in {str(self.cache.path)!r}; fix the cause and run "
-                "again to resume", secrets)) from None
+            shown = (
+                str(first)
+                if isinstance(first, RequestError)
+                else f"{type(first).__name__}: {first}"
+            )
+            raise RequestError(
+                redact(
+                    f"{shown} — stopped; {finished} of {len(pending)} new requests were "
+                    f"answered and are cached in {str(self.cache.path)!r}; fix the cause and run "
+                    "again to resume",
+                    secrets,
+                )
+            ) from None
 
 
 def _described(request: Request) -> str:

@@ -59,8 +59,7 @@ class Settings:
 
     def __post_init__(self):
         if self.scoring not in SCORINGS:
-            raise OptionError(f"scoring must be one of {', '.join(SCORINGS)}, "
-                             f"not {self.scoring!r}")
+            raise OptionError(f"scoring must be one of {', '.join(SCORINGS)}, not {self.scoring!r}")
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class Job:
 
 
 def _chat_body(prompt: str, settings: Settings, **more) -> dict:
-    messages = ([{"role": "system", "content": settings.system}] if settings.system else [])
+    messages = [{"role": "system", "content": settings.system}] if settings.system else []
     messages.append({"role": "user", "content": prompt})
     body = {"messages": messages, "temperature": settings.temperature, **more}
     if settings.seed is not None:
@@ -85,32 +84,52 @@ def _chat_body(prompt: str, settings: Settings, **more) -> dict:
     return {**body, **dict(settings.extra)}
 
 
-def _requests(model: str, prompt: str, sample: Sample, settings: Settings,
-              label: str) -> tuple[tuple[Request, ...], tuple[str, ...]]:
+def _requests(
+    model: str, prompt: str, sample: Sample, settings: Settings, label: str
+) -> tuple[tuple[Request, ...], tuple[str, ...]]:
     if settings.scoring == "options" and sample.options:
         options = tuple(str(o) for o in sample.options)
         if settings.endpoint == "completions":
             return tuple(
-                Request(model, "completions",
-                        {"prompt": prompt + settings.option_prefix + option, "max_tokens": 0,
-                         "echo": True, "logprobs": 0, "temperature": settings.temperature,
-                         **dict(settings.extra)}, label=f"{label} option {i + 1}")
-                for i, option in enumerate(options)), options
-        body = _chat_body(prompt, settings, max_tokens=1, logprobs=True,
-                          top_logprobs=settings.top_logprobs)
+                Request(
+                    model,
+                    "completions",
+                    {
+                        "prompt": prompt + settings.option_prefix + option,
+                        "max_tokens": 0,
+                        "echo": True,
+                        "logprobs": 0,
+                        "temperature": settings.temperature,
+                        **dict(settings.extra),
+                    },
+                    label=f"{label} option {i + 1}",
+                )
+                for i, option in enumerate(options)
+            ), options
+        body = _chat_body(
+            prompt, settings, max_tokens=1, logprobs=True, top_logprobs=settings.top_logprobs
+        )
         return (Request(model, "chat", body, label=label),), options
     if settings.endpoint == "chat":
         body = _chat_body(prompt, settings, max_tokens=settings.max_tokens)
     else:
-        body = {"prompt": prompt, "max_tokens": settings.max_tokens,
-                "temperature": settings.temperature, **dict(settings.extra)}
+        body = {
+            "prompt": prompt,
+            "max_tokens": settings.max_tokens,
+            "temperature": settings.temperature,
+            **dict(settings.extra),
+        }
         if settings.seed is not None:
             body["seed"] = settings.seed
     return (Request(model, settings.endpoint, body, label=label),), ()
 
 
-def build_jobs(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
-               samples: Mapping[str, Sequence[Sample]], settings: Settings) -> list[Job]:
+def build_jobs(
+    models: Sequence[str],
+    templates: Mapping[str, Sequence[Template]],
+    samples: Mapping[str, Sequence[Sample]],
+    settings: Settings,
+) -> list[Job]:
     """Every (model, task, template, sample) job, after checking every template's fields.
 
     Raises
@@ -123,8 +142,10 @@ def build_jobs(models: Sequence[str], templates: Mapping[str, Sequence[Template]
     tasks = sorted(set(templates) | set(samples))
     for task in tasks:
         if not templates.get(task) or not samples.get(task):
-            raise CubeError(f"task {task!r} has {len(templates.get(task, []))} templates and "
-                             f"{len(samples.get(task, []))} samples; it needs both")
+            raise CubeError(
+                f"task {task!r} has {len(templates.get(task, []))} templates and "
+                f"{len(samples.get(task, []))} samples; it needs both"
+            )
         check_fields({t.id: t.text for t in templates[task]}, list(samples[task]), task=task)
     jobs = []
     for model in models:
@@ -142,8 +163,12 @@ def _option_logprob(record: dict, prompt_length: int) -> float:
     """Summed log-probability of the tokens after the prompt, from an echo request."""
     logprobs = record.get("logprobs") or {}
     total = 0.0
-    for token, value, offset in zip(logprobs.get("tokens", []), logprobs.get("token_logprobs", []),
-                                    logprobs.get("text_offset", []), strict=False):
+    for token, value, offset in zip(
+        logprobs.get("tokens", []),
+        logprobs.get("token_logprobs", []),
+        logprobs.get("text_offset", []),
+        strict=False,
+    ):
         if offset + len(token) > prompt_length and value is not None:
             total += value
     return total
@@ -152,9 +177,13 @@ def _option_logprob(record: dict, prompt_length: int) -> float:
 def _option_tokens(record: dict, prompt_length: int) -> int:
     """How many of an echo request's tokens come after the prompt: the option's length."""
     logprobs = record.get("logprobs") or {}
-    return sum(1 for token, offset in zip(logprobs.get("tokens", []),
-                                          logprobs.get("text_offset", []), strict=False)
-               if offset + len(token) > prompt_length)
+    return sum(
+        1
+        for token, offset in zip(
+            logprobs.get("tokens", []), logprobs.get("text_offset", []), strict=False
+        )
+        if offset + len(token) > prompt_length
+    )
 
 
 def option_logprobs(job: Job, answers: Mapping[str, dict], settings: Settings) -> dict:
@@ -169,9 +198,11 @@ def option_logprobs(job: Job, answers: Mapping[str, dict], settings: Settings) -
         return {}
     records = [answers[r.key] for r in job.requests]
     values = [_option_logprob(rec, len(job.prompt)) for rec in records]
-    return {"logprob": max(values),
-            "option_logprob": values,
-            "option_tokens": [_option_tokens(rec, len(job.prompt)) for rec in records]}
+    return {
+        "logprob": max(values),
+        "option_logprob": values,
+        "option_tokens": [_option_tokens(rec, len(job.prompt)) for rec in records],
+    }
 
 
 def _first_token_choice(record: dict, options: Sequence[str]) -> str | None:
@@ -190,8 +221,9 @@ def _first_token_choice(record: dict, options: Sequence[str]) -> str | None:
     return best
 
 
-def score_job(job: Job, answers: Mapping[str, dict], settings: Settings,
-              scorer: Callable) -> tuple[float, str]:
+def score_job(
+    job: Job, answers: Mapping[str, dict], settings: Settings, scorer: Callable
+) -> tuple[float, str]:
     """The score and the response (the answer, or the chosen option) of one job."""
     records = [answers[r.key] for r in job.requests]
     if job.options and settings.endpoint == "completions":
@@ -238,8 +270,12 @@ def plan(jobs: Sequence[Job], cache: ResponseCache, prices=None) -> Plan:
             if request.key in seen:
                 continue
             seen.add(request.key)
-            result.add(request.model, request.input_text, max_tokens=request.max_tokens,
-                       cached=request.key in cache)
+            result.add(
+                request.model,
+                request.input_text,
+                max_tokens=request.max_tokens,
+                cached=request.key in cache,
+            )
     return result
 
 
@@ -253,12 +289,21 @@ class Collection:
     retries: int = 0
 
 
-def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
-            samples: Mapping[str, Sequence[Sample]], *, cache, settings: Settings | None = None,
-            scorer: str | Callable = "exact_match", requester: Requester | None = None,
-            prices: Mapping[str, tuple[float, float]] | None = None,
-            dry_run: bool = False, output=None, force: bool = False,
-            **transport) -> Collection:
+def collect(
+    models: Sequence[str],
+    templates: Mapping[str, Sequence[Template]],
+    samples: Mapping[str, Sequence[Sample]],
+    *,
+    cache,
+    settings: Settings | None = None,
+    scorer: str | Callable = "exact_match",
+    requester: Requester | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
+    dry_run: bool = False,
+    output=None,
+    force: bool = False,
+    **transport,
+) -> Collection:
     """Run every model over every template × sample and build the cube.
 
     Parameters
@@ -324,18 +369,28 @@ def collect(models: Sequence[str], templates: Mapping[str, Sequence[Template]],
     for job in jobs:
         value, response = score_job(job, answers, settings, score)
         served = answers[job.requests[0].key].get("model") or job.model
-        row = {"model": job.model, "task": job.task, "template": job.template.id,
-               "sample": job.sample.id, "score": value, "response": response,
-               "template_text": job.template.text, "model_revision": str(served)}
+        row = {
+            "model": job.model,
+            "task": job.task,
+            "template": job.template.id,
+            "sample": job.sample.id,
+            "score": value,
+            "response": response,
+            "template_text": job.template.text,
+            "model_revision": str(served),
+        }
         for name, attribute in job.template.attributes.items():
             row[_attribute_name(name)] = attribute
         row.update(option_logprobs(job, answers, settings))
         rows.append(row)
     cube = records_to_cube(
-        rows, metric=scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "score"),
-        source=(f"rankstats_collectors.openai: {', '.join(models)} via "
-                f"{public_url(requester.base_url)}"),
-        attrs=_settings_attrs(settings, requester))
+        rows,
+        metric=scorer if isinstance(scorer, str) else getattr(scorer, "__name__", "score"),
+        source=(
+            f"rankstats_collectors.openai: {', '.join(models)} via {public_url(requester.base_url)}"
+        ),
+        attrs=_settings_attrs(settings, requester),
+    )
     return Collection(cube, ledger, planned, requester.retries)
 
 

@@ -70,17 +70,21 @@ class Ledger:
 
     def as_dict(self) -> dict:
         """Per model: requests, cached, prompt_tokens, completion_tokens, cost (or None)."""
-        return {model: {**account.__dict__, "cost": self.cost(model)}
-                for model, account in sorted(self.accounts.items())}
+        return {
+            model: {**account.__dict__, "cost": self.cost(model)}
+            for model, account in sorted(self.accounts.items())
+        }
 
     def summary(self) -> str:
         """One line per model."""
         lines = []
         for model, account in sorted(self.accounts.items()):
             total = account.requests + account.cached
-            line = (f"{model}: {total:,} request{'s' if total != 1 else ''} "
-                    f"({account.cached:,} from the cache), {account.prompt_tokens:,} tokens in, "
-                    f"{account.completion_tokens:,} tokens out")
+            line = (
+                f"{model}: {total:,} request{'s' if total != 1 else ''} "
+                f"({account.cached:,} from the cache), {account.prompt_tokens:,} tokens in, "
+                f"{account.completion_tokens:,} tokens out"
+            )
             cost = self.cost(model)
             if cost is not None:
                 line += f", ${cost:.4f}"
@@ -124,9 +128,11 @@ class Plan:
         """One line per model."""
         lines = []
         for model, (send, cached, tokens_in, tokens_out) in sorted(self.rows.items()):
-            line = (f"{model}: {send:,} request{'s' if send != 1 else ''} to send "
-                    f"({cached:,} already cached), about {tokens_in:,} tokens in, "
-                    f"at most {tokens_out:,} tokens out")
+            line = (
+                f"{model}: {send:,} request{'s' if send != 1 else ''} to send "
+                f"({cached:,} already cached), about {tokens_in:,} tokens in, "
+                f"at most {tokens_out:,} tokens out"
+            )
             if model in self.prices:
                 price_in, price_out = self.prices[model]
                 line += f", at most ${(tokens_in * price_in + tokens_out * price_out) / 1e6:.4f}"

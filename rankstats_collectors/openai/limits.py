@@ -76,15 +76,19 @@ class Backoff:
     jitter: float = 0.25
     retry_after_cap: float = 300.0
 
-    def delay(self, attempt: int, retry_after: str | float | None = None,
-              rng: random.Random | None = None) -> float:
+    def delay(
+        self, attempt: int, retry_after: str | float | None = None, rng: random.Random | None = None
+    ) -> float:
         """Seconds to wait before retry number ``attempt + 1``."""
         if retry_after is not None:
-            seconds = retry_after if isinstance(retry_after, (int, float)) else \
-                retry_after_seconds({"retry-after": retry_after})
+            seconds = (
+                retry_after
+                if isinstance(retry_after, (int, float))
+                else retry_after_seconds({"retry-after": retry_after})
+            )
             if seconds is not None:
                 return float(min(seconds, self.retry_after_cap))
-        delay = min(self.cap, self.base * self.factor ** attempt)
+        delay = min(self.cap, self.base * self.factor**attempt)
         if self.jitter:
             delay += delay * self.jitter * (rng or random).random()
         return float(delay)
@@ -122,11 +126,18 @@ class RateLimiter:
     1.0
     """
 
-    def __init__(self, requests_per_minute: float | None = None,
-                 tokens_per_minute: float | None = None, *,
-                 clock: Callable[[], float] = time.monotonic, sleep=None):
-        for name, value in (("requests_per_minute", requests_per_minute),
-                            ("tokens_per_minute", tokens_per_minute)):
+    def __init__(
+        self,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep=None,
+    ):
+        for name, value in (
+            ("requests_per_minute", requests_per_minute),
+            ("tokens_per_minute", tokens_per_minute),
+        ):
             if value is not None and not value > 0:
                 raise OptionError(f"{name} must be positive, not {value!r}")
         self.limits = [requests_per_minute, tokens_per_minute]

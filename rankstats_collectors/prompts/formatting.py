@@ -39,27 +39,37 @@ def _show(text: str) -> str:
 
 
 def _where(text: str, template_id: str | None) -> str:
-    return f"template {template_id!r} ({_show(text)})" if template_id is not None \
+    return (
+        f"template {template_id!r} ({_show(text)})"
+        if template_id is not None
         else f"template {_show(text)}"
+    )
 
 
 def _parse(text: str, template_id: str | None = None) -> list[tuple[str, str | None]]:
     """``(literal, field)`` pieces of ``text``, each field checked to be a plain name."""
     if not isinstance(text, str):
-        raise TemplateError(f"{_where(str(text), template_id)}: the text is "
-                            f"{type(text).__name__}, not a string")
+        raise TemplateError(
+            f"{_where(str(text), template_id)}: the text is {type(text).__name__}, not a string"
+        )
     try:
         pieces = list(_PARSER.parse(text))
     except ValueError as error:
-        raise TemplateError(f"{_where(text, template_id)}: {error} "
-                            "(write a literal brace as '{{' or '}}')") from None
+        raise TemplateError(
+            f"{_where(text, template_id)}: {error} (write a literal brace as '{{{{' or '}}}}')"
+        ) from None
     parsed = []
     for literal, field, spec, conversion in pieces:
         if field is None:
             parsed.append((literal, None))
             continue
-        shown = "{" + field + (f"!{conversion}" if conversion else "") \
-            + (f":{spec}" if spec else "") + "}"
+        shown = (
+            "{"
+            + field
+            + (f"!{conversion}" if conversion else "")
+            + (f":{spec}" if spec else "")
+            + "}"
+        )
         if field == "" or field.isdigit():
             problem = "positional fields are not allowed; name the field"
         elif "." in field or "[" in field or "]" in field:
@@ -147,8 +157,8 @@ def render(text: str, fields: Mapping[str, object], *, template_id: str | None =
     >>> render("Q: {question}", {}, template_id="3")
     Traceback (most recent call last):
     ...
-    rankstats_collectors.prompts.formatting.TemplateError: template '3' ('Q: {question}'): no value \
-for field 'question'
+    rankstats_collectors.prompts.formatting.TemplateError: template '3' ('Q: {question}'): \
+no value for field 'question'
     """
     pieces = []
     for literal, field in _parse(text, template_id):
@@ -206,4 +216,5 @@ def check_fields(templates: Mapping[str, str], samples: Sequence, *, task: str) 
                     have = ", ".join(map(str, fields)) or "no fields"
                     raise TemplateError(
                         f"task {task!r}, {_where(templates[template_id], str(template_id))}: "
-                        f"sample {name} has no field {field!r} (it has: {have})")
+                        f"sample {name} has no field {field!r} (it has: {have})"
+                    )

@@ -55,8 +55,10 @@ METHODS = ("rephrase", "cot", "gradual")
 #: A chat function: conversations in, one reply each out.
 Chat = Callable[[Sequence[Sequence[Mapping[str, str]]]], Sequence[str]]
 
-_KEEP = ("Keep every placeholder in curly braces exactly as written ({fields}), add no other "
-         "curly braces, and keep the template usable for any input.")
+_KEEP = (
+    "Keep every placeholder in curly braces exactly as written ({fields}), add no other "
+    "curly braces, and keep the template usable for any input."
+)
 _FORMAT = "Answer with a JSON list of {n} strings, one template each, and nothing after it."
 
 
@@ -71,7 +73,8 @@ def _fields(text: str) -> str:
 def _rephrase_prompt(seed: str, n: int) -> list[dict]:
     return _user(
         f"Rephrase the following instruction template in {n} different ways. "
-        f"{_KEEP.format(fields=_fields(seed))}\n\nTemplate:\n{seed}\n\n{_FORMAT.format(n=n)}")
+        f"{_KEEP.format(fields=_fields(seed))}\n\nTemplate:\n{seed}\n\n{_FORMAT.format(n=n)}"
+    )
 
 
 def _cot_prompt(seed: str, n: int, task: str) -> list[dict]:
@@ -80,27 +83,33 @@ def _cot_prompt(seed: str, n: int, task: str) -> list[dict]:
         "First, think step by step and describe what the task asks for and what the "
         f"placeholders stand for. Then write {n} new, different instruction templates for the "
         f"same task. {_KEEP.format(fields=_fields(seed))}\n"
-        f"Finish with the line 'Templates:' followed by a JSON list of {n} strings.")
+        f"Finish with the line 'Templates:' followed by a JSON list of {n} strings."
+    )
 
 
 def _describe_prompt(seed: str, task: str) -> list[dict]:
-    return _user(f"Here is an instruction template of the task {task!r}:\n{seed}\n\n"
-                 "Describe the task in detail: what is asked, what the inputs are, what a "
-                 "correct answer looks like. Answer with the description only.")
+    return _user(
+        f"Here is an instruction template of the task {task!r}:\n{seed}\n\n"
+        "Describe the task in detail: what is asked, what the inputs are, what a "
+        "correct answer looks like. Answer with the description only."
+    )
 
 
 def _instruct_prompt(description: str, examples: Sequence[tuple[str, str]]) -> list[dict]:
     shown = "\n\n".join(f"Input: {i}\nOutput: {o}" for i, o in examples) or "(none)"
-    return _user(f"Task description:\n{description}\n\nExamples:\n{shown}\n\n"
-                 "Write one clear instruction that would make someone produce these outputs "
-                 "from these inputs. Answer with the instruction only.")
+    return _user(
+        f"Task description:\n{description}\n\nExamples:\n{shown}\n\n"
+        "Write one clear instruction that would make someone produce these outputs "
+        "from these inputs. Answer with the instruction only."
+    )
 
 
 def _template_prompt(instruction: str, seed: str, n: int) -> list[dict]:
     return _user(
         f"Instruction:\n{instruction}\n\nTurn this instruction into {n} different instruction "
         f"templates, writing the inputs as the placeholders {_fields(seed)} where they go. "
-        f"{_KEEP.format(fields=_fields(seed))}\n{_FORMAT.format(n=n)}")
+        f"{_KEEP.format(fields=_fields(seed))}\n{_FORMAT.format(n=n)}"
+    )
 
 
 def parse_templates(reply: str) -> list[str]:
@@ -118,7 +127,7 @@ def parse_templates(reply: str) -> list[str]:
     start = reply.rfind("[", 0, end) if end >= 0 else -1
     while start >= 0:
         try:
-            values = json.loads(reply[start:end + 1])
+            values = json.loads(reply[start : end + 1])
         except ValueError:
             start = reply.rfind("[", 0, start)
             continue
@@ -152,11 +161,16 @@ class ParaphraseResult:
         for template in self.templates:
             method = template.attributes.get("method", "")
             kept[method] = kept.get(method, 0) + 1
-        parts = [f"kept {len(self.templates)} templates ("
-                 + ", ".join(f"{m}: {c}" for m, c in sorted(kept.items())) + ")"]
+        parts = [
+            f"kept {len(self.templates)} templates ("
+            + ", ".join(f"{m}: {c}" for m, c in sorted(kept.items()))
+            + ")"
+        ]
         for method, reasons in sorted(self.rejected.items()):
-            parts.append(f"rejected ({method}): "
-                         + ", ".join(f"{r}: {c}" for r, c in sorted(reasons.items())))
+            parts.append(
+                f"rejected ({method}): "
+                + ", ".join(f"{r}: {c}" for r, c in sorted(reasons.items()))
+            )
         parts.append(f"duplicates dropped: {self.duplicates}")
         return "\n".join(parts)
 
@@ -176,9 +190,16 @@ def _key(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def generate_paraphrases(seeds: Sequence, chat: Chat, *, task: str = "the task",
-                         methods: Sequence[str] = METHODS, n: int = 10,
-                         examples: Sequence = (), include_seeds: bool = True) -> ParaphraseResult:
+def generate_paraphrases(
+    seeds: Sequence,
+    chat: Chat,
+    *,
+    task: str = "the task",
+    methods: Sequence[str] = METHODS,
+    n: int = 10,
+    examples: Sequence = (),
+    include_seeds: bool = True,
+) -> ParaphraseResult:
     """Generate paraphrases of a task's seed templates with a chat model.
 
     Parameters
@@ -218,8 +239,9 @@ def generate_paraphrases(seeds: Sequence, chat: Chat, *, task: str = "the task",
 
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise OptionError(f"unknown paraphrase method(s) {', '.join(unknown)} "
-                         f"(methods: {', '.join(METHODS)})")
+        raise OptionError(
+            f"unknown paraphrase method(s) {', '.join(unknown)} (methods: {', '.join(METHODS)})"
+        )
     if not seeds:
         raise OptionError(f"task {task!r}: no seed templates to paraphrase")
     wanted = {s.id: set(placeholders(s.text, template_id=s.id)) for s in seeds}
@@ -228,9 +250,18 @@ def generate_paraphrases(seeds: Sequence, chat: Chat, *, task: str = "the task",
     for seed in seeds:
         seen.add(_key(seed.text))
         if include_seeds:
-            result.templates.append(Template(seed.id, seed.text, {
-                **seed.attributes, "method": "original", "source": seed.id,
-                "is_original": True}))
+            result.templates.append(
+                Template(
+                    seed.id,
+                    seed.text,
+                    {
+                        **seed.attributes,
+                        "method": "original",
+                        "source": seed.id,
+                        "is_original": True,
+                    },
+                )
+            )
     replies: dict[tuple[str, str], str] = {}
     if "rephrase" in methods:
         answers = chat([_rephrase_prompt(s.text, n) for s in seeds])
@@ -240,12 +271,16 @@ def generate_paraphrases(seeds: Sequence, chat: Chat, *, task: str = "the task",
         replies.update({(s.id, "cot"): a for s, a in zip(seeds, answers, strict=True)})
     if "gradual" in methods:
         descriptions = chat([_describe_prompt(s.text, task) for s in seeds])
-        shown = [[(render(s.text, e.fields, template_id=s.id), _gold_text(e.gold))
-                  for e in examples] for s in seeds]
-        instructions = chat([_instruct_prompt(d, e)
-                             for d, e in zip(descriptions, shown, strict=True)])
-        answers = chat([_template_prompt(i, s.text, n)
-                        for i, s in zip(instructions, seeds, strict=True)])
+        shown = [
+            [(render(s.text, e.fields, template_id=s.id), _gold_text(e.gold)) for e in examples]
+            for s in seeds
+        ]
+        instructions = chat(
+            [_instruct_prompt(d, e) for d, e in zip(descriptions, shown, strict=True)]
+        )
+        answers = chat(
+            [_template_prompt(i, s.text, n) for i, s in zip(instructions, seeds, strict=True)]
+        )
         replies.update({(s.id, "gradual"): a for s, a in zip(seeds, answers, strict=True)})
     for seed in seeds:
         for method in METHODS:
@@ -262,8 +297,13 @@ def generate_paraphrases(seeds: Sequence, chat: Chat, *, task: str = "the task",
                     continue
                 seen.add(_key(text))
                 kept += 1
-                result.templates.append(Template(f"{seed.id}-{method}-{kept}", text, {
-                    "method": method, "source": seed.id, "is_original": False}))
+                result.templates.append(
+                    Template(
+                        f"{seed.id}-{method}-{kept}",
+                        text,
+                        {"method": method, "source": seed.id, "is_original": False},
+                    )
+                )
     return result
 
 

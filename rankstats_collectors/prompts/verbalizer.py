@@ -146,11 +146,18 @@ class VerbalizerTable:
     name: str = ""
 
     @classmethod
-    def build(cls, labels: Sequence[str], *, natural: Mapping[str, Sequence[str]] | None = None,
-              neutral: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] = (),
-              unnatural: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] = (),
-              flip: Mapping[str, str] | None = None, template: str | None = None,
-              fields: Sequence[str] = (), name: str = "") -> VerbalizerTable:
+    def build(
+        cls,
+        labels: Sequence[str],
+        *,
+        natural: Mapping[str, Sequence[str]] | None = None,
+        neutral: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] = (),
+        unnatural: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] = (),
+        flip: Mapping[str, str] | None = None,
+        template: str | None = None,
+        fields: Sequence[str] = (),
+        name: str = "",
+    ) -> VerbalizerTable:
         """A table from explicit word lists, the unnatural group by flipping the natural one.
 
         Parameters
@@ -191,18 +198,18 @@ class VerbalizerTable:
         """
         labels = tuple(str(label) for label in labels)
         if len(labels) < 2 or len(set(labels)) != len(labels):
-            raise TemplateError(f"a verbalizer table needs two or more distinct labels, "
-                                f"not {list(labels)}")
+            raise TemplateError(
+                f"a verbalizer table needs two or more distinct labels, not {list(labels)}"
+            )
         slots = [slot(label) for label in labels]
         if len(set(slots)) != len(slots):
             raise TemplateError(f"the labels {list(labels)} give clashing slots {slots}")
         natural = dict(natural) if natural is not None else {GOLDEN: labels}
-        made = [cls._verbalizer(labels, "natural", name, words)
-                for name, words in natural.items()]
-        made += [cls._verbalizer(labels, "neutral", name, words)
-                 for name, words in _named(neutral)]
-        explicit = [cls._verbalizer(labels, "unnatural", name, words)
-                    for name, words in _named(unnatural)]
+        made = [cls._verbalizer(labels, "natural", name, words) for name, words in natural.items()]
+        made += [cls._verbalizer(labels, "neutral", name, words) for name, words in _named(neutral)]
+        explicit = [
+            cls._verbalizer(labels, "unnatural", name, words) for name, words in _named(unnatural)
+        ]
         if flip is not None or not explicit:
             made += cls._flipped(labels, made, flip)
         made += explicit
@@ -218,19 +225,25 @@ class VerbalizerTable:
     def _verbalizer(labels, group, name, words) -> Verbalizer:
         words = tuple(str(word) for word in words)
         if len(words) != len(labels):
-            raise TemplateError(f"{group} verbalizer {name!r}: {len(words)} word(s) for "
-                                f"{len(labels)} labels {list(labels)}")
+            raise TemplateError(
+                f"{group} verbalizer {name!r}: {len(words)} word(s) for "
+                f"{len(labels)} labels {list(labels)}"
+            )
         if len({_words(w) for w in words}) != len(words) or any(not _words(w) for w in words):
-            raise TemplateError(f"{group} verbalizer {name!r}: the words {list(words)} must be "
-                                "distinct and non-empty (ignoring case and punctuation)")
+            raise TemplateError(
+                f"{group} verbalizer {name!r}: the words {list(words)} must be "
+                "distinct and non-empty (ignoring case and punctuation)"
+            )
         return Verbalizer(group, str(name), dict(zip(labels, words, strict=True)))
 
     @classmethod
     def _flipped(cls, labels, made, flip) -> list[Verbalizer]:
         if flip is None:
             if len(labels) != 2:
-                raise TemplateError(f"with {len(labels)} labels, say how to flip them: pass "
-                                    "flip={label: label it is answered as}, a permutation")
+                raise TemplateError(
+                    f"with {len(labels)} labels, say how to flip them: pass "
+                    "flip={label: label it is answered as}, a permutation"
+                )
             flip = {labels[0]: labels[1], labels[1]: labels[0]}
         flip = {str(k): str(v) for k, v in flip.items()}
         if sorted(flip) != sorted(labels) or sorted(flip.values()) != sorted(labels):
@@ -269,14 +282,20 @@ def _check_template(text: str, labels: Sequence[str], template_id: str | None = 
     fields = placeholders(text, template_id=template_id)
     missing = [slot(label) for label in labels if slot(label) not in fields]
     if missing:
-        raise TemplateError(f"template {text!r} lacks the verbalizer slot(s) "
-                            f"{', '.join('{' + m + '}' for m in missing)}: the instruction "
-                            "must say which word answers each label")
-    unknown = [f for f in fields if f.startswith("verbalizer_")
-               and f not in {slot(label) for label in labels}]
+        raise TemplateError(
+            f"template {text!r} lacks the verbalizer slot(s) "
+            f"{', '.join('{' + m + '}' for m in missing)}: the instruction "
+            "must say which word answers each label"
+        )
+    unknown = [
+        f
+        for f in fields
+        if f.startswith("verbalizer_") and f not in {slot(label) for label in labels}
+    ]
     if unknown:
-        raise TemplateError(f"template {text!r} names the slot(s) {unknown}, which match no "
-                            f"label of {list(labels)}")
+        raise TemplateError(
+            f"template {text!r} names the slot(s) {unknown}, which match no label of {list(labels)}"
+        )
     return fields
 
 
@@ -307,12 +326,18 @@ def paper_tables() -> dict[str, VerbalizerTable]:
         groups = entry["verbalizers"]
         tables[key] = VerbalizerTable.build(
             entry["labels"],
-            natural={_golden_name(entry["labels"], words, GOLDEN): words
-                     for words in groups["natural"]},
+            natural={
+                _golden_name(entry["labels"], words, GOLDEN): words for words in groups["natural"]
+            },
             neutral=groups["neutral"],
-            unnatural={_golden_name(entry["labels"][::-1], words, FLIPPED_GOLDEN): words
-                       for words in groups["unnatural"]},
-            template=entry["template"], fields=entry["fields"], name=entry["name"])
+            unnatural={
+                _golden_name(entry["labels"][::-1], words, FLIPPED_GOLDEN): words
+                for words in groups["unnatural"]
+            },
+            template=entry["template"],
+            fields=entry["fields"],
+            name=entry["name"],
+        )
     return tables
 
 
@@ -331,8 +356,9 @@ def paper_table(dataset: str) -> VerbalizerTable:
     """
     tables = paper_tables()
     if dataset not in tables:
-        raise TemplateError(f"no verbalizer table named {dataset!r} "
-                            f"(available: {', '.join(tables)})")
+        raise TemplateError(
+            f"no verbalizer table named {dataset!r} (available: {', '.join(tables)})"
+        )
     return tables[dataset]
 
 
@@ -380,9 +406,12 @@ class VariantSet:
         shared = set(self.templates) & set(other.templates)
         if shared:
             raise TemplateError(f"both variant sets hold the task(s) {sorted(shared)}")
-        return VariantSet({**self.templates, **other.templates},
-                          [*self.variants, *other.variants], {**self.n_labels, **other.n_labels},
-                          {**self.samples, **other.samples})
+        return VariantSet(
+            {**self.templates, **other.templates},
+            [*self.variants, *other.variants],
+            {**self.n_labels, **other.n_labels},
+            {**self.samples, **other.samples},
+        )
 
     def count(self, *by: str) -> dict:
         """How many items per value of the given :class:`Variant` fields.
@@ -412,7 +441,8 @@ class VariantSet:
 
         Examples
         --------
-        >>> from rankstats_collectors.prompts.verbalizer import VariantSet, build_variants, paper_table
+        >>> from rankstats_collectors.prompts.verbalizer import (
+        ...     VariantSet, build_variants, paper_table)
         >>> variants = build_variants([{"sentence": "Dull.", "label": "negative"}],
         ...                           paper_table("sst2"), task="sst2")
         >>> item = next(v for v in variants.variants if v.verbalizer == "foo|bar")
@@ -420,16 +450,18 @@ class VariantSet:
         ({'score': 1.0, 'answer': 'bar', 'unparseable': False}, \
 {'score': 0.0, 'answer': None, 'unparseable': True})
         """
-        index = parse_answer(response, variant.words,
-                             chain_of_thought=variant.prompting == "cot")
+        index = parse_answer(response, variant.words, chain_of_thought=variant.prompting == "cot")
         if index is None:
             return {"score": 0.0, "answer": None, "unparseable": True}
         answer = variant.words[index]
-        return {"score": float(answer == variant.expected), "answer": answer,
-                "unparseable": False}
+        return {"score": float(answer == variant.expected), "answer": answer, "unparseable": False}
 
-    def records(self, model: str, responses: Mapping[tuple[str, str, str], str] | Sequence[str],
-                **model_attrs) -> list[dict]:
+    def records(
+        self,
+        model: str,
+        responses: Mapping[tuple[str, str, str], str] | Sequence[str],
+        **model_attrs,
+    ) -> list[dict]:
         """Score a model's responses into long records (one per item).
 
         Parameters
@@ -462,13 +494,16 @@ class VariantSet:
         [('natural:1|0:direct', 1.0, 7)]
         """
         if isinstance(responses, Mapping):
-            pairs = [(v, responses.get((v.task, v.template_id, v.sample_id)))
-                     for v in self.variants]
+            pairs = [
+                (v, responses.get((v.task, v.template_id, v.sample_id))) for v in self.variants
+            ]
         else:
             responses = list(responses)
             if len(responses) != len(self.variants):
-                raise TemplateError(f"model {model!r}: {len(responses)} response(s) for "
-                                    f"{len(self.variants)} item(s)")
+                raise TemplateError(
+                    f"model {model!r}: {len(responses)} response(s) for "
+                    f"{len(self.variants)} item(s)"
+                )
             pairs = list(zip(self.variants, responses, strict=True))
         rows = []
         for variant, response in pairs:
@@ -478,18 +513,32 @@ class VariantSet:
                 raise TemplateError(
                     f"model {model!r}, task {variant.task!r}, template {variant.template_id!r}, "
                     f"sample {variant.sample_id!r}: the response is "
-                    f"{type(response).__name__}, not text")
-            rows.append({
-                "model": model, "task": variant.task, "template": variant.template_id,
-                "sample": variant.sample_id, **self.score(variant, response),
-                "response": response, "verbalizer_group": variant.verbalizer_group,
-                "verbalizer": variant.verbalizer, "prompting": variant.prompting,
-                "n_labels": self.n_labels[variant.task], **model_attrs,
-            })
+                    f"{type(response).__name__}, not text"
+                )
+            rows.append(
+                {
+                    "model": model,
+                    "task": variant.task,
+                    "template": variant.template_id,
+                    "sample": variant.sample_id,
+                    **self.score(variant, response),
+                    "response": response,
+                    "verbalizer_group": variant.verbalizer_group,
+                    "verbalizer": variant.verbalizer,
+                    "prompting": variant.prompting,
+                    "n_labels": self.n_labels[variant.task],
+                    **model_attrs,
+                }
+            )
         return rows
 
-    def to_cube(self, records: Iterable[Mapping], *, source: str = "verbalizer variants",
-                attrs: Mapping | None = None):
+    def to_cube(
+        self,
+        records: Iterable[Mapping],
+        *,
+        source: str = "verbalizer variants",
+        attrs: Mapping | None = None,
+    ):
         """A binary cube of scored records, with the raw responses and the unparseable flags.
 
         Built by :func:`rankstats_collectors.records.records_to_cube`: ``response`` and
@@ -521,23 +570,32 @@ class VariantSet:
             raise TemplateError("no scored records to build a cube from")
         frame = frame.drop(columns=[c for c in ("answer",) if c in frame])
         flags = frame.pop("unparseable").astype(float)
-        renames = {name: f"template_{name}" for name in ("verbalizer_group", "verbalizer",
-                                                         "prompting")}
+        renames = {
+            name: f"template_{name}" for name in ("verbalizer_group", "verbalizer", "prompting")
+        }
         renames["n_labels"] = "task_n_labels"
         known = {"model", "task", "template", "sample", "score", "response", *renames}
-        renames.update({c: f"model_{c}" for c in frame.columns
-                        if c not in known and not c.startswith("model_")})
+        renames.update(
+            {
+                c: f"model_{c}"
+                for c in frame.columns
+                if c not in known and not c.startswith("model_")
+            }
+        )
         frame = frame.rename(columns=renames)
         back = {new: old for old, new in renames.items()}
         settings = {"collector": "rankstats_collectors.prompts.verbalizer", **(attrs or {})}
-        cube = records_to_cube(frame, metric="accuracy", source=source, attrs=settings,
-                               score_kind="binary").rename(back)
-        flagged = records_to_cube(frame.drop(columns=["response"], errors="ignore")
-                                  .assign(score=flags), metric="unparseable", source=source,
-                                  score_kind="binary")
+        cube = records_to_cube(
+            frame, metric="accuracy", source=source, attrs=settings, score_kind="binary"
+        ).rename(back)
+        flagged = records_to_cube(
+            frame.drop(columns=["response"], errors="ignore").assign(score=flags),
+            metric="unparseable",
+            source=source,
+            score_kind="binary",
+        )
         cube["unparseable"] = flagged["score"].rename(back)
         return cube
-
 
     def rescore(self, cube, *, source: str | None = None):
         """Score the raw responses of a collected cube against the verbalizers.
@@ -579,8 +637,7 @@ class VariantSet:
         template_ids = cube["template_id"].transpose("task", "template").values.astype(str)
         sample_ids = cube["sample_id"].transpose("task", "sample").values.astype(str)
         responses = cube["response"].transpose("model", "task", "template", "sample").values
-        observed = cube["score"].notnull().transpose("model", "task", "template",
-                                                     "sample").values
+        observed = cube["score"].notnull().transpose("model", "task", "template", "sample").values
         where = {}
         for variant in self.variants:
             if variant.task not in tasks:
@@ -589,33 +646,49 @@ class VariantSet:
             found_t = np.flatnonzero(template_ids[i] == variant.template_id)
             found_s = np.flatnonzero(sample_ids[i] == variant.sample_id)
             if not len(found_t) or not len(found_s):
-                what = ("template", variant.template_id) if not len(found_t) \
+                what = (
+                    ("template", variant.template_id)
+                    if not len(found_t)
                     else ("sample", variant.sample_id)
-                raise TemplateError(f"task {variant.task!r} of the cube has no {what[0]} "
-                                    f"{what[1]!r}")
+                )
+                raise TemplateError(
+                    f"task {variant.task!r} of the cube has no {what[0]} {what[1]!r}"
+                )
             where[variant] = (i, found_t[0], found_s[0])
-        model_coords = [n for n, c in cube.coords.items() if c.dims == ("model",)
-                        and n != "model"]
+        model_coords = [n for n, c in cube.coords.items() if c.dims == ("model",) and n != "model"]
         rows = []
         for m, model in enumerate(cube["model"].values):
-            attrs = {n: cube[n].values[m].item() if hasattr(cube[n].values[m], "item")
-                     else cube[n].values[m] for n in model_coords}
-            answered = {(v.task, v.template_id, v.sample_id): str(responses[(m, *where[v])])
-                        for v in self.variants if observed[(m, *where[v])]}
+            attrs = {
+                n: cube[n].values[m].item()
+                if hasattr(cube[n].values[m], "item")
+                else cube[n].values[m]
+                for n in model_coords
+            }
+            answered = {
+                (v.task, v.template_id, v.sample_id): str(responses[(m, *where[v])])
+                for v in self.variants
+                if observed[(m, *where[v])]
+            }
             rows += self.records(str(model), answered, **attrs)
-        return self.to_cube(rows, source=source or str(cube.attrs.get("source", "")),
-                            attrs={"rescored_from_metric": str(cube.attrs.get("metric", ""))})
+        return self.to_cube(
+            rows,
+            source=source or str(cube.attrs.get("source", "")),
+            attrs={"rescored_from_metric": str(cube.attrs.get("metric", ""))},
+        )
 
 
 def _sample_parts(sample, position: int, label_key: str):
     if isinstance(sample, Sample):
         return str(sample.id), dict(sample.fields), sample.gold
     if not isinstance(sample, Mapping):
-        raise TemplateError(f"sample {position}: a sample is a mapping or a Sample, "
-                            f"not {type(sample).__name__}")
+        raise TemplateError(
+            f"sample {position}: a sample is a mapping or a Sample, not {type(sample).__name__}"
+        )
     if label_key not in sample:
-        raise TemplateError(f"sample {sample.get('id', position)!r} has no gold label "
-                            f"{label_key!r} (it has: {', '.join(map(str, sample))})")
+        raise TemplateError(
+            f"sample {sample.get('id', position)!r} has no gold label "
+            f"{label_key!r} (it has: {', '.join(map(str, sample))})"
+        )
     fields = {k: v for k, v in sample.items() if k not in ("id", label_key)}
     return str(sample.get("id", position)), fields, sample[label_key]
 
@@ -627,15 +700,23 @@ def _fill_slots(text: str, words: Mapping[str, str]) -> str:
         pieces.append(literal.replace("{", "{{").replace("}", "}}"))
         if name is None:
             continue
-        pieces.append(words[name].replace("{", "{{").replace("}", "}}") if name in words
-                      else "{" + name + "}")
+        pieces.append(
+            words[name].replace("{", "{{").replace("}", "}}") if name in words else "{" + name + "}"
+        )
     return "".join(pieces)
 
 
-def build_variants(samples: Iterable, table: VerbalizerTable, *, task: str,
-                   template: str | None = None, cot: Sequence[str] | str = (),
-                   cot_template: str | None = None, label_key: str = "label",
-                   gold_map: Mapping | None = None) -> VariantSet:
+def build_variants(
+    samples: Iterable,
+    table: VerbalizerTable,
+    *,
+    task: str,
+    template: str | None = None,
+    cot: Sequence[str] | str = (),
+    cot_template: str | None = None,
+    label_key: str = "label",
+    gold_map: Mapping | None = None,
+) -> VariantSet:
     """Every evaluation variant of a classification task under a table of verbalizers.
 
     Parameters
@@ -695,14 +776,19 @@ def build_variants(samples: Iterable, table: VerbalizerTable, *, task: str,
     if template is None:
         raise TemplateError(f"task {task!r}: the table has no default template; pass template=")
     labels = table.labels
-    fields = [f for f in _check_template(template, labels, template_id=task)
-              if not f.startswith("verbalizer_")]
+    fields = [
+        f
+        for f in _check_template(template, labels, template_id=task)
+        if not f.startswith("verbalizer_")
+    ]
     names = [v.name for v in table.verbalizers]
     cot_names = names if cot == "all" else list(cot)
     unknown = [name for name in cot_names if name not in names]
     if unknown:
-        raise TemplateError(f"task {task!r}: cot names unknown verbalizer(s) {unknown} "
-                            f"(verbalizers: {', '.join(names)})")
+        raise TemplateError(
+            f"task {task!r}: cot names unknown verbalizer(s) {unknown} "
+            f"(verbalizers: {', '.join(names)})"
+        )
     if cot_template is None:
         cot_template = f"{template.rstrip()} {COT_TRIGGER}"
     elif cot_names:
@@ -717,16 +803,39 @@ def build_variants(samples: Iterable, table: VerbalizerTable, *, task: str,
         for prompting, text in forms:
             ident = f"{verbalizer.group}:{verbalizer.name}:{prompting}"
             filled = _fill_slots(text, words)
-            templates.append(Template(ident, filled, {
-                "verbalizer_group": verbalizer.group, "verbalizer": verbalizer.name,
-                "prompting": prompting}))
+            templates.append(
+                Template(
+                    ident,
+                    filled,
+                    {
+                        "verbalizer_group": verbalizer.group,
+                        "verbalizer": verbalizer.name,
+                        "prompting": prompting,
+                    },
+                )
+            )
             for sample_id, values, gold in items:
-                variants.append(Variant(
-                    task, ident, sample_id, render(filled, values, template_id=ident), gold,
-                    verbalizer.mapping[gold], verbalizer.group, verbalizer.name, prompting,
-                    verbalizer.words, labels))
-    return VariantSet({task: templates}, variants, {task: len(labels)},
-                      {task: [Sample(i, v, gold) for i, v, gold in items]})
+                variants.append(
+                    Variant(
+                        task,
+                        ident,
+                        sample_id,
+                        render(filled, values, template_id=ident),
+                        gold,
+                        verbalizer.mapping[gold],
+                        verbalizer.group,
+                        verbalizer.name,
+                        prompting,
+                        verbalizer.words,
+                        labels,
+                    )
+                )
+    return VariantSet(
+        {task: templates},
+        variants,
+        {task: len(labels)},
+        {task: [Sample(i, v, gold) for i, v, gold in items]},
+    )
 
 
 def _items(samples, task, labels, label_key, gold_map, fields) -> list[tuple[str, dict, str]]:
@@ -735,16 +844,22 @@ def _items(samples, task, labels, label_key, gold_map, fields) -> list[tuple[str
         sample_id, values, gold = _sample_parts(sample, position, label_key)
         if gold_map is not None:
             if gold not in gold_map:
-                raise TemplateError(f"task {task!r}, sample {sample_id!r}: gold {gold!r} is not "
-                                    f"in gold_map ({', '.join(map(repr, gold_map))})")
+                raise TemplateError(
+                    f"task {task!r}, sample {sample_id!r}: gold {gold!r} is not "
+                    f"in gold_map ({', '.join(map(repr, gold_map))})"
+                )
             gold = gold_map[gold]
         if not isinstance(gold, str) or gold not in labels:
-            raise TemplateError(f"task {task!r}, sample {sample_id!r}: the gold label {gold!r} "
-                                f"is not one of {list(labels)} (map raw labels with gold_map=)")
+            raise TemplateError(
+                f"task {task!r}, sample {sample_id!r}: the gold label {gold!r} "
+                f"is not one of {list(labels)} (map raw labels with gold_map=)"
+            )
         missing = [f for f in fields if f not in values]
         if missing:
-            raise TemplateError(f"task {task!r}, sample {sample_id!r} has no field "
-                                f"{missing[0]!r} (it has: {', '.join(map(str, values))})")
+            raise TemplateError(
+                f"task {task!r}, sample {sample_id!r} has no field "
+                f"{missing[0]!r} (it has: {', '.join(map(str, values))})"
+            )
         if sample_id in seen:
             raise TemplateError(f"task {task!r}: two samples have the id {sample_id!r}")
         seen.add(sample_id)
@@ -756,8 +871,9 @@ def _items(samples, task, labels, label_key, gold_map, fields) -> list[tuple[str
 
 def _words(text: str) -> tuple[str, ...]:
     """Lower-cased words: punctuation separates words, so 'answer:no' is ('answer', 'no')."""
-    cleaned = "".join(" " if unicodedata.category(c).startswith("P") else c
-                      for c in text.casefold())
+    cleaned = "".join(
+        " " if unicodedata.category(c).startswith("P") else c for c in text.casefold()
+    )
     return tuple(cleaned.split())
 
 
@@ -766,7 +882,7 @@ def _occurrences(tokens: tuple[str, ...], candidates) -> list[tuple[int, int]]:
     found, i = [], 0
     while i < len(tokens):
         for index, words in candidates:
-            if tokens[i:i + len(words)] == words:
+            if tokens[i : i + len(words)] == words:
                 found.append((i, index))
                 i += len(words)
                 break
@@ -785,8 +901,9 @@ def _pick(tokens, candidates) -> int | None:
     return found[0][1] if len(labels) == 1 else None
 
 
-def parse_answer(response: str, words: Sequence[str], *,
-                 chain_of_thought: bool = False) -> int | None:
+def parse_answer(
+    response: str, words: Sequence[str], *, chain_of_thought: bool = False
+) -> int | None:
     r"""The position in ``words`` of the label a response gives, or None if it gives none.
 
     Parameters
@@ -833,12 +950,13 @@ def parse_answer(response: str, words: Sequence[str], *,
     ...              "Answer: bar", ["foo", "bar"], chain_of_thought=True)
     1
     """
-    candidates = sorted(((i, _words(w)) for i, w in enumerate(words)),
-                        key=lambda pair: -len(pair[1]))
+    candidates = sorted(
+        ((i, _words(w)) for i, w in enumerate(words)), key=lambda pair: -len(pair[1])
+    )
     text = " ".join(_words(response))
     cues = list(_CUE.finditer(text))
     if cues:
-        after = tuple(text[cues[-1].end():].split())
+        after = tuple(text[cues[-1].end() :].split())
         found = _occurrences(after, candidates)
         if found:
             return found[0][1]

@@ -27,10 +27,42 @@ from tiny_task import SAMPLES, tiny  # noqa: E402
 
 # Per variant, the answer to each sample in each epoch: "plain" gets more right than "brief".
 ANSWERS = {
-    "plain": ["3", "7", "6", "4", "10", "9", "output", "none",  # epoch 1
-              "3", "7", "6", "5", "10", "8", "output", "mock"],  # epoch 2
-    "brief": ["3", "8", "6", "5", "1", "9", "none", "none",
-              "3", "7", "0", "5", "1", "9", "none", "mock"],
+    "plain": [
+        "3",
+        "7",
+        "6",
+        "4",
+        "10",
+        "9",
+        "output",
+        "none",  # epoch 1
+        "3",
+        "7",
+        "6",
+        "5",
+        "10",
+        "8",
+        "output",
+        "mock",
+    ],  # epoch 2
+    "brief": [
+        "3",
+        "8",
+        "6",
+        "5",
+        "1",
+        "9",
+        "none",
+        "none",
+        "3",
+        "7",
+        "0",
+        "5",
+        "1",
+        "9",
+        "none",
+        "mock",
+    ],
 }
 
 logs = HERE / "logs"
@@ -42,9 +74,16 @@ for log_format in ("eval", "json"):
         for output in outputs:
             output.usage = ModelUsage(input_tokens=10, output_tokens=1, total_tokens=11)
         model = get_model("mockllm/model", custom_outputs=outputs)
-        inspect_eval(tiny(variant=variant), model=model, epochs=2,
-                     log_dir=str(logs / log_format), log_format=log_format, display="none",
-                     max_connections=1, max_samples=1)
+        inspect_eval(
+            tiny(variant=variant),
+            model=model,
+            epochs=2,
+            log_dir=str(logs / log_format),
+            log_format=log_format,
+            display="none",
+            max_connections=1,
+            max_samples=1,
+        )
 version = importlib.metadata.version("inspect-ai")
 (HERE / "VERSION").write_text(f"inspect-ai {version}\nPython {sys.version.split()[0]}\n")
 print("\n".join(sorted(str(p) for p in logs.glob("*/*"))))

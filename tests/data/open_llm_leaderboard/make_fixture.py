@@ -24,11 +24,14 @@ for folder in sorted(LOGS.iterdir()):
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
     for log in sorted(folder.glob("samples_*.jsonl")):
-        table = datasets.load_dataset("json", data_files=str(log), split="train",
-                                      cache_dir=str(HERE / ".cache"))
+        table = datasets.load_dataset(
+            "json", data_files=str(log), split="train", cache_dir=str(HERE / ".cache")
+        )
         table.to_parquet(str(out / (log.stem + ".parquet")))
 shutil.rmtree(HERE / ".cache", ignore_errors=True)
-(HERE / "VERSION").write_text(f"datasets {importlib.metadata.version('datasets')}\n"
-                              f"pyarrow {importlib.metadata.version('pyarrow')}\n"
-                              f"Python {sys.version.split()[0]}\n")
+(HERE / "VERSION").write_text(
+    f"datasets {importlib.metadata.version('datasets')}\n"
+    f"pyarrow {importlib.metadata.version('pyarrow')}\n"
+    f"Python {sys.version.split()[0]}\n"
+)
 print("\n".join(sorted(str(p) for p in HERE.glob("*/*.parquet"))))

@@ -3,8 +3,14 @@
 from opencompass.models.base import BaseModel
 from opencompass.registry import MODELS
 
-ANSWERS = {"What is 1 + 2?": "3", "What is 3 + 4?": "7", "What is 5 + 1?": "6",
-           "What is 2 + 2?": "5", "What is 7 + 3?": "10", "What is 4 + 4?": "9"}
+ANSWERS = {
+    "What is 1 + 2?": "3",
+    "What is 3 + 4?": "7",
+    "What is 5 + 1?": "6",
+    "What is 2 + 2?": "5",
+    "What is 7 + 3?": "10",
+    "What is 4 + 4?": "9",
+}
 
 
 @MODELS.register_module()

@@ -19,5 +19,10 @@ rng = np.random.default_rng(2024)
 skill = np.array([0.3, 0.5, 0.7])[:, None, None]  # three models of different accuracy
 prompt = rng.normal(0, 0.1, size=(1, 100, 1))  # prompt effects, as PromptEval models them
 Y = (rng.random((3, 100, 20)) < np.clip(skill + prompt, 0, 1)).astype(np.int8)
-np.savez(HERE / "anatomy.npz", Y=Y, models=np.array(["model-a", "model-b", "model-c"]),
-         prompts=np.arange(100).astype(str), examples=np.array([f"q{i}" for i in range(20)]))
+np.savez(
+    HERE / "anatomy.npz",
+    Y=Y,
+    models=np.array(["model-a", "model-b", "model-c"]),
+    prompts=np.arange(100).astype(str),
+    examples=np.array([f"q{i}" for i in range(20)]),
+)

@@ -33,34 +33,52 @@ from unitxt.loaders import LoadFromDictionary
 from unitxt.standard import DatasetRecipe
 
 HERE = pathlib.Path(__file__).resolve().parent
-DATA = [{"question": f"What is {a} + {b}?", "answer": str(a + b)}
-        for a, b in [(1, 2), (3, 4), (5, 1), (2, 2), (7, 3), (4, 4)]]
+DATA = [
+    {"question": f"What is {a} + {b}?", "answer": str(a + b)}
+    for a, b in [(1, 2), (3, 4), (5, 1), (2, 2), (7, 3), (4, 4)]
+]
 TEMPLATES = {
     "plain": InputOutputTemplate(input_format="{question}", output_format="{answer}"),
-    "qa": InputOutputTemplate(input_format="Question: {question}\nAnswer:",
-                              output_format="{answer}"),
+    "qa": InputOutputTemplate(
+        input_format="Question: {question}\nAnswer:", output_format="{answer}"
+    ),
 }
 PREDICTIONS = {"plain": ["3", "7", "6", "4", "10", "9"], "qa": ["3", "8", "6", "5", "1", "8"]}
 
 out = HERE / "out"
 shutil.rmtree(out, ignore_errors=True)
 out.mkdir()
-task = Task(input_fields={"question": str}, reference_fields={"answer": str},
-            prediction_type=str, metrics=["metrics.accuracy"])
+task = Task(
+    input_fields={"question": str},
+    reference_fields={"answer": str},
+    prediction_type=str,
+    metrics=["metrics.accuracy"],
+)
 card = TaskCard(loader=LoadFromDictionary(data={"test": DATA}), task=task)
 # as unitxt-evaluate --tasks "card=...,template=plain+card=...,template=qa": one subset each
 # (the command line names each subset by its --tasks entry)
-source = Benchmark(subsets={f"card=cards.tiny,template=templates.{name}":
-                            DatasetRecipe(card=card, template=template, format="formats.empty")
-                            for name, template in TEMPLATES.items()})
+source = Benchmark(
+    subsets={
+        f"card=cards.tiny,template=templates.{name}": DatasetRecipe(
+            card=card, template=template, format="formats.empty"
+        )
+        for name, template in TEMPLATES.items()
+    }
+)
 dataset = _source_to_dataset(source, split="test")
 predictions = [PREDICTIONS[row["subset"][0].rsplit(".", 1)[1]].pop(0) for row in dataset]
 results = evaluate(predictions, dataset)
-args = argparse.Namespace(tasks=list(source.subsets), split="test", model="mock",
-                          model_args={"pretrained": "org/fixed-answers"}, log_samples=True,
-                          output_path="out")
-process_and_save_results(args, results, str(out / "evaluation_results.json"),
-                         str(out / "samples.json"))
+args = argparse.Namespace(
+    tasks=list(source.subsets),
+    split="test",
+    model="mock",
+    model_args={"pretrained": "org/fixed-answers"},
+    log_samples=True,
+    output_path="out",
+)
+process_and_save_results(
+    args, results, str(out / "evaluation_results.json"), str(out / "samples.json")
+)
 print(results.subsets_scores.summary)
 version = importlib.metadata.version("unitxt")
 (HERE / "VERSION").write_text(f"unitxt {version}\nPython {sys.version.split()[0]}\n")

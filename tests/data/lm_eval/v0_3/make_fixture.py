@@ -25,8 +25,10 @@ from lm_eval import evaluator, tasks
 from lm_eval.base import MultipleChoiceTask
 
 HERE = pathlib.Path(__file__).resolve().parent
-DOCS = [{"query": f"What is {a} + {b}?", "choices": [str(a + b), str(a + b + 1), str(a - b)],
-         "gold": 0} for a, b in [(1, 2), (3, 4), (5, 1), (2, 2), (7, 3), (4, 4), (9, 1), (6, 2)]]
+DOCS = [
+    {"query": f"What is {a} + {b}?", "choices": [str(a + b), str(a + b + 1), str(a - b)], "gold": 0}
+    for a, b in [(1, 2), (3, 4), (5, 1), (2, 2), (7, 3), (4, 4), (9, 1), (6, 2)]
+]
 
 
 def variant(number: int, text: str):
@@ -62,17 +64,24 @@ tasks.TASK_REGISTRY["tiny_prompt_2"] = variant(2, "Q: {query}\nA:")
 random.seed(1234)
 np.random.seed(1234)  # noqa: NPY002 (the global state lm-eval 0.3 draws from)
 model, model_args = "dummy", "pretrained=org/dummy-03"
-results = evaluator.simple_evaluate(model=model, model_args=model_args,
-                                    tasks=["tiny_prompt_1", "tiny_prompt_2"], num_fewshot=0,
-                                    no_cache=True)
+results = evaluator.simple_evaluate(
+    model=model,
+    model_args=model_args,
+    tasks=["tiny_prompt_1", "tiny_prompt_2"],
+    num_fewshot=0,
+    no_cache=True,
+)
 # as 0.3.0's main.py:
 dumped = json.dumps(results, indent=2)
 (HERE / "results.json").write_text(dumped)
-table = (f"{model} ({model_args}), limit: None, provide_description: False, num_fewshot: 0, "
-         f"batch_size: None\n" + evaluator.make_table(results))
+table = (
+    f"{model} ({model_args}), limit: None, provide_description: False, num_fewshot: 0, "
+    f"batch_size: None\n" + evaluator.make_table(results)
+)
 (HERE / "console.md").write_text(table)
 import importlib.metadata as metadata  # noqa: E402
 
-(HERE / "VERSION").write_text(f"lm-eval {metadata.version('lm-eval')}\n"
-                              f"Python {sys.version.split()[0]}\n")
+(HERE / "VERSION").write_text(
+    f"lm-eval {metadata.version('lm-eval')}\nPython {sys.version.split()[0]}\n"
+)
 print(table)
