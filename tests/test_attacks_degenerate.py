@@ -61,6 +61,11 @@ CUBES = {
     "constant scores": lambda: rankstats.from_records(
         [{**r, "score": 1.0} for r in records()], score_kind="binary"
     ),
+    # every score missing: each command refuses it or says that nothing could be estimated,
+    # and leaks no NumPy warning (the tests turn warnings into errors, hence exit 70)
+    "all missing": lambda: rankstats.from_records(
+        [{**r, "score": float("nan")} for r in records()], metric="accuracy"
+    ),
 }
 
 #: Every command that reads a cube, with options that keep it quick.

@@ -267,8 +267,8 @@ def test_a_model_that_is_not_text_is_named_as_such(tmp_path, model):
     with pytest.raises(
         ImporterError,
         match=rf"column 'eval.model': the model is "
-        rf"{re.escape(repr(model))}, a "
-        rf"{type(model).__name__}, not text",
+        rf"{re.escape(repr(model))} \(of type "
+        rf"{type(model).__name__}\), not text",
     ):
         inspect_ai.load(path)
     log = json.loads((LOGS / "log_formats.json").read_text())

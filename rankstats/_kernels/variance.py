@@ -113,13 +113,16 @@ def _crossed_coefficients(levels, k):
         return np.prod(levels[..., list(facets)], axis=-1) if facets else np.ones(levels.shape[:-1])
 
     total = product(range(k))
-    return np.stack(
-        [
-            np.stack([total * product(s) / product(_union(s, r)) for r in effects(k)], axis=-1)
-            for s in subsets(k)
-        ],
-        axis=-2,
-    )
+    # a facet with no observed level gives 0 / 0: NaN coefficients, which the callers
+    # report as "no components" for that slice
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.stack(
+            [
+                np.stack([total * product(s) / product(_union(s, r)) for r in effects(k)], axis=-1)
+                for s in subsets(k)
+            ],
+            axis=-2,
+        )
 
 
 def design(observed, k):

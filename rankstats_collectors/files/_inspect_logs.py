@@ -66,7 +66,7 @@ def _header(data, name: str, row=None) -> Log | None:
             # written by it, and is refused rather than read as a name
             raise file_error(
                 name,
-                f"the {field} is {value!r}, a {type(value).__name__}, not "
+                f"the {field} is {value!r} (of type {type(value).__name__}), not "
                 f"text: inspect_ai names the {field} with text such as "
                 f"{'openai/gpt-4o' if field == 'model' else 'mmlu'!r}",
                 row=row,
