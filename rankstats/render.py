@@ -13,7 +13,19 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["Section", "sections", "to_csv", "to_html", "to_json", "to_markdown"]
+from .errors import RankstatsError
+
+__all__ = [
+    "CaptionError",
+    "Section",
+    "check_captions",
+    "sections",
+    "summary_markdown",
+    "to_csv",
+    "to_html",
+    "to_json",
+    "to_markdown",
+]
 
 #: The section of the drop log's rows that apply to every per-task section.
 EVERY_SECTION = "all"
@@ -23,24 +35,84 @@ _METRIC_NAMES = {"maxp": "MaxP", "avgp": "AvgP", "saturation": "Sat", "cps": "CP
 
 @dataclass
 class Section:
-    """One titled table of a report, with a sentence on how to read it."""
+    """One titled table of a report, with a sentence on how to read it.
+
+    ``table`` is what the CSV files and the command's JSON tables hold in
+    full; ``shown``, when given, is what markdown and HTML show instead (the
+    drop log grouped by reason). ``formats`` names how a column's numbers print (``"p"``,
+    ``"rank"``, ``"mean"``; ``"*"`` for every column), ``links`` the section
+    a column or a line points to, ``lines`` the findings (text, section) a
+    summary leads with, and ``bookkeeping`` the sections that come last and
+    fold away in HTML.
+    """
 
     key: str
     title: str
     note: str
     table: pd.DataFrame
     figures: list[str] = field(default_factory=list)
+    shown: pd.DataFrame | None = None
+    formats: dict = field(default_factory=dict)
+    links: dict = field(default_factory=dict)
+    lines: list = field(default_factory=list)
+    bookkeeping: bool = False
+
+    @property
+    def display(self) -> pd.DataFrame:
+        """The table markdown and HTML show."""
+        return self.table if self.shown is None else self.shown
 
 
-def _fmt(value) -> str:
-    if value is pd.NA:
+class CaptionError(RankstatsError, ValueError):
+    """A caption says something its statistic's attributes contradict."""
+
+
+#: Below the smallest positive float (about 5e-324) a p-value underflows to 0.
+UNDERFLOW = "< 1e-300"
+
+
+def _kind(label, formats: dict) -> str | None:
+    """How the numbers of column ``label`` print: by the section's word, else by its name."""
+    if label in formats:
+        return formats[label]
+    if "*" in formats:
+        return formats["*"]
+    text = str(label)
+    if text == "p" or text.startswith(("p ", "p(")):
+        return "p"
+    if text.startswith("rank") or text in ("tie group", "arena rank"):
+        return "rank"
+    return None
+
+
+def _fmt(value, kind: str | None = None) -> str:
+    """One cell as text: "–" where undefined, p-values never "0", ranks whole.
+
+    Examples
+    --------
+    >>> from rankstats.render import _fmt
+    >>> _fmt(0.0, "p"), _fmt(3e-12, "p"), _fmt(0.0), _fmt(2.0, "rank"), _fmt(2.5, "rank")
+    ('< 1e-300', '3.00e-12', '0', '2', '2.5')
+    """
+    if value is pd.NA or value is None:
         return "–"
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)) and kind not in ("p", "mean"):
+        return str(value)
+    if isinstance(value, (float, np.floating, int, np.integer)):
+        value = float(value)
         if math.isnan(value):
             return "–"
+        if kind == "p" and value == 0:
+            return UNDERFLOW
+        if kind == "rank":
+            return f"{value:.0f}" if value % 1 == 0 else f"{value:.1f}"
+        if kind == "mean":
+            return f"{value:.1f}"
         if value == 0:
             return "0"
-        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        if abs(value) < 1e-3 or abs(value) >= 1e5:
             return f"{value:.2e}"
         return f"{value:.3f}"
     return str(value)
@@ -274,13 +346,342 @@ def _noted(section: Section, analysis: xr.Dataset) -> Section:
     return section
 
 
-def sections(analysis: xr.Dataset) -> list[Section]:
-    """The report's tables, in reading order.
+def _attr(analysis: xr.Dataset, name: str, key: str, default=None):
+    """An attribute the statistic behind variable ``name`` recorded, else ``default``."""
+    if name in analysis and key in analysis[name].attrs:
+        return analysis[name].attrs[key]
+    return default
 
-    Each section's note ends with what the report left out of it (templates,
-    models, tasks or samples), how many, which and why; the ``dropped``
-    section lists all of it, and ``conventions`` the settings every number
-    was computed with.
+
+def _threshold(analysis: xr.Dataset) -> float:
+    return float(analysis.attrs.get("threshold", 0.05))
+
+
+_P_ADJUST = {"holm": "Holm", "bh": "Benjamini–Hochberg", "by": "Benjamini–Yekutieli"}
+
+
+def _adjusted(analysis: xr.Dataset, name: str) -> str:
+    method = str(_attr(analysis, name, "p_adjust", "holm"))
+    return _P_ADJUST.get(method, method.capitalize())
+
+
+def _convention(analysis: xr.Dataset, statistic: str) -> dict:
+    """The template set, ties and tie correction the report recorded for ``statistic``."""
+    if "convention_statistic" not in analysis:
+        return {"templates": "all", "ties": "average", "tie_correction": "on"}
+    position = list(np.asarray(analysis["convention"].values).astype(str)).index(statistic)
+    return {
+        key: str(analysis[f"convention_{key}"].values[position])
+        for key in ("templates", "ties", "tie_correction")
+    }
+
+
+def _convention_phrase(analysis: xr.Dataset, statistic: str, label: str) -> str:
+    found = _convention(analysis, statistic)
+    phrase = f"{label} over {found['templates']} templates, {found['ties']} ranks"
+    if found["tie_correction"]:
+        phrase += f", tie correction {found['tie_correction']}"
+    return phrase
+
+
+def _agreement_conventions(analysis: xr.Dataset) -> str:
+    return (
+        f"Computed with {_convention_phrase(analysis, 'kendall_w', 'W')}; "
+        f"{_convention_phrase(analysis, 'friedman', 'Friedman')}; "
+        f"nan_policy={analysis.attrs.get('nan_policy', 'omit')!r}."
+    )
+
+
+def _ranks_phrase(analysis: xr.Dataset) -> str:
+    return _convention_phrase(analysis, "metric_ranks", "ranks")
+
+
+def _needed(analysis: xr.Dataset, key: str) -> float:
+    """The target or probability :func:`rankstats.templates_needed` recorded."""
+    return float(
+        _attr(analysis, "templates_needed", key, {"target": 0.9, "probability": 0.95}[key])
+    )
+
+
+def _variance_target(analysis: xr.Dataset) -> float:
+    return float(_attr(analysis, "templates_for_tau", "target_tau", _needed(analysis, "target")))
+
+
+def _benchmark_of(analysis: xr.Dataset) -> pd.Series:
+    if "task_benchmark" in analysis:
+        return analysis["task_benchmark"].to_series().astype(str)
+    return pd.Series("all", index=pd.Index(analysis["task"].values.astype(str), name="task"))
+
+
+def _ranked_on(analysis: xr.Dataset) -> pd.DataFrame:
+    """Whether each model has an AvgP rank on each task: (task, model) booleans."""
+    return (
+        analysis["metric_rank"].sel(metric="avgp").transpose("task", "model").notnull().to_pandas()
+    )
+
+
+def _tasks_per_model(analysis: xr.Dataset) -> pd.Series:
+    """How many tasks of its benchmark each model's average rank is over, by (benchmark, model)."""
+    ranked = _ranked_on(analysis)
+    counts = ranked.groupby(_benchmark_of(analysis).reindex(ranked.index).values).sum()
+    counts.index.name = "benchmark"
+    return counts.stack().rename("tasks")
+
+
+def _average_over(analysis: xr.Dataset) -> str:
+    """Per benchmark: how many tasks, and how many models the average of each is over."""
+    ranked = _ranked_on(analysis)
+    benchmark = _benchmark_of(analysis).reindex(ranked.index)
+    parts = []
+    for name in dict.fromkeys(benchmark.tolist()):
+        mine = ranked[(benchmark == name).to_numpy()]
+        scored = mine.any(axis=0)
+        full = int((mine.all(axis=0) & scored).sum())
+        text = (
+            f"{name}, {len(mine)} task{'s' if len(mine) != 1 else ''}, {full} models ranked on each"
+        )
+        partial = int((scored & ~mine.all(axis=0)).sum())
+        if partial:
+            text += f" and {partial} on fewer"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+#: The words that name each choice of rank sets, and those that would contradict it.
+RANK_SET_WORDS = {
+    "simultaneous": (
+        "simultaneous confidence sets",
+        ("marginal", "percentile intervals of the bootstrap ranks"),
+    ),
+    "marginal": (
+        "marginal confidence sets",
+        ("simultaneous confidence sets", "percentile intervals of the bootstrap ranks"),
+    ),
+    "bootstrap": (
+        "percentile intervals of the bootstrap ranks",
+        ("simultaneous confidence sets", "marginal confidence sets"),
+    ),
+}
+
+
+def _stability_caption(analysis: xr.Dataset) -> str:
+    """How the stability table was computed, read from the leaderboard's attributes."""
+    board = analysis["rank_low"].attrs
+    level = float(board.get("confidence_level", 0.95))
+    n = board.get("n_resamples", analysis.attrs.get("n_resamples"))
+    over = board.get("over", analysis.attrs.get("over", "templates"))
+    method = board.get("method", "percentile")
+    rule = board.get("rank_method", "rank sets (rule not recorded)")
+    return (
+        f"Each model's AvgP with its {level:.0%} {method} interval and its rank with its "
+        f"{level:.0%} rank set, from {n} bootstrap replicates over {over} (seed "
+        f"{board.get('seed', analysis.attrs.get('seed'))}). Rank sets: {rule}. Tie groups: "
+        f"{board.get('tie_groups', 'not recorded')}. Arena rank: "
+        f"{board.get('arena_rank', 'not recorded')}."
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a caption must say of one attribute of its statistic, and what it must not."""
+
+    section: str
+    attribute: str
+    value: object
+    says: str
+    never: tuple = ()
+
+
+def caption_claims(analysis: xr.Dataset) -> list[Claim]:
+    """The claims each caption makes, read from the attributes its statistic recorded.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.render import caption_claims
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ])
+    >>> for claim in caption_claims(rankstats.report(cube, n_resamples=0)):
+    ...     print(f"{claim.section}: {claim.says}")
+    agreement: W over all templates, average ranks, tie correction on
+    agreement: Friedman over all templates, average ranks, tie correction on
+    agreement: nan_policy='omit'
+    metrics: ranks over all templates, average ranks
+    metrics: above 0.05
+    """
+    claims = [
+        Claim(
+            "agreement",
+            statistic,
+            _convention(analysis, statistic),
+            _convention_phrase(analysis, statistic, label),
+        )
+        for statistic, label in (("kendall_w", "W"), ("friedman", "Friedman"))
+    ]
+    policy = analysis.attrs.get("nan_policy", "omit")
+    claims.append(
+        Claim(
+            "agreement",
+            "nan_policy",
+            policy,
+            f"nan_policy={policy!r}",
+            tuple(
+                f"nan_policy={other!r}"
+                for other in ("omit", "propagate", "raise")
+                if other != policy
+            ),
+        )
+    )
+    claims += [
+        Claim(
+            "metrics",
+            "metric_ranks",
+            _convention(analysis, "metric_ranks"),
+            _ranks_phrase(analysis),
+        ),
+        Claim("metrics", "threshold", _threshold(analysis), f"above {_threshold(analysis):g}"),
+    ]
+    if "rank_low" in analysis:
+        board = analysis["rank_low"].attrs
+        rank_sets = str(board.get("rank_sets", ""))
+        says, never = RANK_SET_WORDS.get(rank_sets, (str(board.get("rank_method", "")), ()))
+        level = float(board.get("confidence_level", 0.95))
+        n = board.get("n_resamples")
+        claims += [
+            Claim("stability", "rank_sets", rank_sets, says, never),
+            Claim(
+                "stability", "rank_method", board.get("rank_method"), str(board.get("rank_method"))
+            ),
+            Claim("stability", "tie_groups", board.get("tie_groups"), str(board.get("tie_groups"))),
+            Claim("stability", "n_resamples", n, f"from {n} bootstrap replicates"),
+            Claim("stability", "confidence_level", level, f"its {level:.0%} rank set"),
+            Claim("stability", "arena_rank", board.get("arena_rank"), str(board.get("arena_rank"))),
+        ]
+    if "templates_needed" in analysis:
+        target, probability = _needed(analysis, "target"), _needed(analysis, "probability")
+        claims += [
+            Claim("templates_needed", "target", target, f"tau-b ≥ {target:g} "),
+            Claim(
+                "templates_needed",
+                "probability",
+                probability,
+                f"in at least {probability:.0%} of reruns",
+            ),
+        ]
+    if "templates_for_tau" in analysis:
+        target = _variance_target(analysis)
+        claims.append(Claim("variance", "target_tau", target, f"tau-b ≥ {target:g} "))
+    if "leader_better_templates" in analysis:
+        alpha = _attr(analysis, "leader_better_templates", "alpha", 0.05)
+        claims += [
+            Claim("leaders", "alpha", alpha, f"alpha {alpha:g}"),
+            Claim(
+                "leaders",
+                "p_adjust",
+                _attr(analysis, "leader_better_templates", "p_adjust"),
+                f"({_adjusted(analysis, 'leader_better_templates')} over",
+            ),
+            Claim(
+                "template_effect",
+                "p_adjust",
+                _attr(analysis, "template_effect_pvalue_adjusted", "p_adjust"),
+                f"{_adjusted(analysis, 'template_effect_pvalue_adjusted')}-adjusted",
+            ),
+        ]
+    return claims
+
+
+def check_captions(analysis: xr.Dataset, found: list[Section] | None = None) -> None:
+    """Refuse captions that contradict the attributes their statistics recorded.
+
+    Each caption must say what :func:`caption_claims` reads from the
+    Dataset (the rank-set and tie-group rules, the number of draws, the
+    level, the conventions) and none of what would contradict it.
+
+    Raises
+    ------
+    CaptionError
+        Naming the section, the attribute, its value and the words missing
+        or contradicting it.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.render import check_captions, sections
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ])
+    >>> analysis = rankstats.report(cube, n_resamples=0)
+    >>> check_captions(analysis)
+    >>> stale = sections(analysis)
+    >>> stale[1].note = stale[1].note.replace("tie correction on", "tie correction off")
+    >>> check_captions(analysis, stale)
+    Traceback (most recent call last):
+    ...
+    rankstats.render.CaptionError: the caption of section 'agreement' does not say 'W over ...
+    """
+    notes = {section.key: section.note for section in (found or sections(analysis))}
+    problems = []
+    for claim in caption_claims(analysis):
+        if claim.section not in notes:
+            continue
+        note = notes[claim.section]
+        if claim.says not in note:
+            problems.append(
+                f"the caption of section {claim.section!r} does not say {claim.says!r} "
+                f"({claim.attribute} = {claim.value!r})"
+            )
+        problems += [
+            f"the caption of section {claim.section!r} says {word!r}, which contradicts "
+            f"{claim.attribute} = {claim.value!r}"
+            for word in claim.never
+            if word in note
+        ]
+    if problems:
+        raise CaptionError("; ".join(problems))
+
+
+def _summary_section(analysis: xr.Dataset) -> Section:
+    """What the report found: lines per benchmark, one row per task."""
+    from .analyses._summary import benchmark_lines, task_summary
+
+    table = task_summary(analysis)
+    links = {
+        "W": "agreement",
+        "least agreeing pair": "pairs",
+        "can be first [rank set]": "stability",
+        "separated": "stability",
+        "original vs paraphrases": "divergence",
+        "templates next round": "templates_needed",
+    }
+    return Section(
+        "summary",
+        "Summary",
+        "What the analysis found, per benchmark and per task; each line and column links to "
+        "the section it comes from. A rank set of one place separates a model from all "
+        "others; 'original vs paraphrases' is the median over the models of |divergence|, "
+        "in standard deviations of the paraphrases' scores.",
+        table,
+        links={k: v for k, v in links.items() if k in table},
+        lines=benchmark_lines(analysis),
+    )
+
+
+def sections(analysis: xr.Dataset) -> list[Section]:
+    """The report's tables, in reading order: the summary, the results, the bookkeeping.
+
+    ``summary`` comes first (what was found, per benchmark and per task).
+    Each section's note is built from the attributes its statistics record
+    (:func:`check_captions` holds them to it) and ends with what the report
+    left out of it (templates, models, tasks or samples), how many, which and
+    why. Last come ``conventions`` (the settings every number was computed
+    with), ``statistic_conventions`` and ``dropped`` (everything left out,
+    shown one row per reason).
 
     Examples
     --------
@@ -292,20 +693,21 @@ def sections(analysis: xr.Dataset) -> list[Section]:
     ...     for p, s in zip(["p1", "p2"], scores)
     ... ])
     >>> [s.key for s in sections(rankstats.report(cube, n_resamples=0))]
-    ['conventions', 'statistic_conventions', 'dropped', 'agreement', 'pairs', 'metrics',
-     'average_rank']
-    >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-3:]
+    ['summary', 'agreement', 'pairs', 'metrics', 'average_rank', 'conventions',
+     'statistic_conventions', 'dropped']
+    >>> [s.key for s in sections(rankstats.report(cube, n_resamples=50))][-6:-3]
     ['stability', 'templates_needed', 'variance']
     """
     out = [
-        *_preamble(analysis),
+        _summary_section(analysis),
         Section(
             "agreement",
             "Agreement across templates",
             "Kendall's W: do the templates rank the models alike (1 = always; its p-value "
             "tests W = 0). Friedman (templates): does the template change the scores, "
             "within each model? Friedman (models): do the models differ, within each "
-            "template? min τ: Kendall's tau-b of the least agreeing pair of templates.",
+            "template? min τ: Kendall's tau-b of the least agreeing pair of templates. "
+            + _agreement_conventions(analysis),
             _task_frame(analysis),
         ),
         Section(
@@ -344,8 +746,8 @@ def sections(analysis: xr.Dataset) -> list[Section]:
             "MaxP, AvgP, saturation and CPS",
             "Per task and model: the best template's score (MaxP), the mean over templates "
             "(AvgP), saturation 1 − (MaxP − AvgP), CPS = saturation × MaxP, the model's rank "
-            "under each (1 = best), and the share of templates on which it scores above the "
-            "threshold.",
+            f"under each (1 = best; {_ranks_phrase(analysis)}), and the share of templates on "
+            f"which it scores above {_threshold(analysis):g}.",
             metrics,
         )
     )
@@ -354,16 +756,19 @@ def sections(analysis: xr.Dataset) -> list[Section]:
         .to_dataframe()["average_rank"]
         .unstack("metric")
         .rename(columns=_METRIC_NAMES)
+        .reorder_levels(["benchmark", "model"])
+        .sort_index(level="benchmark", sort_remaining=False)
     )
+    average["tasks"] = _tasks_per_model(analysis).reindex(average.index).astype("Int64")
     out.append(
         Section(
             "average_rank",
             "Average rank per benchmark",
             "Each model's rank under each metric, averaged over the tasks of a benchmark "
-            "(Mizrahi et al. 2024, tables 15–16).",
-            average.reorder_levels(["benchmark", "model"]).sort_index(
-                level="benchmark", sort_remaining=False
-            ),
+            "on which it is ranked (Mizrahi et al. 2024, tables 15–16): "
+            f"{_average_over(analysis)}; 'tasks' counts each model's.",
+            average,
+            formats={name: "mean" for name in _METRIC_NAMES.values()},
         )
     )
     if "best_template_method_share" in analysis:
@@ -421,17 +826,7 @@ def sections(analysis: xr.Dataset) -> list[Section]:
         order = table.index.get_level_values("task").map(_task_order(analysis))
         table = table.assign(_order=order).sort_values(["_order", "rank"], kind="stable")
         table = table.drop(columns="_order")
-        out.append(
-            Section(
-                "stability",
-                "Rank stability",
-                f"Each model's AvgP and rank with {analysis.attrs.get('n_resamples')}-replicate "
-                "bootstrap 95% intervals; models whose rank intervals overlap share a tie group; "
-                "arena rank is 1 + the models whose AvgP interval lies entirely above. These "
-                "intervals are marginal: near-ties among many models make them too narrow.",
-                table,
-            )
-        )
+        out.append(Section("stability", "Rank stability", _stability_caption(analysis), table))
         out.append(_templates_needed_section(analysis))
     if "variance_share" in analysis:
         out.append(_variance_section(analysis))
@@ -458,6 +853,7 @@ def sections(analysis: xr.Dataset) -> list[Section]:
         from .analyses.verbalizer import report_tables
 
         out += [Section(*table) for table in report_tables(analysis)]
+    out += _preamble(analysis)
     return [_noted(section, analysis) for section in out]
 
 
@@ -470,9 +866,12 @@ def _templates_needed_section(analysis: xr.Dataset) -> Section:
         "How many templates are enough",
         "The question: the smallest number k of fresh templates such that two reruns of the "
         "benchmark, each ranking the models by their mean over k templates drawn at random, "
-        'agree with Kendall\'s tau-b ≥ 0.9 in at least 95% of reruns. "subsets" answers it '
-        "from two disjoint random sets of the task's own templates (possible up to half of "
-        'them; "> N": not reached there, N the bound the subsets and the planner show), '
+        f"agree with Kendall's tau-b ≥ {_needed(analysis, 'target'):g} in at least "
+        f"{_needed(analysis, 'probability'):.0%} of reruns. "
+        '"subsets" answers it '
+        "from two random sets of templates drawn from a resample of the task's own "
+        '(possible up to half of them; "> N": not reached there, N the bound the subsets '
+        "and the planner show), "
         'with its Monte Carlo interval; "planner" extrapolates from the variance '
         "components, models taken as normal. They differ because the planner assumes "
         "normally spread models and pools the error, while the subsets use these models as "
@@ -498,8 +897,9 @@ def _variance_section(analysis: xr.Dataset) -> Section:
         "share; G is the generalizability coefficient of the model means at the task's own "
         "design, replication τ the expected Kendall tau between the leaderboard and a "
         "replication with new templates and samples, and the last column the planner's "
-        "number of fresh templates for two reruns to reach tau-b ≥ 0.9 with probability "
-        "0.95, the task's samples held fixed (the question of \"How many templates are "
+        "number of fresh templates for two reruns to reach tau-b ≥ "
+        f"{_variance_target(analysis):g} with probability {_needed(analysis, 'probability'):g}, "
+        "the task's samples held fixed (the question of \"How many templates are "
         'enough"; rankstats.plan gives the whole design study).',
         share,
     )
@@ -544,6 +944,7 @@ def _preamble(analysis: xr.Dataset) -> list[Section]:
             "Conventions",
             "The settings every number of this report was computed with.",
             _conventions_frame(analysis),
+            bookkeeping=True,
         )
     ]
     if "convention_templates" in analysis:
@@ -557,6 +958,7 @@ def _preamble(analysis: xr.Dataset) -> list[Section]:
                 "they share the lowest), and whether its variance is corrected for ties; the "
                 "report sections that show it.",
                 _statistic_conventions_frame(analysis),
+                bookkeeping=True,
             )
         )
     if "drop_section" not in analysis:
@@ -569,12 +971,70 @@ def _preamble(analysis: xr.Dataset) -> list[Section]:
         )
     else:
         note = (
-            "Every template, model, task or sample a section left out, how many, which "
-            "and why. Section 'all' applies to every per-task section; a row 'section' "
-            "names a section the cube cannot have."
+            "Every template, model, task or sample a section left out, one row per reason: "
+            "the sections, tasks and models it covers, how many were left out and which. "
+            "Section 'all' applies to every per-task section; 'section' names a section the "
+            "cube cannot have. The tables written as CSV and JSON hold one row per section, "
+            "task, model and reason."
         )
-    out.append(Section("dropped", "What the analyses left out, and why", note, table))
+    out.append(
+        Section(
+            "dropped",
+            "What the analyses left out, and why",
+            note,
+            table,
+            shown=_grouped_drops(table, _benchmark_of(analysis)),
+            bookkeeping=True,
+        )
+    )
     return out
+
+
+def _grouped_drops(table: pd.DataFrame, benchmark: pd.Series | None = None) -> pd.DataFrame:
+    """The drop log with one row per reason, naming the sections, tasks and models it covers.
+
+    Tasks that make up whole benchmarks (``benchmark``: each task's) are named by them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from rankstats.render import _grouped_drops
+    >>> log = pd.DataFrame({
+    ...     "section": ["all", "all"], "task": ["t1", "t2"], "model": ["", ""],
+    ...     "left out": ["models", "models"], "count": [2, 2], "which": ["a, b", "a, b"],
+    ...     "why": ["absent", "absent"]}).set_index("section")
+    >>> _grouped_drops(log).iloc[0].astype(str).tolist()
+    ['models', 'all', 't1, t2', '–', '4', 'a, b']
+    """
+    columns = ["left out", "sections", "tasks", "models", "count", "which"]
+    if table.empty:
+        return pd.DataFrame(columns=columns).rename_axis("why")
+    rows = table.reset_index()
+    whole = {} if benchmark is None else benchmark.groupby(benchmark.values).groups
+
+    def tasks(values) -> str:
+        names = {str(v) for v in values if str(v)}
+        covered = [b for b, members in whole.items() if set(members) <= names]
+        if not covered or set().union(*(set(whole[b]) for b in covered)) != names:
+            return listed(values)
+        return " and ".join(f"the {len(whole[b])} tasks of {b}" for b in covered)
+
+    def listed(values) -> str:
+        names = [str(v) for v in dict.fromkeys(values) if str(v)]
+        return _short_list(names) if names else "–"
+
+    def labels(values) -> str:
+        return listed(label for value in values for label in str(value).split(", "))
+
+    grouped = rows.groupby(["why", "left out"], sort=False).agg(
+        sections=("section", listed),
+        tasks=("task", tasks),
+        models=("model", listed),
+        count=("count", "sum"),
+        which=("which", labels),
+    )
+    grouped = grouped.reset_index(level="left out")
+    return grouped[columns]
 
 
 def _item_sections(analysis: xr.Dataset) -> list[Section]:
@@ -596,14 +1056,20 @@ def _item_sections(analysis: xr.Dataset) -> list[Section]:
             "template_effect",
             "Does the template change which items a model gets right?",
             "Cochran's Q across templates on the same samples, per model and task: "
-            "Holm-adjusted p-values over the whole table (small: the template matters).",
+            f"{_adjusted(analysis, 'template_effect_pvalue_adjusted')}-adjusted p-values over "
+            f"{_attr(analysis, 'template_effect_pvalue_adjusted', 'family', 'the whole table')} "
+            "(small: the template matters).",
             effect,
+            formats={"*": "p"},
         ),
         Section(
             "leaders",
             "Can the two leaders be told apart item by item?",
             "Per task, the two models with the best AvgP compared on each template's "
-            "samples by exact McNemar tests (Holm over the task's templates, alpha 0.05): "
+            "samples by exact McNemar tests "
+            f"({_adjusted(analysis, 'leader_better_templates')} over "
+            f"{_attr(analysis, 'leader_better_templates', 'family', 'each task')}, "
+            f"alpha {_attr(analysis, 'leader_better_templates', 'alpha', 0.05):g}): "
             "on how many templates each is significantly better. Samples scored for one "
             "of the two only are left out of that template's test (pairwise deletion); "
             "'samples left out' counts them over the tested templates.",
@@ -727,14 +1193,21 @@ def edits_markdown(edits: xr.Dataset, rules: xr.Dataset, top: int = 20) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _markdown_table(frame: pd.DataFrame) -> str:
-    frame = frame.reset_index()
+def _markdown_table(frame: pd.DataFrame, formats: dict | None = None) -> str:
+    frame = frame.reset_index() if _has_index(frame) else frame.reset_index(drop=True)
+    kinds = [_kind(c, formats or {}) for c in frame.columns]
     # a literal "|" (e.g. the verbalizer "1|0") would end the cell
     header = [str(c).replace("|", "\\|") for c in frame.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |")
+        cells = (_fmt(v, k).replace("|", "\\|") for v, k in zip(row, kinds, strict=True))
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _has_index(frame: pd.DataFrame) -> bool:
+    """Whether the index says something (not an unnamed range of positions)."""
+    return not (isinstance(frame.index, pd.RangeIndex) and frame.index.name is None)
 
 
 def _heading(analysis: xr.Dataset) -> str:
@@ -742,8 +1215,49 @@ def _heading(analysis: xr.Dataset) -> str:
     return f"{analysis.attrs.get('metric', 'score')} of {size}"
 
 
+def _summary_markdown(section: Section, titles: dict) -> list[str]:
+    parts = [f'<a id="{section.key}"></a>', f"## {section.title}"]
+    for name, lines in section.lines:
+        if not lines:
+            continue
+        parts.append(f"### {name}")
+        parts.append(
+            "\n".join(
+                f"- {line.text} ([{titles.get(line.section, line.section)}](#{line.section}))"
+                for line in lines
+            )
+        )
+    parts += [section.note, _markdown_table(section.display, section.formats)]
+    return parts
+
+
+def summary_markdown(analysis: xr.Dataset, found: list[Section] | None = None) -> str:
+    """The report's title and summary as markdown: what a terminal shows beside a file.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.render import summary_markdown
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8], "b": [0.5, 0.6], "c": [0.1, 0.7]}.items()
+    ...     for p, s in zip(["p1", "p2"], scores)
+    ... ], metric="accuracy")
+    >>> text = summary_markdown(rankstats.report(cube, n_resamples=0))
+    >>> [line for line in text.splitlines() if line.startswith("#")]
+    ['# Multi-prompt report: accuracy of 3 models × 1 tasks', '## Summary', '### all']
+    """
+    found = found or sections(analysis)
+    titles = {section.key: section.title for section in found}
+    parts = [f"# Multi-prompt report: {_heading(analysis)}"]
+    if analysis.attrs.get("source"):
+        parts.append(f"Source: {analysis.attrs['source']}")
+    parts += _summary_markdown(found[0], titles)
+    return "\n\n".join(parts) + "\n"
+
+
 def to_markdown(analysis: xr.Dataset) -> str:
-    """The report as markdown: one section per table.
+    """The report as markdown: the summary, one section per table, then the bookkeeping.
 
     Examples
     --------
@@ -757,27 +1271,114 @@ def to_markdown(analysis: xr.Dataset) -> str:
     >>> print(to_markdown(rankstats.report(cube)).splitlines()[0])
     # Multi-prompt report: accuracy of 3 models × 1 tasks
     """
-    parts = [f"# Multi-prompt report: {_heading(analysis)}"]
-    if analysis.attrs.get("source"):
-        parts.append(f"Source: {analysis.attrs['source']}")
-    for section in sections(analysis):
-        parts += [f"## {section.title}", section.note, _markdown_table(section.table)]
+    found = sections(analysis)
+    parts = [summary_markdown(analysis, found).rstrip("\n")]
+    for section in found[1:]:
+        parts += [
+            f'<a id="{section.key}"></a>',
+            f"## {section.title}",
+            section.note,
+            _markdown_table(section.display, section.formats),
+        ]
     return "\n\n".join(parts) + "\n"
 
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
-th { background: #f3f3f3; }
-td:first-child, th:first-child { text-align: left; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, sans-serif; margin: 0 auto; padding: 0.5em 1em 2em;
+  max-width: 80em; color: #222; line-height: 1.4; overflow-wrap: anywhere; }
+h1 { font-size: 1.5em; margin: 0.4em 0; }
+h2 { font-size: 1.25em; margin: 1.2em 0 0.4em; }
+h3 { font-size: 1.05em; margin: 0.6em 0 0.2em; }
+#summary h2 { margin-top: 0.4em; }
+#summary ul { margin: 0.2em 0 0.6em; padding-left: 1.2em; }
+#summary li { margin: 0.15em 0; }
+.table { overflow-x: auto; max-width: 100%; margin: 0.6em 0 1em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; vertical-align: top; text-align: left;
+  overflow-wrap: normal; }
+thead th { background: #f3f3f3; }
+tbody th { font-weight: normal; background: #fafafa; }
+td.number { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 p.note { color: #555; max-width: 60em; }
-img { max-width: 100%; }
+img { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
+details { margin: 1em 0; border-top: 1px solid #ddd; }
+details > summary { cursor: pointer; }
+details > summary h2 { display: inline; }
 """
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def _html_table(frame: pd.DataFrame, formats: dict, links: dict | None = None) -> str:
+    """A table in its own scroll container: header cells, one cell per index level and row.
+
+    A label repeated from the row above (the task of each model's row) is left empty,
+    so that every row has the same cells and the same style.
+    """
+    links = links or {}
+    indexed = _has_index(frame)
+    names = [str(n) if n is not None else "" for n in frame.index.names] if indexed else []
+    header = [f'<th scope="col">{html.escape(n)}</th>' for n in names]
+    for column in frame.columns:
+        label = html.escape(str(column))
+        if column in links:
+            label = f'<a href="#{links[column]}">{label}</a>'
+        header.append(f'<th scope="col">{label}</th>')
+    kinds = [_kind(c, formats) for c in frame.columns]
+    rows, previous = [], None
+    for key, values in zip(frame.index, frame.itertuples(index=False), strict=True):
+        key = key if isinstance(key, tuple) else (key,)
+        cells = []
+        for level, label in enumerate(key if indexed else ()):
+            repeated = (
+                previous is not None
+                and level < len(key) - 1
+                and key[: level + 1] == previous[: level + 1]
+            )
+            text = "" if repeated else html.escape(_fmt(label))
+            cells.append(f'<th scope="row">{text}</th>')
+        previous = key
+        for value, kind in zip(values, kinds, strict=True):
+            number = ' class="number"' if _is_number(value) else ""
+            cells.append(f"<td{number}>{html.escape(_fmt(value, kind))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        '<div class="table"><table>\n<thead><tr>'
+        + "".join(header)
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody></table></div>"
+    )
+
+
+def _img(name: str, data: bytes, alt: str) -> str:
+    encoded = base64.b64encode(data).decode("ascii")
+    return (
+        f'<img alt="{html.escape(alt)}" title="{html.escape(name)}" '
+        f'src="data:image/png;base64,{encoded}">'
+    )
+
+
+def _figure_alt(name: str, titles: dict) -> str:
+    """Alternative text of a figure: what it shows, from its section and task."""
+    key, _, task = name.partition(":")
+    what = titles.get(key, key)
+    return f"{what}: {task}" if task else f"Figure: {what}"
 
 
 def to_html(analysis: xr.Dataset, figures: dict[str, bytes] | None = None) -> str:
     """The report as one self-contained HTML page; ``figures`` are PNG bytes by section key.
+
+    The page opens with the summary (a few lines per benchmark, each linking
+    to its section, its figure and one row per task); the sections follow,
+    and the bookkeeping (conventions, what was left out) comes last, folded
+    in ``<details>``. Every table scrolls in its own box, never the page. The
+    page has no script.
 
     Examples
     --------
@@ -789,26 +1390,48 @@ def to_html(analysis: xr.Dataset, figures: dict[str, bytes] | None = None) -> st
     ...     for p, s in zip(["p1", "p2"], scores)
     ... ])
     >>> page = to_html(rankstats.report(cube))
-    >>> page.startswith("<!DOCTYPE html>"), "<table" in page
-    (True, True)
+    >>> page.startswith("<!DOCTYPE html>"), "<table" in page, "<script" in page
+    (True, True, False)
     """
     figures = figures or {}
+    found = sections(analysis)
+    titles = {section.key: section.title for section in found}
     title = html.escape(f"Multi-prompt report: {_heading(analysis)}")
     body = [f"<h1>{title}</h1>"]
     if analysis.attrs.get("source"):
-        body.append(f"<p>Source: {html.escape(str(analysis.attrs['source']))}</p>")
-    for section in sections(analysis):
-        body.append(f'<h2 id="{section.key}">{html.escape(section.title)}</h2>')
-        body.append(f'<p class="note">{html.escape(section.note)}</p>')
+        body.append(f'<p class="note">Source: {html.escape(str(analysis.attrs["source"]))}</p>')
+    for section in found:
+        part = []
+        heading = f'<h2 id="{section.key}">{html.escape(section.title)}</h2>'
+        for name, lines in section.lines:
+            if not lines:
+                continue
+            part.append(f"<h3>{html.escape(str(name))}</h3>\n<ul>")
+            part += [
+                f"<li>{html.escape(line.text)} "
+                f'<a href="#{line.section}">{html.escape(titles.get(line.section, line.section))}'
+                "</a></li>"
+                for line in lines
+            ]
+            part.append("</ul>")
+        part.append(f'<p class="note">{html.escape(section.note)}</p>')
         for name in (section.key, *(k for k in figures if k.startswith(section.key + ":"))):
             if name in figures:
-                encoded = base64.b64encode(figures[name]).decode("ascii")
-                body.append(
-                    f'<img alt="{html.escape(name)}" src="data:image/png;base64,{encoded}">'
-                )
-        body.append(section.table.map(_fmt).to_html(escape=True, border=0))
+                part.append(_img(name, figures[name], _figure_alt(name, titles)))
+        part.append(_html_table(section.display, section.formats, section.links))
+        if section.bookkeeping:
+            body.append(
+                f"<details><summary>{heading}</summary>\n" + "\n".join(part) + "\n</details>"
+            )
+        else:
+            body.append(
+                f'<section id="section-{section.key}">{heading}\n'
+                + "\n".join(part)
+                + "\n</section>"
+            )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{title}</title><style>{_STYLE}</style></head><body>\n"
         + "\n".join(body)
         + "\n</body></html>\n"

@@ -2,8 +2,8 @@
 
 Cubes are drawn from the crossed model × template × item model with every
 two-way interaction (binary scores through a logit, or continuous ones);
-for each, :func:`rankstats.templates_needed` (model-free: disjoint subsets
-of the cube's own templates) and its planner (variance components) give a
+for each, :func:`rankstats.templates_needed` (model-free: random subsets
+of a resample of the cube's own templates) and its planner (variance components) give a
 number k, and reruns drawn from the same model with k fresh templates and
 the cube's own items say how often two such reruns reach Kendall's tau-b ≥
 0.9. The stated probability is 0.95. ``simulate`` is also what
@@ -129,7 +129,9 @@ SCENARIOS = {
 }
 
 
-def simulate(scenario, templates, n_cubes, seed, max_resamples=800, reruns=400):
+def simulate(
+    scenario, templates, n_cubes, seed, max_resamples=800, reruns=400, design="predictive"
+):
     """Per cube: the two methods' k and the true probability that k fresh templates reach it.
 
     Returns a dict of arrays over the cubes: ``k_needed``, ``censored``,
@@ -147,7 +149,10 @@ def simulate(scenario, templates, n_cubes, seed, max_resamples=800, reruns=400):
         fixed = _effects(rng, models, items, sd)
         cube = draw_cube(rng, fixed, sd, templates, binary)
         found = templates_needed(
-            cube.mean("sample"), seed=int(rng.integers(2**31)), max_resamples=max_resamples
+            cube.mean("sample"),
+            seed=int(rng.integers(2**31)),
+            max_resamples=max_resamples,
+            design=design,
         )
         k, censored = float(found.k_needed[0]), bool(found.censored[0])
         planned = float(found.k_planned[0])
@@ -187,8 +192,9 @@ def test_the_model_free_answer_in_reruns_when_the_subsets_reach_it():
     found = simulate("continuous", templates=200, n_cubes=4, seed=3, max_resamples=400, reruns=200)
     reached = found["p_needed"][~np.isnan(found["p_needed"])]
     assert reached.size >= 2
-    # on average close to the stated 0.95 (measured 0.903 over twelve larger cubes)
-    assert reached.mean() >= 0.85
+    # on average at the stated 0.95 (measured 0.970 over twelve larger cubes, and 0.903
+    # with disjoint subsets of the pool)
+    assert reached.mean() >= PROBABILITY - SLACK
     assert (found["k_needed"][found["censored"] == 0] <= 100).all()
 
 
@@ -198,8 +204,8 @@ def test_the_model_free_answer_in_reruns_when_the_subsets_reach_it():
 def test_the_recommended_templates_reach_the_target_in_reruns_large(scenario, templates):
     found = simulate(scenario, templates=templates, n_cubes=12, seed=templates)
     reached = found["p_needed"][~np.isnan(found["p_needed"])]
-    if reached.size:  # the model-free answer: measured 0.903 and 0.938 (docs/stability.md)
-        assert reached.mean() >= 0.88
+    if reached.size:  # the model-free answer: measured 0.942 and 0.970 (docs/stability.md)
+        assert reached.mean() >= PROBABILITY - SLACK
     # the planner's claim is over models drawn from a normal population: on average
     planned = found["p_planned"][~np.isnan(found["p_planned"])]
     assert planned.mean() >= PROBABILITY - SLACK
@@ -229,7 +235,12 @@ def summary(found):
 
 
 if __name__ == "__main__":  # the figures docs/stability.md quotes
+    import sys
+
+    design = sys.argv[1] if len(sys.argv) > 1 else "predictive"
     for scenario in SCENARIOS:
         for templates in (3, 20, 200):
-            found = simulate(scenario, templates=templates, n_cubes=12, seed=templates)
-            print(f"{scenario} {templates} templates: {summary(found)}", flush=True)
+            found = simulate(
+                scenario, templates=templates, n_cubes=12, seed=templates, design=design
+            )
+            print(f"{design}: {scenario} {templates} templates: {summary(found)}", flush=True)

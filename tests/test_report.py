@@ -172,7 +172,9 @@ def test_report_cli(cube, tmp_path, capsys):
             ]
         )
     assert status == 0
-    assert "## Agreement across templates" in capsys.readouterr().out
+    # beside the files the terminal shows the summary, not the whole report
+    out = capsys.readouterr().out
+    assert "## Summary" in out and "## Agreement across templates" not in out
     assert json.loads((tmp_path / "r.json").read_text())["attrs"]["metric"] == "accuracy"
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["report", str(tmp_path / "nothing.nc")]) == 2

@@ -109,7 +109,15 @@ def test_markdown_html_json_csv_say_what_was_left_out(analysis, tmp_path):
     ) in agreement
     assert "Task t2: fewer than two models on the task" in agreement
     assert "## What the analyses left out, and why" in markdown
-    assert "| agreement | t1 |  | templates | 1 | p3 |" in markdown
+    # markdown and HTML group the log by reason; the CSV and JSON keep every row
+    assert (
+        "| lacking a score for some model present on the task: left out of W and Friedman "
+        "(models) by listwise deletion (nan_policy='omit') | templates | agreement | t1 | – | 1 "
+        "| p3 |"
+    ) in markdown
+    assert markdown.index("## Agreement across templates") < markdown.index(
+        "## What the analyses left out, and why"
+    )
     assert "Left out of every section: task t2: 2 models (b, c) — absent" in markdown
     page = render.to_html(analysis)
     assert "1 template (p3)" in page and 'id="dropped"' in page
@@ -301,7 +309,11 @@ def test_report_command_writes_the_drops(holes, tmp_path, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "Left out: task t1: 1 template (p3)" in out
+    # beside the files, the terminal shows the summary only; the files hold the rest
+    assert "## Summary" in out and "## Agreement across templates" not in out
+    assert f"The whole report: {tmp_path / 'r.json'}, {tmp_path / 'csv'}" in out
+    assert main(["report", str(path), "--n-resamples", "0"]) == 0
+    assert "Left out: task t1: 1 template (p3)" in capsys.readouterr().out
     document = json.loads((tmp_path / "r.json").read_text())
     assert document["attrs"]["ties"] == "average"
     row = one(

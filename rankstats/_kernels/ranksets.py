@@ -536,13 +536,25 @@ def _marginal(pairs, confidence_level, stepdown, budget):
 
 
 class _Subset:
-    """The rankings ``index`` of a :class:`_Pairs`."""
+    """The rankings ``index`` of a :class:`_Pairs`.
+
+    Each array is taken on first use, and is the pairs' own (not a copy)
+    when ``index`` is every ranking in order: with thousands of objects the
+    ``(s, M, M)`` copies cost more than the step that reads them, and the
+    sorted kernel reads only ``t`` and ``dof``.
+    """
 
     def __init__(self, pairs, index):
-        self.deviation = pairs.deviation[index]
-        self.inverse_se = pairs.inverse_se[index]
-        self.t = pairs.t[index]
-        self.dof = pairs.dof[index]
+        self._pairs = pairs
+        everything = np.array_equal(index, np.arange(len(pairs.t)))
+        self._index = slice(None) if everything else index
+
+    def __getattr__(self, name):
+        if name not in ("deviation", "inverse_se", "t", "dof"):
+            raise AttributeError(name)
+        value = getattr(self._pairs, name)[self._index]
+        setattr(self, name, value)
+        return value
 
     maxima = _Pairs.maxima
 

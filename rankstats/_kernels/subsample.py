@@ -535,6 +535,28 @@ def _tau_between(a, b, present, kernel):
     return np.where(room > 0, tau, np.nan)
 
 
+def _predictive_picks(pool, n_units, keys, reach):
+    """The two subsets' units ``(L, r, reach)`` each, drawn from a resample of the pool.
+
+    ``keys (L, r, 3, units)``: the first stream resamples the ``n`` pool units
+    with replacement, the others pick each subset's units from that resample;
+    nested in k (the first k picks are the subset of size k).
+    """
+    pool_units = np.argsort(~pool, axis=-1, kind="stable")  # (L, units): the pool first
+    n = n_units[:, None, None]
+
+    def position(u):  # uniform numbers to positions 0..n-1 (0 for an empty pool)
+        return np.minimum(np.floor(u * n), np.maximum(n - 1, 0)).astype(np.intp)
+
+    resample = np.take_along_axis(
+        pool_units[:, None, :], position(keys[:, :, 0]), axis=-1
+    )  # (L, r, units); only the first n of each row are ever picked
+    return tuple(
+        np.take_along_axis(resample, position(keys[:, :, stream, :reach]), axis=-1)
+        for stream in (1, 2)
+    )
+
+
 def replication_counts(
     x,
     keys,
@@ -546,18 +568,22 @@ def replication_counts(
     statistic="templates_needed",
     budget=BUDGET,
     tau_kernel="auto",
+    design="disjoint",
 ):
-    """How often two disjoint random k-unit subsets rank the objects alike, for every k.
+    r"""How often two random k-unit reruns rank the objects alike, for every k.
 
     Parameters
     ----------
     x : (..., units, objects) scores.
-    keys : (..., draws, units) uniform random numbers that order the units.
+    keys : (..., draws, units) uniform random numbers that order the units
+        (``design="disjoint"``), or (..., draws, 3, units) that pick them
+        (``design="predictive"``).
     ks : (k,) subset sizes (positive integers, increasing).
     tau_target : the tau-b a pair of rankings must reach.
     tau_kernel : ``"signs"``, ``"merge"`` or ``"auto"`` (merge: with both rankings drawn,
         sorting and merging was about 7 times faster than the pair signs already at 16
         objects).
+    design : ``"predictive"`` or ``"disjoint"`` (see Notes).
 
     Returns
     -------
@@ -569,22 +595,37 @@ def replication_counts(
 
     Notes
     -----
-    Each draw orders the pool at random (as :func:`subsample_curves`); the
-    first subset of size k is the units at the first k even positions of the
-    order, the second those at the first k odd positions. Both are uniform
-    draws without replacement and disjoint, so a subset never shares a unit
-    with the ranking it is compared with. Each
+    ``design="disjoint"``: each draw orders the pool at random (as
+    :func:`subsample_curves`); the first subset of size k is the units at the
+    first k even positions of the order, the second those at the first k odd
+    positions. Both are uniform draws without replacement and disjoint, so a
+    subset never shares a unit with the ranking it is compared with.
+
+    ``design="predictive"``: each draw first resamples the pool of n units
+    with replacement (``keys[..., 0, :n]``), then takes each subset's k units
+    with replacement from that resample (``keys[..., 1, :]`` and
+    ``keys[..., 2, :]``), independently of each other. Disjoint subsets of one
+    pool understate how far two reruns with fresh units fall apart: their
+    means are anti-correlated around the pool's mean (covariance
+    :math:`-\sigma^2/n`), and the pool's mean is itself an estimate of the
+    population's (variance :math:`\sigma^2/n`). The double resample gives the
+    two subsets' means the spread of fresh reruns around the pool's mean
+    plus that of the pool's mean around the population's (the bootstrap's
+    predictive distribution); on ties and discrete scores it keeps the units'
+    own values. Each
     ranking is by the mean over its units; means closer than ``10**-10``
     times the slice's largest absolute score tie. A draw whose rankings tie
     every object (tau-b undefined) does not reach the target.
     """
+    check_choice("design", design, ("predictive", "disjoint"))
     x, keys = np.asarray(x, dtype=float), np.asarray(keys, dtype=float)
     ks = np.asarray(ks).reshape(-1).astype(np.int64)
-    lead = np.broadcast_shapes(x.shape[:-2], keys.shape[:-2])
+    streams = () if design == "disjoint" else (3,)
+    lead = np.broadcast_shapes(x.shape[:-2], keys.shape[: keys.ndim - 2 - len(streams)])
     t, m = x.shape[-2:]
-    r = keys.shape[-2]
+    r = keys.shape[-2 - len(streams)]
     x = np.broadcast_to(x, (*lead, t, m)).reshape(-1, t, m)
-    keys = np.broadcast_to(keys, (*lead, r, t)).reshape(-1, r, t)
+    keys = np.broadcast_to(keys, (*lead, r, *streams, t)).reshape(-1, r, *streams, t)
     present, units_present, incomplete = missing_among_present(x, nan_policy, statistic)
     pool = units_present & ~incomplete if nan_policy == "omit" else units_present
     poisoned_unit = incomplete & pool
@@ -595,14 +636,18 @@ def replication_counts(
     scale = np.max(np.abs(values), axis=(-2, -1), initial=0.0, where=~np.isnan(values))
     scale = np.where(scale > 0, scale, 1.0)[:, None, None, None]
     columns = np.concatenate([values, poisoned_unit[..., None].astype(float)], axis=-1)
-    order = draw_order(pool, keys)[..., : min(t, 2 * int(ks.max(initial=1)))]
+    reach = min(t // 2, int(ks.max(initial=1)))
+    if design == "disjoint":
+        order = draw_order(pool, keys)[..., : 2 * reach]
+        halves = (order[..., 0::2], order[..., 1::2])  # (L, r, kmax) each: disjoint, nested in k
+        del order
+    else:
+        halves = _predictive_picks(pool, n_units, keys, reach)
     del keys
     check_choice("tau_kernel", tau_kernel, ("auto", "signs", "merge"))
     kernel = "merge" if tau_kernel == "auto" else tau_kernel  # merge: faster from 2 models
-    halves = (order[..., 0::2], order[..., 1::2])  # (L, r, kmax) each: disjoint, nested in k
     flat_columns = columns.reshape(-1, columns.shape[-1])
     offset = (np.arange(len(x)) * t)[:, None, None]
-    del order
     reached = np.full((len(x), ks.size), np.nan)
     tau_mean = np.full((len(x), ks.size), np.nan)
     inside = ks[None, :] <= k_max[:, None]

@@ -126,8 +126,8 @@ def report(
         ``arena_rank`` (:func:`rankstats.stability.leaderboard`); per task
         ``templates_needed``, the smallest number k of fresh templates at which
         two reruns of k templates each rank the models with tau-b >= 0.9 with
-        probability 0.95 (:func:`rankstats.templates_needed`: disjoint random
-        subsets of the task's templates), with ``templates_needed_censored``
+        probability 0.95 (:func:`rankstats.templates_needed`: random subsets
+        of a resample of the task's templates), with ``templates_needed_censored``
         (true: "more than" ``templates_needed``), its Monte Carlo interval
         ``templates_needed_low`` and ``templates_needed_high``, the draws made
         (``templates_needed_resamples``), the planner's answer to the same
@@ -195,7 +195,16 @@ def report(
         record ``conventions`` (its name: ``standard``, a mapping's
         ``name``, else ``custom``), ``templates``, ``ties`` and
         ``tie_correction`` (the value every statistic shares, else ``per
-        statistic``), ``nan_policy``, ``higher_is_better``, ``over``.
+        statistic``), ``nan_policy``, ``higher_is_better``, ``over``. The
+        variables of the stability section keep the attributes of
+        :func:`~rankstats.stability.leaderboard` (``rank_sets``,
+        ``rank_method``, ``tie_groups``, ``n_resamples``,
+        ``confidence_level``, ...), the ``templates_*`` ones those of
+        :func:`rankstats.templates_needed` (``target``, ``probability``),
+        the variance components those of
+        :func:`~rankstats.stability.variance_summary` (``target_tau``) and
+        the item-level tests their ``test``, ``p_adjust`` and ``alpha``: the
+        captions of :mod:`rankstats.render` are written from them.
 
     Raises
     ------
@@ -345,6 +354,12 @@ def report(
         parts.append(verbalizer_analysis(cube))
         log_drops(cube, structure, log)
     analysis = xr.merge(parts, compat="override", join="exact", combine_attrs="drop")
+    # what each statistic records of its method (rank-set rule, draws, level, ...) stays
+    # on its variables, so that what the renderings say of them is read, not restated
+    for part in parts:
+        for name, variable in part.data_vars.items():
+            if variable.attrs:
+                analysis[name].attrs = dict(variable.attrs)
     # the best templates are found among all of them, whatever the metric ranks use
     maxp = (
         parts[2]["metric_value"].sel(metric="maxp", drop=True)
@@ -885,15 +900,28 @@ def _per_sample_tests(x, metric_value, best_first, st: Structure, log: Log, alph
     )
     dropped = test["n_dropped"].where(tested.notnull(), 0).sum("template")
     _pairwise_drops(log, st, leader, runner_up, tested.notnull(), _sample_ids(x), models, order)
+    effect = adjust_pvalues(q["pvalue"], "holm").assign_attrs(
+        test="Cochran's Q", p_adjust="holm", family="every model and task"
+    )
+    compared = {
+        "test": "McNemar (exact)",
+        "p_adjust": "holm",
+        "family": "the templates of each task",
+        "alpha": alpha,
+    }
     return xr.Dataset(
         {
             "template_effect_q": q["statistic"],
-            "template_effect_pvalue_adjusted": adjust_pvalues(q["pvalue"], "holm"),
+            "template_effect_pvalue_adjusted": effect,
             "leader": ("task", np.where(ranked >= 1, models[order[:, 0]], "")),
             "runner_up": ("task", np.where(pair, models[order[:, 1]], "")),
             "leaders_templates_tested": adjusted.notnull().sum("template"),
-            "leader_better_templates": (apart & (test["b"] > test["c"])).sum("template"),
-            "runner_up_better_templates": (apart & (test["c"] > test["b"])).sum("template"),
+            "leader_better_templates": (apart & (test["b"] > test["c"]))
+            .sum("template")
+            .assign_attrs(compared),
+            "runner_up_better_templates": (apart & (test["c"] > test["b"]))
+            .sum("template")
+            .assign_attrs(compared),
             "leaders_samples_dropped": dropped.astype(int),
         }
     ).reset_coords(drop=True)
@@ -1004,7 +1032,7 @@ def _stability(
             "stability_avgp": values.sel(metric="avgp", drop=True),
             "stability_rank": ranks.sel(metric="avgp", drop=True),
         }
-    return xr.Dataset(
+    data = xr.Dataset(
         {
             **own,
             "n_templates": needed["n_templates"],
@@ -1023,6 +1051,20 @@ def _stability(
             "templates_needed_resamples": needed["n_resamples"],
         }
     ).reset_coords(drop=True)
+    for name in ("avgp_low", "avgp_high", "rank_low", "rank_high", "tie_group", "arena_rank"):
+        data[name].attrs = _recorded(board.attrs)
+    for name in data.data_vars:
+        if name.startswith("templates_"):
+            data[name].attrs = _recorded(needed.attrs)
+    return data
+
+
+def _recorded(attrs: dict) -> dict:
+    """A statistic's attributes as netCDF can keep them: text and numbers, None as text."""
+    return {
+        str(key): value if isinstance(value, (str, int, float)) else str(value)
+        for key, value in attrs.items()
+    }
 
 
 def _templates_needed(scores, n_resamples, seed, nan_policy) -> xr.Dataset:
@@ -1086,7 +1128,7 @@ def _stability_drops(log: Log, st: Structure, board, needed, nan_policy: str) ->
             st.tasks[t],
             "fewer than two templates in the pool (NaN)"
             if pool[t] < 2
-            else "no two disjoint sets of templates give a ranking to compare (NaN)",
+            else "no two sets of templates give a ranking to compare (NaN)",
         )
 
 
@@ -1105,7 +1147,10 @@ def _variance(cube, n_resamples, seed, st: Structure, log: Log) -> xr.Dataset:
             "present)",
             task=str(task),
         )
-    return summary.reset_coords(drop=True)
+    summary = summary.reset_coords(drop=True)
+    for name in summary.data_vars:
+        summary[name].attrs = _recorded(summary.attrs)
+    return summary
 
 
 def _sensitivity(cube, top: int = 5) -> xr.Dataset:

@@ -26,8 +26,10 @@ def add(commands) -> None:
         help="the full multi-prompt analysis of a cube",
         description="Agreement across templates, significance, divergence of the original "
         "templates, MaxP/AvgP/saturation/CPS and rankings, per task and benchmark, "
-        "and how stable each ranking is. Markdown to the terminal; HTML, JSON and "
-        "CSV on request. Tables: one per report section (agreement, pairs, "
+        "and how stable each ranking is. It opens with a summary of what it found. "
+        "Markdown to the terminal (only the summary when --html, --json or --csv "
+        "writes the report); HTML, JSON and CSV on request. Tables: one per report "
+        "section (summary, agreement, pairs, "
         "metrics, ...).",
     )
     add_cube_argument(parser)
@@ -79,7 +81,11 @@ def run(arguments) -> int:
         conventions=conventions,
     )
     if prints_markdown(arguments):
-        print(render.to_markdown(analysis))
+        # beside a file the terminal shows what was found, not the whole report again
+        written = arguments.html or arguments.json or arguments.csv
+        print(render.summary_markdown(analysis) if written else render.to_markdown(analysis))
+        if written:
+            print(f"The whole report: {', '.join(map(str, _files(arguments)))}")
     if arguments.html:
         figures = None
         if not arguments.no_figures:
@@ -102,6 +108,11 @@ def run(arguments) -> int:
         },
     )
     return 0
+
+
+def _files(arguments) -> list:
+    """The files and folders the report is written to."""
+    return [path for path in (arguments.html, arguments.json, arguments.csv) if path]
 
 
 def _is_mizrahi2024(cube) -> bool:

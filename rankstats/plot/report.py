@@ -13,7 +13,14 @@ import xarray as xr
 from ._figure import new_axes as _axes
 from ._figure import to_png as _png
 
-__all__ = ["figures", "plot_divergence", "plot_metrics", "plot_pair", "plot_rank_agreement"]
+__all__ = [
+    "figures",
+    "plot_divergence",
+    "plot_metrics",
+    "plot_pair",
+    "plot_rank_agreement",
+    "plot_summary",
+]
 
 
 def plot_pair(analysis: xr.Dataset, task: str, ax=None):
@@ -87,7 +94,12 @@ def plot_metrics(analysis: xr.Dataset, task: str | None = None, ax=None):
     For one task, or averaged over all tasks when ``task`` is None.
     """
     values = analysis["metric_value"]
-    values = values.sel(task=task) if task is not None else values.mean("task")
+    over = task
+    if task is None:
+        over = _tasks_averaged(analysis)
+        values = values.mean("task")
+    else:
+        values = values.sel(task=task)
     frame = values.transpose("model", "metric").to_pandas().dropna(how="all")
     frame = frame.sort_values("maxp", ascending=False, kind="stable")
     ax = _axes(ax, (max(5.0, 0.6 * len(frame) + 2), 3.4))
@@ -102,9 +114,103 @@ def plot_metrics(analysis: xr.Dataset, task: str | None = None, ax=None):
             label=labels.get(metric, metric),
         )
     ax.set_xticks(positions, frame.index, rotation=60, ha="right", fontsize=8)
-    ax.set_title(f"Metrics per model: {task if task is not None else 'mean over tasks'}")
+    ax.set_title(f"Metrics per model: {over}", fontsize=9 if task is None else None)
     ax.legend(fontsize=8, ncols=4)
     return ax
+
+
+def _tasks_averaged(analysis: xr.Dataset) -> str:
+    """Over which tasks each model's mean runs, grouped: "LMentry + BBH (25 tasks): 11 models".
+
+    Models are grouped by the set of tasks they have a metric on; a set that
+    is whole benchmarks is named by them.
+    """
+    has = analysis["metric_value"].notnull().any("metric").transpose("model", "task").values
+    tasks = np.asarray(analysis["task"].values).astype(str)
+    benchmark = (
+        np.asarray(analysis["task_benchmark"].values).astype(str)
+        if "task_benchmark" in analysis
+        else np.full(tasks.size, "all")
+    )
+    sets, counts = np.unique(has[has.any(1)], axis=0, return_counts=True)
+    order = np.argsort(-sets.sum(1), kind="stable")
+    parts = []
+    for row, n in zip(sets[order], counts[order], strict=True):
+        names = list(dict.fromkeys(benchmark[row].tolist()))
+        whole = all(row[benchmark == name].all() for name in names)
+        where = " + ".join(names) + f" ({row.sum()} tasks)" if whole else f"{row.sum()} tasks"
+        parts.append(f"{where}: {n} model{'s' if n != 1 else ''}")
+    return "mean over each model's tasks, " + "; ".join(parts)
+
+
+def plot_summary(analysis: xr.Dataset):
+    """What the report found per task, in one figure of up to three panels sharing the tasks.
+
+    Kendall's W with the least agreeing pair's tau-b; the models separated
+    from all others (a rank set of one place) of those ranked; the templates
+    the next round needs (hatched: more than the task's own templates show,
+    the planner's number). Panels need the report's stability section.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.plot.report import plot_summary
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": p, "score": s}
+    ...     for m, scores in {"a": [0.9, 0.8, 0.2], "b": [0.5, 0.6, 0.7],
+    ...                       "c": [0.1, 0.3, 0.4]}.items()
+    ...     for p, s in zip(["p1", "p2", "p3"], scores)
+    ... ])
+    >>> figure = plot_summary(rankstats.report(cube, n_resamples=0))
+    >>> [ax.get_title() for ax in figure.axes]
+    ["Kendall's W (bar), least agreeing pair's τ-b (|)"]
+    """
+    from matplotlib.figure import Figure
+
+    tasks = np.asarray(analysis["task"].values).astype(str)
+    stability = "rank_low" in analysis
+    panels = 3 if stability else 1
+    figure = Figure(figsize=(3.6 * panels + 1.6, 0.2 * tasks.size + 1.2), layout="constrained")
+    axes = figure.subplots(1, panels, sharey=True, squeeze=False)[0]
+    positions = np.arange(tasks.size)
+    ax = axes[0]
+    ax.barh(positions, analysis["w"].transpose("task").values, color="tab:blue")
+    ax.scatter(
+        analysis["tau_min"].transpose("task").values, positions, color="tab:red", marker="|", s=60
+    )
+    ax.axvline(0.0, color="grey", linewidth=0.5)
+    ax.set_xlim(-1.0, 1.0)
+    ax.set_yticks(positions, tasks, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_title("Kendall's W (bar), least agreeing pair's τ-b (|)", fontsize=9)
+    if stability:
+        low = analysis["rank_low"].transpose("task", "model").values
+        high = analysis["rank_high"].transpose("task", "model").values
+        ranked = np.isfinite(low).sum(1)
+        separated = (np.isfinite(low) & (low == high)).sum(1)
+        ax = axes[1]
+        ax.barh(positions, ranked, color="lightgrey", label="ranked")
+        ax.barh(positions, separated, color="tab:green", label="separated from all others")
+        ax.set_title("Models with a rank set of one place", fontsize=9)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.04))
+        ax = axes[2]
+        recommended = analysis["templates_recommended"].transpose("task").values
+        censored = analysis["templates_needed_censored"].transpose("task").values.astype(bool)
+        shown = np.nan_to_num(recommended)
+        ax.barh(positions[~censored], shown[~censored], color="tab:orange", label="subsets")
+        ax.barh(
+            positions[censored],
+            shown[censored],
+            color="white",
+            edgecolor="tab:orange",
+            hatch="///",
+            label="planner (subsets: more than their bound)",
+        )
+        ax.set_title("Templates the next round needs", fontsize=9)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.04))
+    for ax in axes:
+        ax.tick_params(axis="x", labelsize=7)
+    return figure
 
 
 def plot_rank_agreement(analysis: xr.Dataset, ax=None):
@@ -133,14 +239,16 @@ def plot_rank_agreement(analysis: xr.Dataset, ax=None):
 def figures(analysis: xr.Dataset) -> dict[str, bytes]:
     """The report's standard figures as PNG bytes, keyed by report section.
 
-    Keys: ``agreement`` (rank agreement across tasks), ``pairs:<task>`` (the
-    least agreeing pair of each task), ``divergence``, ``metrics``, and with
-    the stability section ``stability:<task>`` (rank intervals) and
+    Keys: ``summary`` (:func:`plot_summary`), ``agreement`` (rank agreement
+    across tasks), ``pairs:<task>`` (the least agreeing pair of each task),
+    ``divergence``, ``metrics``, and with the stability section
+    ``stability:<task>`` (rank intervals) and
     ``templates_needed``, ``variance`` (variance components), and with the
     verbalizer sections the figures of
     :func:`rankstats.plot.verbalizer.figures`.
     """
-    out = {"agreement": _png(plot_rank_agreement(analysis))}
+    out = {"summary": _png(plot_summary(analysis))}
+    out["agreement"] = _png(plot_rank_agreement(analysis))
     for task in analysis["task"].values:
         if np.isfinite(float(analysis["tau_min"].sel(task=task))):
             out[f"pairs:{task}"] = _png(plot_pair(analysis, str(task)))
@@ -174,7 +282,11 @@ def figures(analysis: xr.Dataset) -> dict[str, bytes]:
                     else {}
                 ),
             },
-            attrs={"size_dim": "k", "target": 0.9, "probability": 0.95},
+            attrs={
+                "size_dim": "k",
+                "target": analysis["templates_needed"].attrs.get("target", 0.9),
+                "probability": analysis["templates_needed"].attrs.get("probability", 0.95),
+            },
         )
         out["templates_needed"] = _png(plot_k_needed(needed))
     if "variance_share" in analysis:

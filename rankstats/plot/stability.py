@@ -54,7 +54,7 @@ def plot_needed(result: xr.Dataset, task=None, ax=None):
     result : xarray.Dataset
         From :func:`rankstats.templates_needed` or
         :func:`~rankstats.samples_needed` (the share of draws whose two
-        disjoint subsets reach the target, against the size, with its
+        subsets reach the target, against the size, with its
         Monte Carlo band), or from
         :func:`~rankstats.stability.subset_agreement` (tau-b and W of a
         subset against the full set, and the rank-interval width).
@@ -141,7 +141,7 @@ def _fresh_curve(ax, one, attrs, size, words, symbol):
         sizes,
         one["p_tau"].values,
         color="C0",
-        label=f"P(τ-b ≥ {target:g}) between two disjoint sets of {symbol} {words}",
+        label=f"P(τ-b ≥ {target:g}) between two random sets of {symbol} {words}",
     )
     ax.fill_between(
         sizes,
