@@ -287,3 +287,27 @@ def test_the_terminal_shows_the_summary_beside_a_file(cube, tmp_path, capsys):
     assert capsys.readouterr().out == ""
     assert main(arguments) == 0
     assert "## Agreement across templates" in capsys.readouterr().out
+
+
+def test_a_cube_with_samples_gets_the_items_the_next_round_needs():
+    rng = np.random.default_rng(0)
+    skill = np.linspace(0.3, 0.8, 5)[:, None, None, None]
+    scores = (rng.random((5, 2, 6, 40)) < skill).astype(float)
+    cube = rankstats.from_records(
+        [
+            {"model": f"m{m}", "task": f"t{t}", "template": f"p{p}", "sample": f"s{s}"}
+            | {"score": scores[m, t, p, s]}
+            for m in range(5)
+            for t in range(2)
+            for p in range(6)
+            for s in range(40)
+        ],
+        metric="accuracy",
+    )
+    analysis = rankstats.report(cube, n_resamples=50, seed=0)
+    items = rankstats.stability.plan(cube).n_samples_needed_fixed_templates
+    np.testing.assert_array_equal(analysis.samples_planned.values, items.values)
+    line = benchmark_lines(analysis)[0][1][-1].text
+    assert line.startswith("How many templates and items does the next round need?")
+    few, many = int(items.min()), int(items.max())
+    assert f"from {few} items on" in line and f"to {many} on" in line

@@ -288,6 +288,16 @@ def benchmark_lines(analysis: xr.Dataset) -> list[tuple[str, list[Line]]]:
                         f"; {float(overall):.0f} for the mean score over all "
                         f"{analysis.sizes['task']} tasks"
                     )
+                if "samples_planned" in analysis:
+                    items = _per_task(analysis, "samples_planned")[mine]
+                    if np.isfinite(items).any():
+                        few, many = np.nanargmin(items), np.nanargmax(items)
+                        text = text.replace("templates does", "templates and items does", 1)
+                        text += (
+                            f"; and from {_whole(items[few])} items on {named[few]} to "
+                            f"{_whole(items[many])} on {named[many]} with the templates as "
+                            "they are (the planner)"
+                        )
                 lines.append(Line(text + ".", "templates_needed"))
         out.append((name, lines))
     return out

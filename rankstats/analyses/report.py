@@ -131,8 +131,10 @@ def report(
         (true: "more than" ``templates_needed``), its Monte Carlo interval
         ``templates_needed_low`` and ``templates_needed_high``, the draws made
         (``templates_needed_resamples``), the planner's answer to the same
-        question ``templates_planned`` and ``templates_recommended``; the
-        variance components
+        question ``templates_planned`` and ``templates_recommended``, and on a
+        cube with samples ``samples_planned``, the items the same question
+        needs with the templates held fixed (:func:`rankstats.stability.plan`'s
+        ``n_samples_needed_fixed_templates``); the variance components
         (:func:`rankstats.stability.variance_summary`): ``variance_share``,
         ``variance_estimate``, ``variance_low`` and ``variance_high`` over
         ``component`` and ``task``, and per task ``g_coefficient``,
@@ -1056,7 +1058,20 @@ def _stability(
     for name in data.data_vars:
         if name.startswith("templates_"):
             data[name].attrs = _recorded(needed.attrs)
+    if "sample" in cube.dims:  # the items of the same question, the templates held fixed
+        planned = _samples_planned(cube, needed.attrs["probability"])
+        data["samples_planned"] = planned["n_samples_needed_fixed_templates"].reset_coords(
+            drop=True
+        )
+        data["samples_planned"].attrs = _recorded(planned.attrs)
     return data
+
+
+def _samples_planned(cube, probability) -> xr.Dataset:
+    """:func:`~rankstats.stability.plan`'s items for the question of templates_needed."""
+    from ..stability.planning import plan
+
+    return plan(cube, probability=probability)
 
 
 def _recorded(attrs: dict) -> dict:
