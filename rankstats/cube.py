@@ -20,7 +20,7 @@ from . import _text
 from ._version import __version__
 from ._xr import mean_over
 from .errors import CubeError, DuplicateKeyError, InputTypeError, ScoreValueError
-from .validation import SCHEMA_VERSION, SCORE_KINDS, label_problem, validate
+from .validation import SCHEMA_VERSION, SCORE_KINDS, STANDARD_ERROR, label_problem, validate
 
 __all__ = ["from_records", "infer_score_kind", "template_scores"]
 
@@ -61,15 +61,16 @@ def from_records(
     template_attrs: Sequence[str] = (),
     sample_attrs: Sequence[str] = (),
 ) -> xr.Dataset:
-    """Build a score cube from long records.
+    r"""Build a score cube from long records.
 
     Parameters
     ----------
     records : pandas.DataFrame or iterable of dict
         One row per score with columns ``model``, ``task``, ``template``,
         ``score`` and optionally ``sample`` (without it the cube holds
-        already aggregated per-template scores). Any other column is an
-        attribute of templates, models, tasks or samples (see Notes).
+        already aggregated per-template scores), and optionally
+        ``standard_error`` (see Notes). Any other column is an attribute of
+        templates, models, tasks or samples (see Notes).
     score_kind : {"binary", "proportion", "continuous"}, optional
         Inferred when omitted (see :func:`infer_score_kind`): ``binary`` if
         the scores are 0 and 1, ``proportion`` if all lie in [0, 1] and some
@@ -99,7 +100,8 @@ def from_records(
     xarray.Dataset
         A validated cube: ``score(model, task, template[, sample])`` with
         coordinates ``template_id(task, template)``, ``sample_id(task,
-        sample)`` and one per attribute column.
+        sample)`` and one per attribute column; with a ``standard_error``
+        column, the variable ``standard_error(model, task, template)``.
 
     Raises
     ------
@@ -110,7 +112,8 @@ def from_records(
     ScoreValueError
         A score is not a real number (text that is no number, a complex
         number), is infinite (unless ``non_finite="missing"``), or lies
-        outside [0, 1] for ``binary`` and ``proportion`` cubes.
+        outside [0, 1] for ``binary`` and ``proportion`` cubes; a standard
+        error is not a number, negative or infinite.
     OptionError
         An option is not among its allowed values.
     DuplicateKeyError
@@ -131,6 +134,12 @@ def from_records(
     columns to samples; otherwise task, model, template, then sample.
     Padding takes ``False`` in boolean attributes, NaN in numeric ones and
     ``""`` in the others.
+
+    A ``standard_error`` column holds each per-template score's standard
+    error as its producer reported it (NaN or empty: none reported); it goes
+    with records without ``sample`` only. Duplicated keys keep the standard
+    error of the record kept; under ``duplicates="mean"`` it becomes that of
+    the mean of independent scores, :math:`\sqrt{\sum_i s_i^2} / n`.
 
     Examples
     --------
@@ -165,6 +174,8 @@ def from_records(
     _check_key_columns(frame, keys)
     frame = frame.assign(**{key: _labels(frame, key) for key in keys})
     frame = frame.assign(score=_numeric_scores(frame, keys, options["non_finite"]))
+    if STANDARD_ERROR in frame.columns:
+        frame = frame.assign(standard_error=_standard_errors(frame, keys))
     frame = _resolve_duplicates(frame, keys, options["duplicates"])
     kind = options["score_kind"] or infer_score_kind(frame["score"].to_numpy())[0]
 
@@ -206,7 +217,12 @@ def from_records(
         },
     )
     coords.update(placed)
-    cube = xr.Dataset({"score": (dims, values)}, coords=coords)
+    variables = {"score": (dims, values)}
+    if STANDARD_ERROR in frame.columns:
+        errors = np.full(shape, np.nan)
+        errors[tuple(index)] = frame[STANDARD_ERROR].to_numpy(dtype=float)
+        variables[STANDARD_ERROR] = (dims, errors)
+    cube = xr.Dataset(variables, coords=coords)
     cube.attrs = provenance(kind, options["higher_is_better"], options["metric"], options["source"])
     return validate(cube)
 
@@ -469,6 +485,38 @@ def _numeric_scores(frame: pd.DataFrame, keys: list[str], non_finite: str) -> np
     return _finite(numeric.to_numpy(dtype=float), frame, keys, non_finite)
 
 
+def _standard_errors(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """The ``standard_error`` column as floats (NaN: not reported), checked."""
+    if "sample" in keys:
+        raise CubeError(
+            f"records: a {STANDARD_ERROR!r} column goes with per-template scores (records "
+            "without a 'sample' column); per-sample scores carry their own spread"
+        )
+    raw = frame[STANDARD_ERROR]
+    numeric = pd.to_numeric(raw, errors="coerce")
+    bad = (numeric.isna() & raw.notna()).to_numpy() | raw.map(
+        lambda v: isinstance(v, (bool, np.bool_))
+    ).to_numpy(dtype=bool)
+    values = numeric.to_numpy(dtype=float)
+    bad |= np.isinf(values) | (values < 0)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        shown = "; ".join(
+            f"row {row} ({', '.join(f'{k}={frame[k].iloc[row]!r}' for k in keys)}): "
+            f"{_plain(raw.iloc[row])!r}"
+            for row in rows[:_SHOWN]
+        )
+        raise ScoreValueError(
+            f"records: {len(rows)} value(s) of {STANDARD_ERROR!r} are not numbers of at "
+            f"least 0 (NaN = not reported): {shown}"
+        )
+    return values
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _refuse_complex(raw: pd.Series, frame: pd.DataFrame, keys: list[str]) -> None:
     """Refuse complex scores: NumPy would keep their real part, with only a warning."""
     if raw.dtype.kind == "c":
@@ -518,8 +566,17 @@ def _resolve_duplicates(frame: pd.DataFrame, keys: list[str], policy: str) -> pd
         )
     if policy in ("first", "last"):
         return frame.drop_duplicates(keys, keep=policy).reset_index(drop=True)
-    mean = frame.groupby(keys, sort=False)["score"].transform("mean")
-    return frame.assign(score=mean).drop_duplicates(keys, keep="first").reset_index(drop=True)
+    groups = frame.groupby(keys, sort=False)
+    mean = {"score": groups["score"].transform("mean")}
+    if STANDARD_ERROR in frame.columns:
+        # the mean of n independent scores: sqrt(sum of variances) / n; NaN if one is unknown
+        variance = frame[STANDARD_ERROR] ** 2
+        by = [frame[k] for k in keys]
+        total = variance.groupby(by, sort=False).transform("sum")
+        unknown = variance.isna().groupby(by, sort=False).transform("any")
+        size = groups["score"].transform("size")
+        mean[STANDARD_ERROR] = np.sqrt(total.where(~unknown)) / size
+    return frame.assign(**mean).drop_duplicates(keys, keep="first").reset_index(drop=True)
 
 
 def _positions(frame: pd.DataFrame, task_index: np.ndarray, key: str, n_tasks: int):
@@ -569,7 +626,7 @@ def _place_attributes(
         )
     coords = {}
     for column in frame.columns:
-        if column in KEYS or column == "score":
+        if column in KEYS or column in ("score", STANDARD_ERROR):
             continue
         owner = placement.get(column) or _owner_of(frame, column, targets, keys)
         if owner not in targets:

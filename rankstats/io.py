@@ -283,7 +283,20 @@ def _encoding(cube: xr.Dataset, file_format: str, float_dtype: str) -> dict:
         encoding.update(zlib=True, complevel=4, chunksizes=chunks)
     else:
         encoding["chunks"] = chunks
-    return {"score": encoding}
+    found = {"score": encoding}
+    if "standard_error" in cube.data_vars:
+        # floats whatever the scores are: a binary cube's standard errors lie strictly
+        # between 0 and 1
+        se = cube["standard_error"]
+        found["standard_error"] = {"dtype": float_dtype, "_FillValue": np.nan}
+        se_chunks = tuple(
+            1 if dim in ("model", "task") else max(1, se.sizes[dim]) for dim in se.dims
+        )
+        if file_format == "netcdf":
+            found["standard_error"].update(zlib=True, complevel=4, chunksizes=se_chunks)
+        else:
+            found["standard_error"]["chunks"] = se_chunks
+    return found
 
 
 def _storable(cube: xr.Dataset) -> xr.Dataset:
@@ -330,8 +343,9 @@ def save(
     format : {"netcdf", "zarr"}, optional
         Override the choice made from the suffix.
     float_dtype : {"float32", "float64"}
-        On-disk type of non-binary scores; float32 halves the size and keeps
-        seven significant digits, float64 keeps every bit.
+        On-disk type of non-binary scores (and of standard errors); float32
+        halves the size and keeps seven significant digits, float64 keeps
+        every bit.
     force : bool, default False
         Replace a write-protected file or a symbolic link at ``path`` (see
         :func:`check_output`); without it they are refused.
@@ -357,6 +371,8 @@ def save(
     write to it. Binary
     scores are stored as int8 with ``_FillValue = -1``; chunks hold one
     (model, task) each; netCDF variables are compressed with zlib level 4.
+    A ``standard_error`` variable is stored as ``float_dtype`` (NaN where
+    none was reported), also for binary cubes, and opened as float64.
 
     Examples
     --------
@@ -606,6 +622,8 @@ def open_cube(
                 "as integers or floats"
             )
         cube["score"] = cube["score"].astype("float64")
+    if "standard_error" in cube.data_vars and cube["standard_error"].dtype.kind in "iuf":
+        cube["standard_error"] = cube["standard_error"].astype("float64")
     for name, variable in cube.variables.items():
         if variable.dtype.kind in "OSUT":
             cube[name] = variable.astype(object)

@@ -25,6 +25,8 @@ REQUIRED_ATTRS = (
     "source",
 )
 _PER_TASK = {"template": ("task", "template"), "sample": ("task", "sample")}
+#: The optional variable holding each per-template score's standard error.
+STANDARD_ERROR = "standard_error"
 # control characters (C0, DEL, C1) and lone surrogates: a netCDF file cannot keep them
 # (a NUL ends a label there), and a label that looks like another one is not an id
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -78,12 +80,13 @@ def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
     ------
     CubeError
         Listing every problem found: missing dimensions, coordinates or
-        attributes, coordinates on the wrong dimensions, repeated labels,
-        scores at padded positions.
+        attributes, coordinates (or ``standard_error``) on the wrong
+        dimensions, repeated labels, scores at padded positions.
     ScoreValueError
         Scores that are not numeric, or outside [0, 1] for ``binary`` and
-        ``proportion`` cubes (naming the model, task, template, sample and
-        value of the first offenders).
+        ``proportion`` cubes, or standard errors that are negative or
+        infinite (naming the model, task, template, sample and value of the
+        first offenders).
 
     Notes
     -----
@@ -96,7 +99,10 @@ def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
     ``sample_*`` coordinate lies on the same two dims; and the attributes
     ``schema_version``, ``score_kind`` (binary, proportion or continuous),
     ``higher_is_better`` (0 or 1), ``metric``, ``created_at``,
-    ``creation_library_version`` and ``source`` are present. Labels (of
+    ``creation_library_version`` and ``source`` are present. An optional
+    ``standard_error`` variable (each per-template score's standard error, as
+    a results file reports it) lies on the dims of ``score`` without
+    ``sample``, holds floats, and is at least 0 or NaN (not reported). Labels (of
     models, tasks, templates and samples) are printable text: a control
     character is refused, and two labels with the same text (``1`` and
     ``"1"``) are a repeat.
@@ -134,6 +140,7 @@ def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
     if score.dtype.kind not in "biuf":
         raise ScoreValueError(f"invalid cube: 'score' holds {score.dtype} values, not numbers")
     problems += _attribute_problems(cube.attrs)
+    problems += _standard_error_problems(cube)
     for dim in ("model", "task"):
         problems += _label_problems(cube, dim)
     for dim, dims in _PER_TASK.items():
@@ -143,7 +150,43 @@ def validate(cube: xr.Dataset, *, values: bool = True) -> xr.Dataset:
         raise CubeError("invalid cube: " + "; ".join(problems))
     if values:
         _check_range(cube)
+        _check_standard_errors(cube)
     return cube
+
+
+def _standard_error_problems(cube: xr.Dataset) -> list[str]:
+    """The optional ``standard_error``: numbers on the dims of ``score`` without ``sample``."""
+    if STANDARD_ERROR not in cube.variables:
+        return []
+    variable = cube[STANDARD_ERROR]
+    wanted = [d for d in cube["score"].dims if d != "sample"]
+    problems = []
+    if set(variable.dims) != set(wanted):
+        problems.append(
+            f"{STANDARD_ERROR!r} has dims {variable.dims}, not those of 'score' without "
+            f"'sample' ({', '.join(map(repr, wanted))}, in any order)"
+        )
+    if variable.dtype.kind != "f":
+        problems.append(
+            f"{STANDARD_ERROR!r} holds {variable.dtype} values, not floats (NaN = not reported)"
+        )
+    return problems
+
+
+def _check_standard_errors(cube: xr.Dataset) -> None:
+    """Refuse a negative or infinite standard error, naming where it is."""
+    if STANDARD_ERROR not in cube.variables:
+        return
+    se = cube[STANDARD_ERROR]
+    bad = (se < 0) | np.isinf(se)
+    if not bool(bad.any()):
+        return
+    count = int(bad.sum())
+    shown = [_locate(cube, tuple(where), se) for where in np.argwhere(bad.values)[:5]]
+    raise ScoreValueError(
+        f"invalid cube: {count} value(s) of {STANDARD_ERROR!r} are negative or infinite "
+        "(a standard error is at least 0; NaN = not reported): " + "; ".join(shown)
+    )
 
 
 def _attribute_problems(attrs) -> list[str]:
@@ -310,9 +353,9 @@ def higher_is_better_of(cube: xr.Dataset | xr.DataArray, default: bool = True) -
     raise CubeError(f"invalid cube: attribute higher_is_better={_short(value)} is not 0 or 1")
 
 
-def _locate(cube: xr.Dataset, where: tuple) -> str:
-    """Describe one score position by its labels."""
-    score = cube["score"]
+def _locate(cube: xr.Dataset, where: tuple, score: xr.DataArray | None = None) -> str:
+    """Describe one position of ``score`` (by default the scores) by its labels."""
+    score = cube["score"] if score is None else score
     position = dict(zip(score.dims, where, strict=True))
     parts = []
     for dim, index in position.items():

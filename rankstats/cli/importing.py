@@ -79,5 +79,6 @@ def run(arguments) -> int:
     summary = cube.attrs.get("import_summary")
     if summary:
         print(summary)
-    print(f"wrote {arguments.output} ({describe(cube)})")
+    errors = ", with standard errors" if "standard_error" in cube.data_vars else ""
+    print(f"wrote {arguments.output} ({describe(cube)}{errors})")
     return 0

@@ -1,4 +1,10 @@
-"""``rankstats stability CUBE``: leaderboards with rank intervals and tie groups, per task."""
+"""``rankstats stability CUBE``: leaderboards with rank intervals and tie groups, per task.
+
+A cube of per-sample scores is resampled over samples, templates or both; a
+cube of per-template scores with a ``standard_error`` variable (imported from
+results files) is ranked from its standard errors
+(:func:`rankstats.stability.published.standard_error_leaderboard`).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import pandas as pd
 from .._options import NAN_POLICIES
 from ..errors import DimensionError, RankstatsError
 from ._shared import (
+    UsageError,
     add_cube_argument,
     add_output,
     add_output_options,
@@ -42,14 +49,18 @@ def add(commands) -> None:
         description="Bootstrap the cube over samples, templates or both; print each task's "
         "leaderboard with score and rank intervals, tie groups and arena ranks; "
         "optionally draw the rank intervals, critical-difference diagrams and "
-        "templates-needed curves. Tables: leaderboard, left_out (the models not "
+        "templates-needed curves. A cube of per-template scores with standard errors "
+        "(imported from results files) is ranked from them instead, with normal rank "
+        "confidence sets, unless --over templates or --by other than avgp asks for the "
+        "templates to be resampled. Tables: leaderboard, left_out (the models not "
         "ranked, and the templates left out of a ranked model's score).",
     )
     add_cube_argument(parser)
     parser.add_argument(
         "--over",
         choices=("samples", "templates", "both"),
-        help="what to resample (default: both with samples, else templates)",
+        help="what to resample (default: both with samples; without them, the cube's "
+        "standard errors where it has them, else templates)",
     )
     parser.add_argument(
         "--by",
@@ -112,6 +123,8 @@ def run(arguments) -> int:
             raise RankstatsError('--chunks needs dask: pip install "rankstats[dask]"') from error
     cube = load_cube(arguments.cube, chunks=dict(arguments.chunks or ()) or None)
     refuse_extra_dimensions(cube, "stability")
+    if uses_standard_errors(cube, arguments):
+        return _from_standard_errors(cube, arguments)
     over = arguments.over or ("both" if "sample" in cube["score"].dims else "templates")
     client = nullcontext()
     if arguments.scheduler:
@@ -184,6 +197,130 @@ def run(arguments) -> int:
             "n_resamples": arguments.n_resamples,
             "seed": arguments.seed,
             "confidence_level": arguments.confidence_level,
+        },
+    )
+    if arguments.figures:
+        figures(
+            cube,
+            board,
+            Path(arguments.figures),
+            seed=arguments.seed,
+            quiet=arguments.quiet,
+            nan_policy=arguments.nan_policy,
+        )
+    return 0
+
+
+#: The note that says a leaderboard comes from the cube's standard errors.
+STANDARD_ERRORS_NOTE = (
+    "rank sets from the cube's standard errors (independent estimates): a task's score "
+    "is the mean over its templates, with standard error sqrt(sum of se^2) / T"
+)
+
+
+def uses_standard_errors(cube, arguments) -> bool:
+    """Whether to rank from the cube's ``standard_error`` instead of resampling.
+
+    A cube of per-template scores with standard errors (imported from results
+    files) has no samples to resample: its standard errors are the sampling
+    error, used unless ``--over templates`` asks for the templates to be
+    resampled or ``--by`` ranks a score other than the mean (AvgP), whose
+    standard error they do not give. Either way the output says so.
+    """
+    if "sample" in cube["score"].dims or "standard_error" not in cube.data_vars:
+        return False
+    unused = None
+    if arguments.over == "templates":
+        unused = "--over templates resamples the templates instead"
+    elif arguments.over == "both":
+        return False  # refused below: there are no samples to resample
+    elif arguments.by != "avgp":
+        unused = (
+            f"they give the standard error of the mean over templates (avgp), not of "
+            f"{arguments.by}; the templates are resampled instead"
+        )
+    elif arguments.rank_sets == "bootstrap":
+        raise UsageError(
+            "--rank-sets bootstrap needs resampled scores: from the cube's standard errors "
+            "the rank sets are simultaneous or marginal (pass --over templates to resample "
+            "the templates)"
+        )
+    if unused is not None:
+        print(
+            f"rankstats: note: the cube's standard errors are not used: {unused}", file=sys.stderr
+        )
+        return False
+    return True
+
+
+def _from_standard_errors(cube, arguments) -> int:
+    """The leaderboards from the cube's standard errors: print and write them."""
+    from .. import render
+    from ..stability.published import standard_error_leaderboard
+
+    cube = cube.compute()
+    board = noted(
+        standard_error_leaderboard,
+        cube,
+        rank_sets=arguments.rank_sets,
+        confidence_level=arguments.confidence_level,
+        n_resamples=arguments.n_resamples,
+        seed=arguments.seed,
+        nan_policy=arguments.nan_policy,
+    )
+    print(f"rankstats: note: {STANDARD_ERRORS_NOTE}", file=sys.stderr)
+    reasons = unranked_reasons(cube, board)
+    unknown = (cube["score"].notnull() & cube["standard_error"].isnull()).any("template")
+    for task, model in reasons:
+        if (
+            bool(unknown.sel(task=task, model=model))
+            and "so its score is NaN" not in reasons[task, model]
+        ):
+            reasons[task, model] = (
+                "no standard error on a template it was scored on, so no rank set"
+            )
+    omitted = omitted_templates(cube, board)
+    left_out = pd.concat(
+        [render.unranked(board, reasons), render.unranked(board, omitted, ranked=True)],
+        ignore_index=True,
+    )
+    if prints_markdown(arguments):
+        text = render.leaderboard_markdown(board, reasons, omitted)
+        rest = text.partition("\n")[2]
+        level = f"{arguments.confidence_level:.0%}"
+        print(
+            f"# Leaderboards with {level} intervals (avgp, from the cube's standard errors; "
+            f"{arguments.n_resamples} normal draws)\n{rest}"
+        )
+    ranked = board["rank"].notnull().any("model")
+    if not bool(ranked.any()):
+        unranked = render.unranked(board, reasons)
+        raise RankstatsError(
+            "no task has a ranked model: "
+            + "; ".join(
+                f"{task}, {model}: {why}"
+                for task, model, why in unranked.head(5).itertuples(index=False)
+            )
+        )
+    for task in board["task"].values[~ranked.values]:
+        print(
+            f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
+            "left_out table)",
+            file=sys.stderr,
+        )
+    write_tables(
+        arguments,
+        {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
+        {
+            "cube": arguments.cube,
+            "over": "standard errors",
+            "by": "avgp",
+            "rank_sets": arguments.rank_sets,
+            "nan_policy": arguments.nan_policy,
+            "n_resamples": arguments.n_resamples,
+            "seed": arguments.seed,
+            "confidence_level": arguments.confidence_level,
+            "standard_errors": board.attrs["standard_errors"],
         },
     )
     if arguments.figures:

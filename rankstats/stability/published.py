@@ -539,3 +539,197 @@ def rank_sets(
     )
     out.attrs = attrs
     return out
+
+
+# --------------------------------------------------------------------------- a cube's errors
+
+# the leaderboard's option of the same name hides the function inside it
+_rank_sets = rank_sets
+_BOARD = "standard_error_leaderboard"
+
+#: What ``standard_error_leaderboard`` ranks, as its attributes record it.
+CUBE_STANDARD_ERRORS = (
+    "the cube's standard errors (independent estimates): a model's score on a task is "
+    "the mean of its per-template scores, with standard error sqrt(sum of se^2) / T "
+    "over its T templates"
+)
+
+
+def standard_error_leaderboard(
+    cube,
+    *,
+    rank_sets="simultaneous",
+    confidence_level=0.95,
+    top_k=None,
+    n_resamples=1000,
+    seed=None,
+    nan_policy="propagate",
+):
+    r"""A leaderboard per task from a cube's per-template scores and their standard errors.
+
+    What a cube imported from results files allows (no per-sample scores,
+    a ``standard_error`` beside each per-template ``score``): each model's
+    score on a task is the mean over the task's templates (AvgP), with
+    standard error :math:`\sqrt{\sum_t se_t^2} / T`; :func:`rank_sets`
+    turns those into rank confidence sets and tie groups, every task at
+    once. The result has the variables of
+    :func:`~rankstats.stability.leaderboard`, so it prints and plots alike.
+
+    Parameters
+    ----------
+    cube : xarray.Dataset
+        A cube with ``score(model, task, template)`` and
+        ``standard_error`` on the same dims, without ``sample``.
+    rank_sets : {"simultaneous", "marginal"}, default "simultaneous"
+        As for :func:`rank_sets`.
+    confidence_level : float, default 0.95
+        Of the rank sets and of the score intervals
+        (score :math:`\pm z \cdot se`).
+    top_k : int, optional
+        Also say which models may be among the best ``top_k``.
+    n_resamples : int, default 1000
+        Normal draws for the critical values.
+    seed : None, int or numpy.random.Generator
+        Randomness of the normal draws.
+    nan_policy : {"propagate", "omit", "raise"}, default "propagate"
+        A model present on a task but without a score on some of its
+        templates: unranked (NaN), scored over its other templates, or an
+        error. A model without any score on a task is absent and drops out.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(model, task)``: ``score``, ``standard_error``,
+        ``score_low``, ``score_high``, ``rank``, ``rank_low``,
+        ``rank_high``, ``tie_group``, ``arena_rank`` (and ``in_top_k``),
+        with the attributes of a leaderboard (``over`` is
+        ``"standard errors"``, ``standard_errors`` says how they were used)
+        and ``missing_standard_error``: the models left unranked because a
+        template they were scored on has no standard error, as
+        ``task: model, ...; ...`` ("" for none).
+
+    Notes
+    -----
+    The standard errors are taken as independent across models and
+    templates. Templates scored on the same items are positively
+    correlated in practice, so the propagated standard error of a mean
+    over several templates is then too small; and the sets say nothing of
+    how the ranking would change with other templates (resample those with
+    ``over="templates"``). With one template per task the score is the
+    reported one and its standard error the reported one.
+
+    Examples
+    --------
+    >>> import rankstats
+    >>> from rankstats.stability.published import standard_error_leaderboard
+    >>> cube = rankstats.from_records([
+    ...     {"model": m, "task": "t", "template": "a", "score": s, "standard_error": 0.02}
+    ...     for m, s in {"x": 0.80, "y": 0.78, "z": 0.60}.items()])
+    >>> board = standard_error_leaderboard(cube, seed=0)
+    >>> board[["rank", "rank_low", "rank_high", "tie_group"]].to_dataframe().droplevel("task")
+           rank  rank_low  rank_high  tie_group
+    model
+    x       1.0       1.0        2.0        1.0
+    y       2.0       1.0        2.0        1.0
+    z       3.0       3.0        3.0        2.0
+    """
+    from scipy import stats as _stats
+
+    from .._kernels import intervals as _ki
+    from ..validation import STANDARD_ERROR, higher_is_better_of
+
+    o.one_of("propagate", "omit", "raise")(_BOARD, "nan_policy", nan_policy)
+    score = cube["score"]
+    if "sample" in score.dims or STANDARD_ERROR not in cube:
+        raise DimensionError(
+            f"{_BOARD}: the cube must hold per-template scores (no "
+            f"'sample' dimension) and a {STANDARD_ERROR!r} variable"
+        )
+    score = score.transpose("model", "task", "template")
+    se = cube[STANDARD_ERROR].transpose(*score.dims)
+    scored = score.notnull()
+    exists = scored.any("model")  # a template some model was scored on
+    present = scored.any("template")
+    hole = (exists & ~scored & present).transpose("model", "task", "template")
+    if nan_policy == "raise" and bool(hole.any()):
+        model, task, template = np.argwhere(hole.values)[0]
+        name = (
+            repr(str(cube["template_id"].transpose("task", "template").values[task, template]))
+            if "template_id" in cube.coords
+            else str(int(template))
+        )
+        raise MissingValueError(
+            f"{_BOARD}: model {str(score['model'].values[model])!r} has no score on template "
+            f"{name} of task {str(score['task'].values[task])!r} and nan_policy='raise'"
+        )
+    n = scored.sum("template")
+    estimate = score.sum("template", skipna=True).where(present) / n.where(n > 0)
+    if nan_policy == "propagate":
+        estimate = estimate.where(~hole.any("template"))
+    unknown = (scored & se.isnull()).any("template") & estimate.notnull()
+    variance = (se**2).where(scored).sum("template")
+    standard_error = np.sqrt(variance) / n.where(n > 0)
+    ranked = estimate.where(~unknown)
+    better = higher_is_better_of(cube)
+    sets = _rank_sets(
+        ranked.transpose("task", "model").drop_vars(
+            [c for c in ranked.coords if c not in ranked.dims]
+        ),
+        standard_errors=standard_error.where(ranked.notnull(), 0.0)
+        .transpose("task", "model")
+        .drop_vars([c for c in standard_error.coords if c not in standard_error.dims]),
+        rank_sets=rank_sets,
+        confidence_level=confidence_level,
+        top_k=top_k,
+        higher_is_better=better,
+        n_resamples=n_resamples,
+        seed=seed,
+        nan_policy="omit",
+        objects="model",
+    )
+    z = float(_stats.norm.ppf(0.5 + confidence_level / 2))
+    shown_se = standard_error.where(ranked.notnull()).transpose("task", "model")
+    low = sets["estimate"] - z * shown_se
+    high = sets["estimate"] + z * shown_se
+    arena = _ki.arena_ranks(low.values, high.values, higher_is_better=better)
+    board = xr.Dataset(
+        {
+            "score": estimate.transpose("task", "model").variable,
+            "standard_error": shown_se.variable,
+            "score_low": low.variable,
+            "score_high": high.variable,
+            "rank": sets["rank"].variable,
+            "rank_low": sets["rank_low"].variable,
+            "rank_high": sets["rank_high"].variable,
+            "tie_group": sets["tie_group"].variable,
+            "arena_rank": (("task", "model"), arena),
+            **({"in_top_k": sets["in_top_k"].variable} if top_k is not None else {}),
+        },
+        coords={"task": score["task"].values, "model": score["model"].values},
+    ).transpose("model", "task")
+    missing = unknown.transpose("task", "model").to_pandas()
+    board.attrs = {
+        "statistic": "leaderboard",
+        "n_resamples": n_resamples,
+        "seed": sets.attrs["seed"],
+        "over": "standard errors",
+        "by": "avgp",
+        "ties": "average",
+        "higher_is_better": int(better),
+        "nan_policy": nan_policy,
+        "method": "normal",
+        "confidence_level": confidence_level,
+        "score": "avgp",
+        "rank_sets": rank_sets,
+        "rank_method": RULES[rank_sets],
+        "tie_groups": TIE_GROUPS,
+        "arena_rank": "1 + models whose score interval lies strictly above",
+        "standard_errors": CUBE_STANDARD_ERRORS,
+        "missing_standard_error": "; ".join(
+            f"{task}: {', '.join(map(str, row.index[row]))}"
+            for task, row in missing.iterrows()
+            if row.any()
+        ),
+        **({"top_k": top_k, "in_top_k": IN_TOP_K} if top_k is not None else {}),
+    }
+    return board

@@ -126,6 +126,10 @@ def read_table(path: Path, file: str) -> Results:
                 line=number,
             )
         entry[key] = value
+        stderr = (row.get("Stderr") or "").strip()
+        if stderr:
+            # kept as printed ("N/A" included): the importer decides what a missing one is
+            entry[f"{metric}_stderr,{filter_}"] = _stderr(stderr)
         columns.setdefault(task, {})[key] = {**row, "Tasks": task, "_line": number}
         arrow = next((c for c in cells if c in ("↑", "↓")), None)
         if arrow is not None:
@@ -144,6 +148,14 @@ def _cells(text: str) -> list[str]:
     inner = inner[1:] if inner.startswith("|") else inner
     inner = inner[:-1] if inner.endswith("|") else inner
     return inner.split("|")
+
+
+def _stderr(text: str):
+    """A printed standard error as a float, or the text itself when it is none ("N/A")."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _number(text: str, file: str, line: int) -> float:

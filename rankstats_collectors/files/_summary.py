@@ -26,6 +26,10 @@ class ImportSummary:
     unit : str, default "row"
         What one count is (``"row"``; ``"cell"`` for the score cells of a
         wide table).
+    standard_errors : str, optional
+        For a cube of per-template scores: where its ``standard_error``
+        variable came from (``"from acc_stderr,none"``), or ``"none
+        written"``; printed as the line ``standard errors: ...``.
 
     Examples
     --------
@@ -51,6 +55,7 @@ class ImportSummary:
     rows_folded: int = 0
     skipped: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    standard_errors: str | None = None
 
     @property
     def rows_skipped(self) -> int:
@@ -108,6 +113,8 @@ class ImportSummary:
             lines.append(f"  skipped {_count(self.rows_skipped, self.unit)}: {reasons}")
         else:
             lines.append("  skipped nothing")
+        if self.standard_errors is not None:
+            lines.append(f"  standard errors: {self.standard_errors}")
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 

@@ -25,6 +25,7 @@ from rankstats import _text
 
 from ._lm_eval_files import Results, SamplesFile, expand, folder_model, sibling_results
 from ._lm_eval_read import count_records, line_error, records
+from ._lm_eval_results import LAYOUT_03
 from ._lm_eval_samples import metrics_of, read_log
 from ._lm_eval_table import LAYOUT_TABLE
 from ._paths import few
@@ -154,8 +155,12 @@ def load(
         ``sample_doc_id(task, sample)`` its ``doc_id``;
         ``template_lm_eval_task(task, template)`` names the task each
         template was run as, ``template_text`` its ``doc_to_text`` where a
-        results file gives it, and ``lm_eval_filter(task)`` the filter. The
-        attribute ``import_summary`` says what was read and skipped.
+        results file gives it, and ``lm_eval_filter(task)`` the filter. With
+        ``aggregated``, ``standard_error(model, task, template)`` holds the
+        ``"<metric>_stderr,<filter>"`` the results files write beside each
+        score (NaN where they write ``"N/A"`` or none; no variable when no
+        score has one). The attribute ``import_summary`` says what was read
+        and skipped, and where the standard errors came from.
 
     Raises
     ------
@@ -163,8 +168,8 @@ def load(
         A file is not of the format, a field is missing or not a number, a
         metric is corpus-level (its per-sample value is a ``[gold, pred]``
         pair), a document is logged twice with different scores, filters or
-        runs would be mixed, or no model can be named; the message names the
-        file, line and field.
+        runs would be mixed, no model can be named, or a standard error is
+        negative or infinite; the message names the file, line and field.
 
     Examples
     --------
@@ -542,10 +547,13 @@ def _aggregated_rows(
                 summary.skip(NOT_FINITE)
                 continue
             metric_name, _, used = key.partition(",")
+            stderr_key = f"{metric_name}_stderr,{used}"
             row = {
                 "model": name,
                 "lm_task": lm_task,
                 "score": float(value),
+                "standard_error": _stderr(values, stderr_key, run, lm_task),
+                "_stderr_key": _stderr_name(run, stderr_key),
                 "lm_eval_filter": used,
                 "metric": metric_name,
                 "template": _template_of(run, lm_task, key, template_from),
@@ -560,6 +568,7 @@ def _aggregated_rows(
         raise line_error(", ".join(summary.files), f"no scores to import: {_why(summary)}")
     frame = pd.DataFrame([{**run.scores, "run": number} for _, run, number in kept])
     summary.keep(len(frame))
+    frame = _standard_errors(frame, summary)
     used = set(frame.pop("metric"))
     if len(used) > 1:
         raise line_error(
@@ -574,6 +583,78 @@ def _aggregated_rows(
         "hashes": {},
         "filters": sorted(set(frame["lm_eval_filter"])),
     }
+
+
+#: How each kind of unreported standard error is counted in the summary.
+_NOT_WRITTEN, _NOT_A_NUMBER = "not written", "not a number"
+
+
+def _stderr(values: dict, key: str, run: Results, lm_task: str):
+    """The standard error lm-evaluation-harness wrote beside a score: a float, or why none.
+
+    lm-evaluation-harness writes ``"N/A"`` where it computes none (a
+    corpus-level metric such as F1, or ``bootstrap_iters=0``); that, a null
+    and a NaN are missing, not errors. A negative or infinite one is an error
+    naming the file and field.
+    """
+    if key not in values:
+        return _NOT_WRITTEN
+    value = values[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r}" if isinstance(value, str) else _NOT_A_NUMBER
+    value = float(value)
+    if math.isnan(value):
+        return _NOT_A_NUMBER
+    if value < 0 or math.isinf(value):
+        raise line_error(
+            run.file,
+            f"the standard error {value!r} is not a number of at least 0 (read as {run.layout})",
+            field=f"results.{lm_task}.{key}",
+        )
+    return value
+
+
+def _stderr_name(run: Results, key: str) -> str:
+    """The standard error's name as the file writes it."""
+    if run.layout == LAYOUT_TABLE:
+        return "the Stderr column, rounded as printed"
+    if run.layout == LAYOUT_03:
+        return key.split(",", 1)[0]  # 0.3 wrote "acc_stderr", read as "acc_stderr,none"
+    return key
+
+
+def _standard_errors(frame: pd.DataFrame, summary) -> pd.DataFrame:
+    """The ``standard_error`` column as floats (NaN: none), and the summary's line about it.
+
+    A cube gets the variable only if some score has a standard error.
+    """
+    raw = frame.pop("standard_error")
+    keys = frame.pop("_stderr_key")
+    found = raw.map(lambda v: isinstance(v, float))
+    if not found.any():
+        reported = (raw != _NOT_WRITTEN).any()
+        summary.standard_errors = "none written" + (
+            ": " + _why_missing(raw, keys) if reported else ""
+        )
+        return frame
+    used = ", ".join(sorted(set(keys[found])))
+    summary.standard_errors = f"from {used}"
+    if not found.all():
+        summary.standard_errors += (
+            f"; {int((~found).sum())} of {len(frame)} missing (NaN): "
+            + _why_missing(raw[~found], keys[~found])
+        )
+    return frame.assign(standard_error=raw.where(found, np.nan).astype(float))
+
+
+def _why_missing(raw: pd.Series, keys: pd.Series) -> str:
+    """``"2 × 'N/A' (micro_f1_stderr,none); 1 × not written (acc_stderr,none)"``."""
+    counts = pd.DataFrame({"why": raw.astype(str), "key": keys}).value_counts(sort=True)
+    parts = []
+    for why in pd.unique(counts.index.get_level_values("why")):
+        named = counts.xs(why, level="why")
+        parts.append(f"{int(named.sum())} × {why} ({', '.join(named.index)})")
+    return "; ".join(parts)
 
 
 def _template_of(run: Results, lm_task: str, key: str, template_from: str) -> str | None:

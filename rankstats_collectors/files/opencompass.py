@@ -135,6 +135,11 @@ def load(
     frame = latest_runs(frame, runs, summary, "dataset")
     if aggregated:
         summary.note("the scores are the aggregates OpenCompass reports (usually percentages)")
+        # OpenCompass's evaluators report the aggregate alone; its samples give the spread
+        summary.standard_errors = (
+            "none written (OpenCompass reports no standard error; import the per-example "
+            "details, without aggregated=true, for intervals)"
+        )
     return to_cube(
         frame,
         summary,

@@ -62,6 +62,7 @@ OPTIONS = {
     "template": _text.text,
     "sample": _text.optional(_text.text),
     "score": _text.text,
+    "standard_error": _text.optional(_text.text),
     "model_columns": _text.optional(_model_columns_option),
     "constants": _text.optional(_text.mapping(keys=KEYS, values=_text.text)),
     "attrs": _text.text_list,
@@ -84,6 +85,7 @@ def load(
     template: str = "template",
     sample: str | None = "sample",
     score: str = "score",
+    standard_error: str | None = None,
     model_columns: str | Sequence[str] | None = None,
     constants: Mapping | None = None,
     attrs: Sequence[str] = (),
@@ -111,6 +113,12 @@ def load(
         table without a column ``sample`` (the default name) holds such
         scores, and is read so (the summary says it); otherwise a ``sample``
         column that the files lack is an error, not a silent aggregation.
+    standard_error : str, optional
+        Long layout of per-template scores (no ``sample`` column): the
+        column holding each score's standard error, as the producer
+        reported it. It becomes the cube's ``standard_error`` variable; an
+        empty or NaN cell is a missing one (counted in the summary), a
+        negative or infinite one an error naming the file, row and column.
     model_columns : str or list of str, optional
         Wide layout: the model columns, as a list, or as a regular expression
         matched against every column name; a group named ``model`` (or the
@@ -144,7 +152,9 @@ def load(
     -------
     xarray.Dataset
         A validated cube; ``import_summary`` says what was read and what was
-        skipped (rows without a score).
+        skipped (rows without a score), and, for per-template scores, where
+        their standard errors came from (``standard errors: from column
+        'se'``, or ``none written``).
 
     Raises
     ------
@@ -168,6 +178,7 @@ def load(
     table: read 4 cells from 1 file (.../acc.csv): kept 3, skipped 1
       2 models, 1 task, 2 templates (max per task)
       skipped 1 cell: 1 × an empty score
+      standard errors: none written
       note: the wide table has no 'sample' column: its scores were read as per-template
       scores (a cube without samples); name the column with sample=NAME if it has another
       name
@@ -177,6 +188,11 @@ def load(
     files = as_paths(paths)
     if not files:
         raise ImporterError("table: no table files given")
+    if standard_error is not None and layout != "long":
+        raise ImporterError(
+            f"table: standard_error={standard_error!r} needs layout=long (one score and its "
+            "standard error per row)"
+        )
     constants = dict(constants or {})
     mapping = {"model": model, "task": task, "template": template, "sample": sample}
     keys = [
@@ -204,14 +220,32 @@ def load(
             "per-template scores (a cube without samples); name the column with "
             "sample=NAME if it has another name"
         )
+    aggregated = "sample" not in keys and "sample" not in constants
+    if standard_error is not None and not aggregated:
+        raise ImporterError(
+            f"table: standard_error={standard_error!r} goes with per-template scores; these "
+            f"tables have samples (column {sample!r}): pass sample=null if each row is a "
+            "per-template score"
+        )
     for reader in readers:
         plan = _plan(reader, layout, mapping, keys, score, model_columns, list(attrs))
+        plan["standard_error"] = standard_error
+        if standard_error is not None and standard_error not in reader.columns():
+            raise file_error(
+                reader.file,
+                "missing standard-error column (the header has: "
+                f"{', '.join(map(repr, reader.columns()))})",
+                row="header",
+                column=standard_error,
+            )
+        if standard_error is not None:
+            plan["columns"] = list(dict.fromkeys([*plan["columns"], standard_error]))
         parts.extend(_read(reader, plan, summary, non_finite))
     frame = _combine(parts, summary)
+    if aggregated:
+        _say_standard_errors(frame, summary, standard_error, layout)
     scores = frame["score"].to_numpy(dtype=float)
-    kind = kind_of(
-        scores, summary, score_kind, aggregated="sample" not in keys and "sample" not in constants
-    )
+    kind = kind_of(scores, summary, score_kind, aggregated=aggregated)
     check_range(
         scores,
         kind,
@@ -481,6 +515,10 @@ def _read(reader: _Reader, plan: dict, summary, non_finite: str) -> list[pd.Data
             for column_ in plan["attrs"]:
                 part[column_] = block[column_].to_numpy()[keep]
             part["score"] = values[keep]
+            if plan.get("standard_error") is not None:
+                part["standard_error"] = _standard_errors(
+                    block[plan["standard_error"]], reader, rows, plan["standard_error"]
+                )[keep]
             part["_file"] = reader.file
             part["_row"] = rows[keep]
             parts.append(pd.DataFrame(part))
@@ -569,6 +607,34 @@ def _scores(column: pd.Series, file: str, rows: np.ndarray, name: str, format_: 
 
 def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _standard_errors(column: pd.Series, reader, rows: np.ndarray, name: str) -> np.ndarray:
+    """A standard-error column as floats, NaN where empty; a negative one raises."""
+    values, _, _, infinite = _scores(column, reader.file, rows, name, reader.format)
+    bad = infinite | (values < 0)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise file_error(
+            reader.file,
+            f"the standard error {_plain(column.iloc[at])!r} is not a number of at least 0",
+            row=int(rows[at]),
+            column=name,
+        )
+    return values
+
+
+def _say_standard_errors(frame: pd.DataFrame, summary, column: str | None, layout: str) -> None:
+    """The summary's line on where the standard errors came from."""
+    if column is None:
+        summary.standard_errors = "none written" + (
+            " (name their column with standard_error=COLUMN)" if layout == "long" else ""
+        )
+        return
+    missing = int(frame["standard_error"].isna().sum())
+    summary.standard_errors = f"from column {column!r}" + (
+        f"; {missing} of {len(frame)} empty or NaN (missing)" if missing else ""
+    )
 
 
 def _combine(parts: list[pd.DataFrame], summary) -> pd.DataFrame:
