@@ -122,7 +122,9 @@ def test_irt_beats_random_templates_on_the_quantiles_full():
 
 
 def test_intervals_cover_the_planted_truth():
-    # measured: AvgP 0.97, quantiles 0.78-0.97 over 4 cubes of 8 models (nominal 0.95)
+    # measured: AvgP 0.97, quantiles 0.59 (5%), 0.75, 0.94, 0.94 and 0.81 (95%) over 4 cubes
+    # of 8 models x 40 templates (nominal 0.95): with 320 templates the pairwise spread is
+    # noisy, and where it lands near 0 the tails are too narrow
     covered = []
     for seed in range(2):
         cube = rankstats.planted_cube(models=8, templates=40, samples=40, seed=seed)

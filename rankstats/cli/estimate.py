@@ -187,6 +187,13 @@ def add(commands) -> None:
         metavar="COORD",
         help="irt: a (task, template) coordinate grouping the templates, e.g. template_method",
     )
+    budgeted.add_argument(
+        "--template-prior",
+        choices=("auto", "normal", "normal-per-model", "mixture", "nonparametric"),
+        default="auto",
+        help="irt: the distribution of the template effects (auto: the normal unless a "
+        "mixture or a nonparametric one predicts held-out templates better)",
+    )
     add_output_options(
         parser,
         n_resamples=200,
@@ -505,6 +512,7 @@ def _spend(cube, arguments) -> int:
                 partial,
                 n_resamples=arguments.n_resamples,
                 template_covariate=arguments.template_covariate,
+                template_prior=arguments.template_prior,
                 seed=rng,
             )
             frame = out[
