@@ -86,9 +86,9 @@ def test_a_leaderboard_sized_scan_rules_out_most_tiles():
     tiles = _krs._Tiles(deviation, weight)
     original = tiles._scaled
 
-    def counting(rankings, ranking, replicate, tile, flip, block, kept=None):
+    def counting(rankings, ranking, replicate, tile, flip, block, kept=None, floor=None):
         scaled.append(len(tile))
-        return original(rankings, ranking, replicate, tile, flip, block, kept)
+        return original(rankings, ranking, replicate, tile, flip, block, kept, floor=floor)
 
     tiles._scaled = counting
     got = tiles.largest(False, 2**18)
@@ -99,6 +99,38 @@ def test_a_leaderboard_sized_scan_rules_out_most_tiles():
         * n
     )
     assert sum(scaled) < 0.1 * counted
+
+
+@pytest.mark.parametrize("flip", [False, True])
+@pytest.mark.parametrize("with_play", [False, True])
+def test_rows_bounded_by_the_floor_give_the_same_maxima(flip, with_play):
+    """Scaling only the rows whose bound beats the floor changes no maximum above it."""
+    rng = np.random.default_rng(3)
+    s, n, m = 2, 30, 37  # a partial last tile
+    deviation = np.round(rng.normal(0, 1, (s, n, m)), 1)  # ties within tiles
+    weight = rng.uniform(0.2, 3.0, (s, m, m))
+    weight[rng.random((s, m, m)) < 0.1] = np.nan  # pairs not counted
+    upper = np.arange(m)[:, None] < np.arange(m)[None, :]
+    weight = np.where(upper, weight, np.nan)
+    tiles = _krs._Tiles(deviation, weight)
+    kept = None
+    if with_play:
+        kept = tiles._tiled(rng.random((s, m, m)) < 0.6, False)
+    ranking, replicate, tile = (
+        a.ravel()
+        for a in np.meshgrid(np.arange(s), np.arange(n), np.arange(tiles.blocks**2), indexing="ij")
+    )
+    everything = tiles._scaled(np.arange(s), ranking, replicate, tile, flip, 2**10, kept)
+    for floor in (
+        np.full(len(tile), -np.inf),
+        rng.normal(0, 2, len(tile)),
+        np.nan_to_num(everything, nan=0.0) - 0.05,
+        np.nan_to_num(everything, nan=0.0),
+    ):
+        pruned = tiles._scaled(np.arange(s), ranking, replicate, tile, flip, 2**10, kept, floor)
+        np.testing.assert_array_equal(np.fmax(floor, pruned), np.fmax(floor, everything))
+        above = everything > floor
+        np.testing.assert_array_equal(pruned[above], everything[above])
 
 
 @pytest.mark.parametrize("share", [np.inf, 0.0, _krs.DENSE_SHARE])

@@ -346,7 +346,9 @@ class _Tiles:
             deviation = np.pad(deviation, ((0, 0), (0, 0), (0, pad)), mode="edge")
         self.deviation = deviation.reshape(s, n, blocks, TILE)
         self.weight = self._tiled(weight, np.nan)
-        self.heaviest = np.fmax.reduce(self.weight, axis=(3, 4)).reshape(s, -1)  # NaN: no pair
+        # per tile row, its heaviest weight: the row bounds of _scaled (NaN: no pair)
+        self.row_weight = np.fmax.reduce(self.weight, axis=4)
+        self.heaviest = np.fmax.reduce(self.row_weight, axis=3).reshape(s, -1)
         self.high, self.low = self.deviation.max(-1), self.deviation.min(-1)
         # each object's partner of largest weight (itself where it has none), for the candidates
         self.partner = np.argmax(np.where(np.isnan(weight), -np.inf, weight), axis=-1)
@@ -425,30 +427,70 @@ class _Tiles:
                 if len(tile) > DENSE_SHARE * counted * bound.shape[1]:
                     return None
                 values = self._scaled(
-                    rankings, ranking, replicate + start, tiles[tile], flip, block, kept
+                    rankings,
+                    ranking,
+                    replicate + start,
+                    tiles[tile],
+                    flip,
+                    block,
+                    kept,
+                    floor=beat[ranking, replicate],
                 )
                 np.fmax.at(beat, (ranking, replicate), values)
         return best
 
-    def _scaled(self, rankings, ranking, replicate, tile, flip, block, kept=None):
+    def _scaled(self, rankings, ranking, replicate, tile, flip, block, kept=None, floor=None):
         """The largest scaled deviation in each listed tile of each listed replicate.
 
         ``ranking`` indexes ``rankings``; ``kept`` (tiled) marks the pairs counted.
+        With ``floor`` (one value per listed tile), a value at or below it is
+        not needed: each row of a tile is bounded as the tile is, by its own
+        deviation against the extreme of the tile's columns times its
+        heaviest weight, and only the rows whose bound exceeds the floor are
+        scaled. A tile's result is then its largest value where that exceeds
+        the floor, and at most the floor (or NaN) otherwise, so that the
+        floor's maximum with it is the same.
         """
         rows, columns = np.divmod(tile, self.blocks)
-        out = np.empty(len(tile))
+        out = np.full(len(tile), np.nan)
         step = max(1, block // (TILE * TILE))
         for start in range(0, len(tile), step):  # blocks of tiles, for memory
             part = slice(start, start + step)
             local, b = ranking[part], replicate[part]
             r, j, k = rankings[local], rows[part], columns[part]
-            mine = self.deviation[r, b, j][:, :, None]
-            theirs = self.deviation[r, b, k][:, None, :]
-            scaled = np.subtract(theirs, mine) if flip else np.subtract(mine, theirs)
-            np.multiply(scaled, self.weight[r, j, k], out=scaled)
+            mine, theirs = self.deviation[r, b, j], self.deviation[r, b, k]
+            if floor is None:
+                scaled = (
+                    np.subtract(theirs[:, None, :], mine[:, :, None])
+                    if flip
+                    else np.subtract(mine[:, :, None], theirs[:, None, :])
+                )
+                np.multiply(scaled, self.weight[r, j, k], out=scaled)
+                if kept is not None:
+                    np.copyto(scaled, np.nan, where=~kept[local, j, k])
+                out[part] = np.fmax.reduce(scaled, axis=(1, 2))
+                continue
+            # (n, TILE) row bounds: max(0, d_j - min_K d) w_j (flipped: max_K d - d_j)
+            spread = (
+                np.subtract(theirs.max(1, keepdims=True), mine)
+                if flip
+                else np.subtract(mine, theirs.min(1, keepdims=True))
+            )
+            np.maximum(spread, 0.0, out=spread)
+            spread *= self.row_weight[r, j, k]
+            with np.errstate(invalid="ignore"):
+                which, row = np.nonzero(spread > floor[part, None])
+            if not which.size:
+                continue
+            at = (r[which], j[which], k[which], row)
+            own = mine[which, row][:, None]
+            scaled = np.subtract(theirs[which], own) if flip else np.subtract(own, theirs[which])
+            np.multiply(scaled, self.weight[at], out=scaled)
             if kept is not None:
-                np.copyto(scaled, np.nan, where=~kept[local, j, k])
-            out[part] = np.fmax.reduce(scaled, axis=(1, 2))
+                np.copyto(scaled, np.nan, where=~kept[local[which], j[which], k[which], row])
+            found = out[part]
+            np.fmax.at(found, which, np.fmax.reduce(scaled, axis=1))
+            out[part] = found
         return out
 
 
