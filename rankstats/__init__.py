@@ -38,6 +38,7 @@ from .errors import (
     ScoreValueError,
 )
 from .io import open_cube, save
+from .stability.claims import check_claims
 from .stability.needed import samples_needed, smallest_k, templates_needed
 from .stability.planning import plan
 from .stability.variance import variance_components
@@ -66,6 +67,7 @@ __all__ = [
     "avgp",
     "binomial_test",
     "bonferroni_dunn",
+    "check_claims",
     "clustered_difference",
     "clustered_se",
     "cochran_q",

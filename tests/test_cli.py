@@ -311,8 +311,9 @@ TABLE_COMMANDS = {
     "compare",
     "plan",
     "ranks",
+    "claims",
 }
-RESAMPLING = {"report", "stability", "estimate", "compare", "ranks"}
+RESAMPLING = {"report", "stability", "estimate", "compare", "ranks", "claims"}
 
 
 def test_every_command_dispatches_through_run():

@@ -591,6 +591,7 @@ NOT_STATISTICS = {
     # test_budget.py)
     "report",
     "compare",
+    "check_claims",  # tests/test_claims.py
     "minimal_edits",
     "edit_pairs",
     "edit_rules",

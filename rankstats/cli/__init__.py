@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..errors import OptionError, OutputError, RankstatsError, UnknownNameError
 from . import (
+    claims,
     compare,
     edits,
     estimate,
@@ -122,6 +123,7 @@ BUILTIN = (
     validate,
     info,
     ranks,
+    claims,
 )
 
 #: Errors that mean the command line asked for something that cannot be: exit status 2

@@ -3,6 +3,7 @@
 Built on :mod:`rankstats.statistics`; never the reverse.
 """
 
+from .claims import Claim, check_claims, read_claims
 from .needed import (
     sample_subset_agreement,
     samples_needed,
@@ -11,7 +12,7 @@ from .needed import (
     templates_needed,
 )
 from .planning import plan
-from .published import rank_sets
+from .published import rank_sets, standard_error_leaderboard
 from .resampling import (
     bootstrap,
     bootstrap_weights,
@@ -23,24 +24,30 @@ from .resampling import (
     win_probability,
 )
 from .variance import score_intervals, variance_components, variance_summary
+from .winners import winner_interval
 
 __all__ = [
+    "Claim",
     "bootstrap",
     "bootstrap_weights",
+    "check_claims",
     "confidence_interval",
     "drawn_templates",
     "intervals",
     "leaderboard",
     "plan",
     "rank_sets",
+    "read_claims",
     "replicates",
     "sample_subset_agreement",
     "samples_needed",
     "score_intervals",
     "smallest_k",
+    "standard_error_leaderboard",
     "subset_agreement",
     "templates_needed",
     "variance_components",
     "variance_summary",
     "win_probability",
+    "winner_interval",
 ]
