@@ -108,6 +108,29 @@ def add(commands) -> None:
     parser.set_defaults(run=run)
 
 
+def _say_unranked_tasks(board, reasons):
+    """Refuse a leaderboard that ranks no model anywhere; note each task without one."""
+    from .. import render
+
+    ranked = board["rank"].notnull().any("model").values
+    if not ranked.any():
+        unranked = render.unranked(board, reasons)
+        raise RankstatsError(
+            "no task has a ranked model: "
+            + "; ".join(
+                f"{task}, {model}: {why}"
+                for task, model, why in unranked.head(5).itertuples(index=False)
+            )
+            + ("; ..." if len(unranked) > 5 else "")
+        )
+    for task in board["task"].values[~ranked]:
+        print(
+            f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
+            "left_out table)",
+            file=sys.stderr,
+        )
+
+
 def run(arguments) -> int:
     """Bootstrap, print and write."""
     from contextlib import nullcontext
@@ -164,27 +187,7 @@ def run(arguments) -> int:
     )
     if prints_markdown(arguments):
         print(render.leaderboard_markdown(board, reasons, omitted))
-    empty = [
-        str(task)
-        for task in board["task"].values
-        if not bool(board["rank"].sel(task=task).notnull().any())
-    ]
-    if len(empty) == board.sizes["task"]:
-        unranked = render.unranked(board, reasons)
-        raise RankstatsError(
-            "no task has a ranked model: "
-            + "; ".join(
-                f"{task}, {model}: {why}"
-                for task, model, why in unranked.head(5).itertuples(index=False)
-            )
-            + ("; ..." if len(unranked) > 5 else "")
-        )
-    for task in empty:
-        print(
-            f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
-            "left_out table)",
-            file=sys.stderr,
-        )
+    _say_unranked_tasks(board, reasons)
     write_tables(
         arguments,
         {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
@@ -292,22 +295,7 @@ def _from_standard_errors(cube, arguments) -> int:
             f"# Leaderboards with {level} intervals (avgp, from the cube's standard errors; "
             f"{arguments.n_resamples} normal draws)\n{rest}"
         )
-    ranked = board["rank"].notnull().any("model")
-    if not bool(ranked.any()):
-        unranked = render.unranked(board, reasons)
-        raise RankstatsError(
-            "no task has a ranked model: "
-            + "; ".join(
-                f"{task}, {model}: {why}"
-                for task, model, why in unranked.head(5).itertuples(index=False)
-            )
-        )
-    for task in board["task"].values[~ranked.values]:
-        print(
-            f"rankstats: note: task {task}: no model is ranked (see the markdown or the "
-            "left_out table)",
-            file=sys.stderr,
-        )
+    _say_unranked_tasks(board, reasons)
     write_tables(
         arguments,
         {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
