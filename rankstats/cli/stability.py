@@ -131,6 +131,36 @@ def _say_unranked_tasks(board, reasons):
         )
 
 
+def _finish(arguments, cube, board, reasons, left_out, **settings) -> int:
+    """Say which tasks rank no model, write the tables and draw the figures."""
+    _say_unranked_tasks(board, reasons)
+    write_tables(
+        arguments,
+        {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
+        {
+            "cube": arguments.cube,
+            "over": settings.pop("over"),
+            "by": settings.pop("by"),
+            "rank_sets": arguments.rank_sets,
+            "nan_policy": arguments.nan_policy,
+            "n_resamples": arguments.n_resamples,
+            "seed": arguments.seed,
+            "confidence_level": arguments.confidence_level,
+            **settings,
+        },
+    )
+    if arguments.figures:
+        figures(
+            cube,
+            board,
+            Path(arguments.figures),
+            seed=arguments.seed,
+            quiet=arguments.quiet,
+            nan_policy=arguments.nan_policy,
+        )
+    return 0
+
+
 def run(arguments) -> int:
     """Bootstrap, print and write."""
     from contextlib import nullcontext
@@ -187,31 +217,7 @@ def run(arguments) -> int:
     )
     if prints_markdown(arguments):
         print(render.leaderboard_markdown(board, reasons, omitted))
-    _say_unranked_tasks(board, reasons)
-    write_tables(
-        arguments,
-        {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
-        {
-            "cube": arguments.cube,
-            "over": over,
-            "by": arguments.by,
-            "rank_sets": arguments.rank_sets,
-            "nan_policy": arguments.nan_policy,
-            "n_resamples": arguments.n_resamples,
-            "seed": arguments.seed,
-            "confidence_level": arguments.confidence_level,
-        },
-    )
-    if arguments.figures:
-        figures(
-            cube,
-            board,
-            Path(arguments.figures),
-            seed=arguments.seed,
-            quiet=arguments.quiet,
-            nan_policy=arguments.nan_policy,
-        )
-    return 0
+    return _finish(arguments, cube, board, reasons, left_out, over=over, by=arguments.by)
 
 
 #: The note that says a leaderboard comes from the cube's standard errors.
@@ -295,32 +301,16 @@ def _from_standard_errors(cube, arguments) -> int:
             f"# Leaderboards with {level} intervals (avgp, from the cube's standard errors; "
             f"{arguments.n_resamples} normal draws)\n{rest}"
         )
-    _say_unranked_tasks(board, reasons)
-    write_tables(
+    return _finish(
         arguments,
-        {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
-        {
-            "cube": arguments.cube,
-            "over": "standard errors",
-            "by": "avgp",
-            "rank_sets": arguments.rank_sets,
-            "nan_policy": arguments.nan_policy,
-            "n_resamples": arguments.n_resamples,
-            "seed": arguments.seed,
-            "confidence_level": arguments.confidence_level,
-            "standard_errors": board.attrs["standard_errors"],
-        },
+        cube,
+        board,
+        reasons,
+        left_out,
+        over="standard errors",
+        by="avgp",
+        standard_errors=board.attrs["standard_errors"],
     )
-    if arguments.figures:
-        figures(
-            cube,
-            board,
-            Path(arguments.figures),
-            seed=arguments.seed,
-            quiet=arguments.quiet,
-            nan_policy=arguments.nan_policy,
-        )
-    return 0
 
 
 #: The dimensions a leaderboard per task is laid out over.
