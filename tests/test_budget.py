@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from hypothesis import given, settings
@@ -454,3 +456,20 @@ def test_item_model_replay_finds_the_best_template_more_often_than_independent_d
         rankstats.simulate_maxp(cube, correlation=0.5, sample_sd=1.0)
     with pytest.raises(OptionError, match="sample_sd"):
         rankstats.simulate_avgp(per_sample_cube(), sample_sd=1.0)
+
+
+def test_estimate_command_says_which_template_prior_it_fitted(tmp_path, capsys):
+    from rankstats.cli import main
+
+    path = rankstats.save(
+        rankstats.planted_cube(models=2, templates=12, samples=10, seed=0), tmp_path / "p.nc"
+    )
+    for prior, allowed in (
+        ("nonparametric", {"nonparametric"}),
+        ("auto", {"normal", "normal-per-model", "mixture", "nonparametric"}),
+    ):
+        arguments = ["estimate", str(path), "--method", "irt", "--budget", "40"]
+        arguments += ["--template-prior", prior, "--n-resamples", "5", "--seed", "0"]
+        assert main([*arguments, "--csv", "-"]) == 0
+        table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
+        assert set(table["template_prior"]) <= allowed and len(table) == 2

@@ -521,6 +521,8 @@ def _spend(cube, arguments) -> int:
             quantiles = out["quantiles"].to_dataframe().unstack("quantile")["quantiles"]
             quantiles.columns = [f"{100 * q:g}%" for q in quantiles.columns]
             frame = frame.join(quantiles)
+            # which family of template effects "auto" chose, per model and task
+            frame = frame.join(out["template_prior"].to_dataframe()["template_prior"])
         elif method == "random-avgp":
             ordered = partial.transpose(..., "task", "model", "template", "sample")
             templates, samples = positions(ordered)
@@ -585,7 +587,18 @@ def _spend(cube, arguments) -> int:
             )
             columns = [
                 c
-                for c in ("model", "task", "5%", "50%", "95%", "avgp", "maxp", "template", "calls")
+                for c in (
+                    "model",
+                    "task",
+                    "5%",
+                    "50%",
+                    "95%",
+                    "avgp",
+                    "maxp",
+                    "template",
+                    "template_prior",
+                    "calls",
+                )
                 if c in frame.columns
             ]
             print("\n".join(_markdown(frame[columns])))
