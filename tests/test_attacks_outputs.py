@@ -131,6 +131,11 @@ def write_covariance(path: Path) -> Path:
     return path
 
 
+def write_cost(path: Path) -> Path:
+    path.write_text("model,cost\na,1\nb,2\nc,3\n")
+    return path
+
+
 def write_cache(path: Path) -> Path:
     from rankstats_collectors.cache import ResponseCache
 
@@ -147,6 +152,7 @@ INPUTS = {
     "cache": ("cache.jsonl", write_cache),
     "table": ("estimates.csv", write_estimates),
     "covariance": ("covariance.csv", write_covariance),
+    "cost": ("cost.csv", write_cost),
 }
 
 #: ``dest`` → (folder name, writer) of an input that may be a folder: a zarr store, a

@@ -312,8 +312,21 @@ TABLE_COMMANDS = {
     "plan",
     "ranks",
     "claims",
+    "submission",
+    "frontier",
+    "records",
 }
-RESAMPLING = {"report", "stability", "estimate", "compare", "ranks", "claims"}
+RESAMPLING = {
+    "report",
+    "stability",
+    "estimate",
+    "compare",
+    "ranks",
+    "claims",
+    "submission",
+    "frontier",
+    "records",
+}
 
 
 def test_every_command_dispatches_through_run():

@@ -114,20 +114,15 @@ def mcnemar_mde(n, discordance, alpha=0.05, power=0.8):
     >>> round(float(mcnemar_mde(400, 0.2)), 4)
     0.0625
     """
-    from scipy import stats
+    from .._kernels.records import connor_mde
 
     checked = o.check_options(
         "mcnemar_mde",
         {"alpha": o.probability, "power": o.probability},
         {"alpha": alpha, "power": power},
     )
-    za = stats.norm.ppf(1 - checked["alpha"] / 2)
-    zb = stats.norm.ppf(checked["power"])
-    n = np.asarray(n, dtype=float)
-    psi = np.asarray(discordance, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        delta = np.sqrt(psi) * (za * np.sqrt(n) + zb * np.sqrt(n - za**2 + zb**2)) / (n + zb**2)
-    delta = np.where((psi > 0) & (n - za**2 + zb**2 > 0), delta, np.nan)
+    # one formula for compare, plan and the record audit
+    delta = connor_mde(n, discordance, checked["alpha"], checked["power"])
     return delta if delta.ndim else float(delta)
 
 

@@ -37,13 +37,16 @@ from . import (
     compare,
     edits,
     estimate,
+    frontier,
     importing,
     info,
     plan,
     ranks,
+    records,
     report,
     reproduce,
     stability,
+    submission,
     validate,
 )
 from ._shared import (
@@ -124,6 +127,9 @@ BUILTIN = (
     info,
     ranks,
     claims,
+    frontier,
+    submission,
+    records,
 )
 
 #: Errors that mean the command line asked for something that cannot be: exit status 2

@@ -8,6 +8,7 @@ PNG bytes.
 from ._figure import to_png
 from .edits import plot_edit_rules
 from .estimators import plot_estimator_errors
+from .frontier import plot_cost_frontier
 from .posthoc import plot_critical_difference
 from .report import figures, plot_divergence, plot_metrics, plot_pair, plot_rank_agreement
 from .stability import plot_k_needed, plot_needed, plot_rank_intervals
@@ -16,6 +17,7 @@ from .verbalizer import plot_cot, plot_groups, plot_tasks, plot_verbalizers
 
 __all__ = [
     "figures",
+    "plot_cost_frontier",
     "plot_cot",
     "plot_critical_difference",
     "plot_divergence",

@@ -4,6 +4,7 @@ Built on :mod:`rankstats.statistics`; never the reverse.
 """
 
 from .claims import Claim, check_claims, read_claims
+from .frontier import cost_frontier
 from .needed import (
     sample_subset_agreement,
     samples_needed,
@@ -13,6 +14,7 @@ from .needed import (
 )
 from .planning import plan
 from .published import rank_sets, standard_error_leaderboard
+from .records import record_history
 from .resampling import (
     bootstrap,
     bootstrap_weights,
@@ -32,12 +34,14 @@ __all__ = [
     "bootstrap_weights",
     "check_claims",
     "confidence_interval",
+    "cost_frontier",
     "drawn_templates",
     "intervals",
     "leaderboard",
     "plan",
     "rank_sets",
     "read_claims",
+    "record_history",
     "replicates",
     "sample_subset_agreement",
     "samples_needed",
