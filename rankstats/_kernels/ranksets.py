@@ -205,8 +205,10 @@ class _Sorted:
         self.upper = (
             (position[:, None] < position[None, :]) & placed[:, :, None] & placed[:, None, :]
         )
-        # contiguous, so that every step's checks read it in memory order
-        self.lower = np.ascontiguousarray(np.swapaxes(self.upper, 1, 2))
+        # the upper triangle's transpose, written in memory order (every step's checks read it)
+        self.lower = (
+            (position[:, None] > position[None, :]) & placed[:, :, None] & placed[:, None, :]
+        )
         self.pair_count = np.count_nonzero(self.upper, axis=(1, 2))  # as many in each triangle
         # (s, B, M): one replicate's deviations contiguous, objects in order
         self.deviation = np.ascontiguousarray(
@@ -216,6 +218,7 @@ class _Sorted:
             pairs.inverse_se == np.swapaxes(pairs.inverse_se, 1, 2)
         ).all(axis=(1, 2))
         self.worse = None  # G: per ranking and replicate, the largest -s_jk, j < k
+        self.lifted = None  # the level G is kept for (exactly above its _lifted floor); None: all
         # the triangle in tiles, once: every step's bounds come from it
         self.tiles = (
             _Tiles(self.deviation, np.where(self.upper, self.inverse_se, np.nan))
@@ -226,7 +229,7 @@ class _Sorted:
     #: Rows of the triangle per block: its columns run from the block's first pair to its last.
     ROWS = 64
 
-    def _scan(self, index, play, smallest, floor=None):
+    def _scan(self, index, play, smallest, floor=None, level=None):
         """Per replicate, the largest (and, if ``smallest``, the smallest) s_jk.
 
         Over the pairs j < k of the rankings ``index``, all of them (``play``
@@ -236,16 +239,25 @@ class _Sorted:
         need not be scaled. With enough objects the pairs are taken in tiles
         whose bounds rule most of them out (:class:`_Tiles`); otherwise, or
         where too few tiles are ruled out, every pair is scaled
-        (:meth:`_scan_every_pair`). Both give the same numbers.
+        (:meth:`_scan_every_pair`). Both give the same numbers. With ``level``
+        (and ``smallest``), the largest is only needed for the ``level``
+        quantile of the largest of both: it is raised to at least
+        :func:`_lifted` of the smallest's negative (see there).
         """
         if self.tiles is not None:
-            high = self.tiles.largest(False, self.block, floor=floor, rankings=index, play=play)
             worse = (
-                self.tiles.largest(True, self.block, rankings=index)
-                if smallest and high is not None
+                self.tiles.largest(True, self.block, rankings=index, level=level)
+                if smallest
                 else None
             )
-            if high is not None and (worse is not None or not smallest):
+            if smallest and level is not None and worse is not None:
+                floor = _lifted(worse, level)
+            high = (
+                self.tiles.largest(False, self.block, floor=floor, rankings=index, play=play)
+                if worse is not None or not smallest
+                else None
+            )
+            if high is not None:
                 return high, None if worse is None else -worse
         counted = self.upper[index] if play is None else play & self.upper[index]
         weight = np.where(counted, self.inverse_se[index], np.nan)
@@ -280,16 +292,27 @@ class _Sorted:
                     np.fmin(low[:, part], np.fmin.reduce(scaled, axis=(2, 3)), out=low[:, part])
         return high, low
 
-    def maxima(self, index, active, budget):
-        """``(len(index), B)`` maxima of the simultaneous family over ``active`` (its rankings)."""
+    def maxima(self, index, active, budget, level=None):
+        """``(len(index), B)`` maxima of the simultaneous family over ``active`` (its rankings).
+
+        With ``level``, only their ``level`` quantile is kept (see :func:`_lifted`):
+        a maximum below a value that more than the quantile's share of them
+        reaches may be returned as any number between its lower bound and
+        that value, and the tiles that cannot beat it are not scaled.
+        """
         out = np.empty((len(index), self.deviation.shape[1]))
         rows = np.arange(len(index))[:, None, None]
         placed = active[rows, self.order[index][:, :, None], self.order[index][:, None, :]]
         first = self.worse is None
+        everything = np.arange(len(self.deviation))
         if first:  # the first step: every present pair in play
-            everything = np.arange(len(self.deviation))
-            high, low = self._scan(everything, None, smallest=True)
+            high, low = self._scan(everything, None, smallest=True, level=level)
             self.worse = np.where(np.isnan(low), -np.inf, -low)
+            self.lifted = level
+        elif self.lifted is not None and level != self.lifted:  # G kept for another quantile
+            low = self._scan(everything, None, smallest=True)[1]
+            self.worse = np.where(np.isnan(low), -np.inf, -low)
+            self.lifted = None
         pairs = self.pair_count[index]
         # every H_kj (the worse-placed one better) still in play: the whole lower triangle
         fast = self.usable[index] & (
@@ -304,7 +327,8 @@ class _Sorted:
             best = np.full(out.shape, -np.inf)
             play = index[fast]
             # only max(G, the pairs in play) is wanted: pairs below G need not be scaled
-            best[fast] = self._scan(play, placed[fast], smallest=False, floor=self.worse[play])[0]
+            floor = self.worse[play] if level is None else _lifted(self.worse[play], level)
+            best[fast] = self._scan(play, placed[fast], smallest=False, floor=floor)[0]
             best = np.where(np.isnan(best), -np.inf, best)
         if fast.any():
             out[fast] = np.maximum(self.worse[index[fast]], best[fast])
@@ -335,6 +359,9 @@ class _Tiles:
     given; a tile whose bound does not exceed that value cannot hold the
     maximum and is never scaled. The values found are the same products of
     the same floats as in a scan of every pair, so the maxima are equal.
+    The bounds are worked a strip of :data:`STRIP` rows of tiles at a time
+    (each strip's values raise the floor of the next), in float32 where
+    that is safe (:func:`_bounding`).
     """
 
     def __init__(self, deviation, weight):
@@ -351,7 +378,23 @@ class _Tiles:
         self.heaviest = np.fmax.reduce(self.row_weight, axis=3).reshape(s, -1)
         self.high, self.low = self.deviation.max(-1), self.deviation.min(-1)
         # each object's partner of largest weight (itself where it has none), for the candidates
-        self.partner = np.argmax(np.where(np.isnan(weight), -np.inf, weight), axis=-1)
+        self.partner = self._partner(m)
+
+    def _partner(self, m):
+        """``(s, M)``: ``np.argmax`` of each object's weights (NaN as -inf), from the tiles.
+
+        The first tile holding the row's largest weight, then its first column
+        holding it: the first index of the largest, as ``np.argmax`` gives it,
+        reading each weight once in tile order and the rest per tile.
+        """
+        s, blocks = len(self.weight), self.blocks
+        rows = np.where(np.isnan(self.row_weight), -np.inf, self.row_weight)  # (s, J, K, TILE)
+        rows = rows.transpose(0, 1, 3, 2).reshape(s, blocks * TILE, blocks)[:, :m]
+        tile = np.argmax(rows, axis=-1)  # (s, M): the first column tile reaching the row's best
+        j = np.arange(m)
+        found = self.weight[np.arange(s)[:, None], (j // TILE)[None], tile, (j % TILE)[None]]
+        column = np.argmax(np.where(np.isnan(found), -np.inf, found), axis=-1)
+        return tile * TILE + column
 
     def _tiled(self, pairs, fill):
         """``(s, M, M)`` pairs as ``(s, J, K, TILE, TILE)``, a tile contiguous for the gathers."""
@@ -384,7 +427,7 @@ class _Tiles:
         found *= weight[:, None]
         return np.fmax(best, np.fmax.reduce(found, axis=-1))
 
-    def largest(self, flip, block, floor=None, rankings=None, play=None):
+    def largest(self, flip, block, floor=None, rankings=None, play=None, level=None):
         r"""``(s, B)``: the largest :math:`\pm(d_j - d_k) w_{jk}` over the counted pairs.
 
         ``flip`` takes :math:`(d_k - d_j) w_{jk}`; ``floor`` (``(s, B)``) is
@@ -392,7 +435,9 @@ class _Tiles:
         ``play`` (``(len(rankings), M, M)``) the pairs counted among them;
         with ``play``, ``floor`` replaces the candidates. NaN where no pair is
         counted and no floor given; None where the bounds rule out too few
-        tiles to pay.
+        tiles to pay. With ``level`` (and no ``play``), only the values above
+        the candidates' :func:`_lifted` floor are sought: each is exact where
+        it exceeds that floor, and its candidate (a lower bound) elsewhere.
         """
         rankings = np.arange(len(self.heaviest)) if rankings is None else np.asarray(rankings)
         heaviest = self.heaviest[rankings]
@@ -401,42 +446,59 @@ class _Tiles:
             kept = self._tiled(play, False)
             heaviest = np.where(kept.any(axis=(3, 4)).reshape(len(rankings), -1), heaviest, np.nan)
         with np.errstate(invalid="ignore", over="ignore"):
+            lift = None
             if play is None:
                 best = self._candidates(flip)[rankings]
                 if floor is not None:
                     best = np.fmax(best, floor)
+                if level is not None:
+                    lower, best = best, _lifted(best, level)
+                    lift = best.copy()
             else:
                 best = np.array(floor, dtype=float)
-            # only the tiles that count a pair in some ranking: the triangle, or the band in play
-            tiles = np.flatnonzero(~np.isnan(heaviest).all(0))
-            heaviest = heaviest[:, tiles]
-            rows, columns = np.divmod(tiles, self.blocks)
-            if flip:
-                rows, columns = columns, rows
-            high, low = self.high[rankings], self.low[rankings]
-            counted = np.count_nonzero(~np.isnan(heaviest))
-            n = high.shape[1]
-            step = max(1, 4 * block // max(1, len(rankings) * len(tiles)))
-            for start in range(0, n, step):  # blocks of replicates: the bounds are (s, B, tiles)
+            n = self.high.shape[1]
+            square = heaviest.reshape(len(rankings), self.blocks, self.blocks)
+            if flip:  # (d_k - d_j) w_jk: the bound's rows are the tiles' columns
+                square = np.swapaxes(square, 1, 2)
+            counted = np.count_nonzero(~np.isnan(square))
+            high, low, square, narrow = _bounding(self.high[rankings], self.low[rankings], square)
+            strips = _strips(square)
+            area = max((weight[0].size for *_, weight in strips), default=1)
+            step = max(1, 4 * block // max(1, len(rankings) * area))
+            for start in range(0, n, step):  # blocks of replicates: the bounds are (s, B, strip)
                 part = slice(start, start + step)
-                bound = np.subtract(high[:, part][..., rows], low[:, part][..., columns])
-                np.maximum(bound, 0.0, out=bound)
-                bound *= heaviest[:, None]
                 beat = best[:, part]  # a view: scaling the tiles below raises best
-                ranking, replicate, tile = np.nonzero(bound > np.fmax(beat, -np.inf)[..., None])
-                if len(tile) > DENSE_SHARE * counted * bound.shape[1]:
-                    return None
-                values = self._scaled(
-                    rankings,
-                    ranking,
-                    replicate + start,
-                    tiles[tile],
-                    flip,
-                    block,
-                    kept,
-                    floor=beat[ranking, replicate],
-                )
-                np.fmax.at(beat, (ranking, replicate), values)
+                left_over = 0
+                for top, left, weight in strips:  # rows of tiles, the columns they count
+                    bottom, right = top + weight.shape[1], left + weight.shape[2]
+                    bound = np.subtract(
+                        high[:, part, top:bottom, None], low[:, part, None, left:right]
+                    )
+                    np.maximum(bound, 0.0, out=bound)
+                    bound *= weight[:, None]
+                    # one flat pass over the mask: np.nonzero of four axes costs several
+                    found = np.flatnonzero(bound > _lowered(beat, narrow)[..., None, None])
+                    ranking, replicate, row, column = np.unravel_index(found, bound.shape)
+                    left_over += len(row)
+                    if left_over > DENSE_SHARE * counted * beat.shape[1]:
+                        return None
+                    if not len(row):
+                        continue
+                    row += top
+                    column += left
+                    values = self._scaled(
+                        rankings,
+                        ranking,
+                        replicate + start,
+                        column * self.blocks + row if flip else row * self.blocks + column,
+                        flip,
+                        block,
+                        kept,
+                        floor=beat[ranking, replicate],
+                    )
+                    np.fmax.at(beat, (ranking, replicate), values)
+        if lift is not None:  # above the lifted floor: found, or a candidate; else the candidate
+            best = np.where(best > lift, best, lower)
         return best
 
     def _scaled(self, rankings, ranking, replicate, tile, flip, block, kept=None, floor=None):
@@ -494,6 +556,76 @@ class _Tiles:
         return out
 
 
+#: Rows of tiles bounded at once by :meth:`_Tiles.largest`; a strip's columns run from
+#: its first counted tile to its last (the triangle, or the band still in play).
+STRIP = 32
+#: Magnitude below which the float32 bounds of :func:`_bounding` are exact enough.
+NARROW_RANGE = 1e30
+#: A floor is lowered by this relative amount for a float32 bound (see :func:`_lowered`).
+NARROW_SLACK = 2.0**-20
+
+
+def _rounded(values, up):
+    """``values`` as float32, rounded up (``up``) or down instead of to the nearest."""
+    narrow = values.astype(np.float32)
+    wrong = narrow < values if up else narrow > values
+    return np.where(wrong, np.nextafter(narrow, np.float32(np.inf if up else -np.inf)), narrow)
+
+
+def _bounding(high, low, weight):
+    r"""The tiles' extremes and heaviest weights in the type the bounds are worked in.
+
+    float32 (``narrow``) where every finite value is below :data:`NARROW_RANGE`:
+    the highs and weights are rounded up, the lows down, so that a float32
+    bound :math:`\max(0, h - l)\,w` falls short of the float64 one by at most
+    a relative :math:`2^{-22}` (one rounding of the difference and one of the
+    product, on values no larger than their float64 counterparts' exact
+    ones), and :func:`_lowered` lowers the floor by more. A float32 tile may
+    then be kept where the float64 bound rules it out, never the reverse;
+    the tiles kept are scaled in float64, so the maxima are the same. Half
+    the bytes of float64 to read and write, and twice the values per
+    instruction. Otherwise float64, as they are.
+    """
+    values = (np.abs(high), np.abs(low), np.where(np.isnan(weight), 0.0, weight))
+    if not all(np.isfinite(v).all() and np.max(v, initial=0.0) < NARROW_RANGE for v in values):
+        return high, low, np.ascontiguousarray(weight), False
+    return _rounded(high, True), _rounded(low, False), _rounded(weight, True), True
+
+
+def _lowered(floor, narrow):
+    r"""The floor that a float32 bound must exceed so that the float64 one may.
+
+    A float64 bound above a floor f > 0 exceeds :math:`f (1 - 2^{-52})` before
+    rounding, so its float32 counterpart exceeds :math:`f (1 - 2^{-22})`, more
+    than the floor lowered by :data:`NARROW_SLACK` and rounded down. Floors up
+    to 1e-30 (where float32 products may be subnormal), negative or NaN give
+    -1, below every bound (which is at least 0): every tile counted is kept.
+    In float64, the floor as it is (NaN: -inf).
+    """
+    if not narrow:
+        return np.fmax(floor, -np.inf)
+    with np.errstate(invalid="ignore"):
+        return np.where(floor > 1e-30, _rounded(floor * (1.0 - NARROW_SLACK), False), -1.0).astype(
+            np.float32
+        )
+
+
+def _strips(weight):
+    """``(top, left, weight)`` per strip of :data:`STRIP` rows of ``weight`` ``(s, J, K)``.
+
+    ``weight`` is cut to the columns from the strip's first counted (not NaN)
+    tile to its last; strips without one are left out.
+    """
+    counted = ~np.isnan(weight)
+    out = []
+    for top in range(0, weight.shape[1], STRIP):
+        columns = np.flatnonzero(counted[:, top : top + STRIP].any(axis=(0, 1)))
+        if columns.size:
+            left, right = columns[0], columns[-1] + 1
+            out.append((top, left, np.ascontiguousarray(weight[:, top : top + STRIP, left:right])))
+    return out
+
+
 def gaussian_draws(spread, seed=GAUSSIAN_SEED, block=256):
     """``(s, M, B)`` draws of N(0, covariance of ``spread``'s rows), one per replicate.
 
@@ -509,6 +641,30 @@ def gaussian_draws(spread, seed=GAUSSIAN_SEED, block=256):
         xi = rng.standard_normal((min(block, n - start), n))
         out[..., start : start + block] = spread @ xi.T / np.sqrt(n - 1)
     return out
+
+
+def _lifted(lower, level):
+    r"""Floors ``(s, B)`` for maxima of which only the ``level`` quantile is wanted.
+
+    ``lower`` holds lower bounds of the maxima (each a value some pair
+    reaches). The quantile (``np.quantile``, linear) of B maxima reads only
+    the order statistics at positions :math:`\lfloor q (B - 1) \rfloor` and
+    the next, which lie among the top :math:`K = B - \lfloor q (B - 1)
+    \rfloor`; τ is the (K + 2)-th largest lower bound (two more, for the
+    rounding of q (B - 1)), so at least K + 2 maxima are at least τ. A scan
+    with the floor max(lower, τ) returns each maximum above τ exactly, and
+    any other as a value between its lower bound and τ: the values above τ
+    are the same, and at least K + 2 values are at least τ both ways, so the
+    top K (τ where fewer than K exceed it) are the same and with them the
+    quantile, bit for bit. A ranking with a
+    non-finite lower bound keeps ``lower`` as it is (its quantile then
+    replaces non-finite maxima, see :func:`_critical`).
+    """
+    n = lower.shape[-1]
+    top = min(n, n - int(np.floor(level * (n - 1))) + 2)
+    tau = np.partition(lower, n - top, axis=-1)[..., n - top]
+    tau = np.where(np.isfinite(lower).all(-1), tau, -np.inf)
+    return np.fmax(lower, tau[..., None])
 
 
 def _critical(maxima, confidence_level, dof):
@@ -541,7 +697,7 @@ def _simultaneous(pairs, confidence_level, stepdown, budget, ordered=None):
         maxima = (
             part.maxima(active[todo], None, budget)
             if ordered is None
-            else ordered.maxima(todo, active[todo], budget)
+            else ordered.maxima(todo, active[todo], budget, level=confidence_level)
         )
         c = _critical(maxima, confidence_level, part.dof)
         critical[todo] = c
