@@ -13,6 +13,8 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import optimize, special
 
 import rankstats
@@ -329,3 +331,89 @@ def test_each_model_alone_and_a_template_covariate():
     plain = rankstats.estimate_distribution(partial, n_resamples=20, seed=0).template_accuracy
     error = abs(fitted - exact.transpose(*fitted.dims)).mean()
     assert float(error) < float(abs(plain - exact.transpose(*plain.dims)).mean())
+
+
+# ---- the grid kernels against brute force ----------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 6), width=st.integers(2, 60))
+def test_inverse_cdf_is_searchsorted_row_by_row(data, rows, width):
+    # the guide table and the halving search against numpy's searchsorted on each row, with
+    # points of no mass (repeated cdf values), cdf values on the bucket edges (k / GUIDE)
+    # and draws exactly on cdf values
+    mass = np.array(
+        data.draw(
+            st.lists(
+                st.lists(
+                    st.sampled_from([0.0, 0.25, 1.0, 1e-9, 3.0]), min_size=width, max_size=width
+                ),
+                min_size=rows,
+                max_size=rows,
+            )
+        )
+    )
+    mass[:, -1] += 1.0
+    cdf = np.cumsum(mass, -1)
+    cdf /= cdf[:, -1:]
+    n = data.draw(st.integers(1, 40))
+    row = np.array(data.draw(st.lists(st.integers(0, rows - 1), min_size=n, max_size=n)))
+    exact = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    u = np.array(data.draw(st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=n, max_size=n)))
+    column = np.array(data.draw(st.lists(st.integers(0, width - 1), min_size=n, max_size=n)))
+    u = np.where(exact, np.minimum(cdf[row, column], np.nextafter(1.0, 0.0)), u)
+    got = kernel._inverse_cdf(cdf, kernel._guide(cdf), row, u)
+    expected = [np.searchsorted(cdf[r], v) for r, v in zip(row, u, strict=True)]
+    np.testing.assert_array_equal(got, expected)
+
+
+def _brute_force_fit_terms(fitted, y):
+    """Each template's log-likelihood on the grid and the pairwise gap, cell by cell."""
+    slices = y.shape[0]
+    loglik = np.zeros((fitted["unit_slice"].size, kernel.GRID.size))
+    prior = kernel._normal_weights(kernel.PAIR_SDS)
+    gap = np.zeros((slices, kernel.PAIR_SDS.size))
+    for u, (m, t) in enumerate(zip(fitted["unit_slice"], fitted["unit_t"], strict=True)):
+        s = np.flatnonzero(~np.isnan(y[m, t]))
+        p = special.expit(fitted["mu"][m] + fitted["b"][m, s][:, None] + kernel.GRID)
+        loglik[u] = (
+            y[m, t, s][:, None] * np.log(p) + (1 - y[m, t, s][:, None]) * np.log1p(-p)
+        ).sum(0)
+        # every pair of cells of the template: observed minus expected residual product
+        mean = p @ prior.T  # (cells, sds)
+        for i in range(s.size):
+            for j in range(i + 1, s.size):
+                observed = (y[m, t, s[i]] - mean[i]) * (y[m, t, s[j]] - mean[j])
+                expected = (p[i] * p[j]) @ prior.T - mean[i] * mean[j]
+                gap[m] += observed - expected
+    return loglik, gap
+
+
+def test_grid_likelihood_and_pairwise_gap_match_cell_by_cell_sums():
+    # the kernel sums cells sharing a model and sample once and the pairs through their
+    # sums; brute force takes every cell and every pair of cells of every template
+    cube = rankstats.planted_cube(models=3, templates=12, samples=10, seed=7)
+    design = rankstats.random_design(cube, budget=40, seed=7)
+    y = cube.score.where(design).isel(task=0).transpose("model", "template", "sample").values
+    everything = np.ones(y.shape[:-1], bool)
+    fitted = kernel.fit_grid(y, everything, np.ones((3, 10), bool), prior="normal-per-model")
+    loglik, gap = _brute_force_fit_terms(fitted, y)
+    np.testing.assert_allclose(fitted["loglik"], loglik, rtol=1e-10, atol=1e-9)
+    p = special.expit(fitted["mu"][:, None, None] + fitted["b"][:, :, None] + kernel.GRID)
+    key_p = p.reshape(-1, kernel.GRID.size)  # (model, sample) keys, as the kernel orders them
+    cells = ~np.isnan(y)
+    unit = np.broadcast_to(np.arange(36).reshape(3, 12, 1), y.shape)[cells]
+    key = np.broadcast_to((np.arange(3)[:, None, None] * 10 + np.arange(10)), y.shape)[cells]
+    yv = y[cells]
+    sums = {
+        "unit_y": np.bincount(unit, yv, 36),
+        "unit_y2": np.bincount(unit, yv**2, 36),
+        "key_y": np.bincount(key, yv, 30),
+        "key_n": np.bincount(key, minlength=30).astype(float),
+    }
+    to_units = np.zeros((36, 30))
+    to_units[unit, key] = 1.0
+    by_unit = kernel._sum_by(np.repeat(np.arange(3), 12), 3)
+    by_key = kernel._sum_by(np.repeat(np.arange(3), 10), 3)
+    got = kernel._pair_gap(key_p, to_units @ key_p, sums, by_unit, by_key)
+    np.testing.assert_allclose(got, gap, rtol=1e-9, atol=1e-9)

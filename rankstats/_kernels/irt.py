@@ -287,7 +287,10 @@ def sorted_quantiles(x: np.ndarray, quantiles) -> np.ndarray:
     ``count`` sorted values. A row without any value gives NaN.
     """
     x = np.sort(x, axis=-1)
-    count = (~np.isnan(x)).sum(-1, keepdims=True)
+    if np.isnan(x[..., -1:]).any():
+        count = (~np.isnan(x)).sum(-1, keepdims=True)
+    else:  # NaN sort last: none in any row
+        count = np.full((*x.shape[:-1], 1), x.shape[-1])
     where = np.asarray(quantiles, dtype=float) * np.maximum(count - 1, 0)
     low = np.floor(where).astype(np.int64)
     high = np.minimum(low + 1, np.maximum(count - 1, 0))
@@ -305,11 +308,15 @@ def summaries(draws: np.ndarray, templates: np.ndarray, quantiles, confidence_le
     ``quantile_high`` and ``(...)`` arrays for ``avgp`` and ``maxp`` with
     their ``_low`` and ``_high``.
     """
-    x = np.where(templates[..., None, :], draws, np.nan)
+    x = draws if templates.all() else np.where(templates[..., None, :], draws, np.nan)
     empty = ~templates.any(-1)
-    x = np.where(empty[..., None, None], 0.0, x)
+    if empty.any():
+        x = np.where(empty[..., None, None], 0.0, x)
     q = sorted_quantiles(x, quantiles)  # (..., draws, quantile)
-    values = {"quantile": q, "avgp": np.nanmean(x, -1), "maxp": np.nanmax(x, -1)}
+    if np.isnan(x).any():
+        values = {"quantile": q, "avgp": np.nanmean(x, -1), "maxp": np.nanmax(x, -1)}
+    else:
+        values = {"quantile": q, "avgp": x.mean(-1), "maxp": x.max(-1)}
     tail = (1.0 - confidence_level) / 2.0
     out = {}
     for name, v in values.items():
@@ -412,6 +419,8 @@ def halving_stages(n_templates: int, n_samples: int, budget: int) -> tuple:
 
 #: Support points of the template-effect prior, on the logit scale.
 GRID = np.linspace(-6.0, 6.0, 49)
+#: e to the support points: a key's odds on the grid are its own odds times these.
+_EXP_GRID = np.exp(GRID)
 #: The prior families of the template effects, as ``fit_grid(prior=...)`` names them.
 PRIORS = ("normal", "normal-per-model", "mixture", "nonparametric")
 #: The families ``prior="auto"`` chooses among (a normal per model is rarely told from a
@@ -434,29 +443,95 @@ def _normal_weights(sd) -> np.ndarray:
     return np.maximum(np.diff(special.ndtr(edges / sd), axis=-1), 1e-300)
 
 
-def _posterior(log_prior, loglik, unit_slice):
-    """Posterior weights on the grid of each template, and its log marginal likelihood."""
-    log_joint = log_prior[unit_slice] + loglik
+#: Below this total of scaled likelihood times prior a template's posterior is taken in logs
+#: (its likelihood and the prior barely overlap: the products lose precision).
+_TINY = 1e-250
+
+
+def _likelihoods(loglik, seen) -> dict:
+    """The templates' likelihoods on the grid, scaled by their largest: exponentiated once.
+
+    Every prior the fit tries reuses them, so a posterior is a product and a sum,
+    not an exponential per support point. ``seen``: the templates with a cell.
+    """
+    top = loglik.max(-1) if loglik.size else np.zeros(loglik.shape[0])
+    return {"loglik": loglik, "scaled": np.exp(loglik - top[:, None]), "top": top, "seen": seen}
+
+
+def _in_logs(lik, prior, unit_slice, low):
+    """Posterior weights and log marginal likelihoods of the templates ``low``, in logs."""
+    with np.errstate(divide="ignore"):
+        log_joint = np.log(prior[unit_slice[low]]) + lik["loglik"][low]
     top = log_joint.max(-1, keepdims=True)
     joint = np.exp(log_joint - top)
     total = joint.sum(-1, keepdims=True)
     return joint / total, top[:, 0] + np.log(total[:, 0])
 
 
-def _profile(loglik, owner, n_owner, sds=None) -> np.ndarray:
+def _posterior(lik, prior, unit_slice):
+    """Posterior weights on the grid of each template, and its log marginal likelihood.
+
+    ``lik`` from :func:`_likelihoods`, ``prior`` ``(slices, K)``.
+    """
+    joint = lik["scaled"] * prior[unit_slice]
+    total = joint.sum(-1)
+    weights = joint / total[:, None]
+    marginal = lik["top"] + np.log(total)
+    low = ~(total > _TINY)
+    if low.any():
+        weights[low], marginal[low] = _in_logs(lik, prior, unit_slice, low)
+    return weights, marginal
+
+
+def _marginal(lik, prior, unit_slice):
+    """The log marginal likelihood of each template under ``prior`` ``(slices, K)``."""
+    total = np.einsum("uk,uk->u", lik["scaled"], prior[unit_slice])
+    marginal = lik["top"] + np.log(total)
+    low = ~(total > _TINY)
+    if low.any():
+        marginal[low] = _in_logs(lik, prior, unit_slice, low)[1]
+    return marginal
+
+
+def _pooled_posterior(lik, prior, unit_slice, unit_pool, pools, mass=None) -> np.ndarray:
+    """The posterior weights of the templates with a cell, summed per pool, ``(pools, K)``.
+
+    As :func:`_posterior`, with each template's normalisation folded into the
+    sum; ``mass`` (:func:`_sum_by` of ``unit_pool``, reused across calls) holds it.
+    """
+    joint = lik["scaled"] * prior[unit_slice]
+    total = joint.sum(-1)
+    low = ~(total > _TINY)
+    with np.errstate(divide="ignore"):
+        scale = np.where(lik["seen"] & ~low, 1.0 / total, 0.0)
+    mass = _sum_by(unit_pool, pools) if mass is None else mass
+    mass.data = scale[mass.indices]
+    summed = np.asarray(mass @ joint)
+    if low.any():
+        weights = _in_logs(lik, prior, unit_slice, low)[0]
+        summed += _sum_by(unit_pool[low], pools, lik["seen"][low].astype(float)) @ weights
+    return summed
+
+
+def _profile(lik, owner, n_owner, sds=None) -> np.ndarray:
     """Log marginal likelihood of centred normal priors summed per owner, ``(n_owner, sds)``."""
     sds = SD_GRID if sds is None else np.asarray(sds, dtype=float)
-    if not loglik.size:
+    if not lik["scaled"].size:
         return np.zeros((n_owner, sds.size))
     prior = np.where(
         (sds > 0)[:, None],
         _normal_weights(np.where(sds > 0, sds, 1.0)),
         (GRID == 0.0)[None, :].astype(float),
     )
-    top = loglik.max(-1, keepdims=True)
     with np.errstate(divide="ignore"):
-        value = top + np.log(np.exp(loglik - top) @ prior.T)
-    return np.stack([np.bincount(owner, v, n_owner) for v in value.T], -1)
+        value = lik["top"][:, None] + np.log(lik["scaled"] @ prior.T)
+    return np.asarray(_sum_by(owner, n_owner) @ value)
+
+
+def _sum_by(owner, n_owner, values=None):
+    """The sparse ``(n_owner, owner.size)`` matrix that sums rows into their owners'."""
+    values = np.ones(owner.size) if values is None else values
+    return sparse.csr_matrix((values, (owner, np.arange(owner.size))), shape=(n_owner, owner.size))
 
 
 def _best_sd(profile) -> np.ndarray:
@@ -472,12 +547,11 @@ def _best_sd(profile) -> np.ndarray:
     return np.exp(np.log(SD_GRID[best]) + np.clip(np.nan_to_num(shift), -1.0, 1.0) * spacing)
 
 
-def _prior_step(
-    family, loglik, unit_slice, unit_pool, slices, pools, shared, prior, steps, sds=None
-):
+def _prior_step(family, lik, unit_slice, unit_pool, slices, pools, shared, prior, steps, sds=None):
     """The template prior of each pool given the templates' likelihoods on the grid.
 
-    ``family`` ``(pools,)`` indices into :data:`PRIORS`. A normal's sd is
+    ``family`` ``(pools,)`` indices into :data:`PRIORS`; ``lik`` the
+    templates' likelihoods (:func:`_likelihoods`). A normal's sd is
     ``sds`` (``(pool sd (pools,), model sd (slices,))``, NaN where unknown) or
     else maximises the marginal likelihood (its profile over :data:`SD_GRID`);
     the mixture and the nonparametric prior take ``steps`` EM steps from
@@ -488,26 +562,22 @@ def _prior_step(
     choice = np.repeat(family, shared)
     pool_sd, slice_sd = (np.full(pools, np.nan), np.full(slices, np.nan)) if sds is None else sds
     if np.isnan(pool_sd).any():
-        pool_sd = np.where(np.isnan(pool_sd), _best_sd(_profile(loglik, unit_pool, pools)), pool_sd)
+        pool_sd = np.where(np.isnan(pool_sd), _best_sd(_profile(lik, unit_pool, pools)), pool_sd)
     out = _normal_weights(np.repeat(pool_sd, shared))
     if (choice == 1).any():
         if np.isnan(slice_sd).any():
             slice_sd = np.where(
-                np.isnan(slice_sd), _best_sd(_profile(loglik, unit_slice, slices)), slice_sd
+                np.isnan(slice_sd), _best_sd(_profile(lik, unit_slice, slices)), slice_sd
             )
         out = np.where((choice == 1)[:, None], _normal_weights(slice_sd), out)
     if (choice == 2).any() or (choice == 3).any():
         # templates without a cell (a model never run) only echo the prior: left out
-        seen = np.any(loglik != 0.0, -1).astype(float)
-        count = np.bincount(unit_pool, seen, pools)[:, None]
-        mass = sparse.csr_matrix(
-            (seen, (unit_pool, np.arange(unit_pool.size))), shape=(pools, unit_pool.size)
-        )
+        count = np.bincount(unit_pool, lik["seen"], pools)[:, None]
+        mass = _sum_by(unit_pool, pools)
         free = prior
         for _ in range(steps):
-            weights, _ = _posterior(np.log(free), loglik, unit_slice)
             with np.errstate(invalid="ignore", divide="ignore"):
-                pooled = np.asarray(mass @ weights) / count
+                pooled = _pooled_posterior(lik, free, unit_slice, unit_pool, pools, mass) / count
             pooled = np.where(count > 0, pooled, free[::shared])
             if (family == 2).any():
                 pooled = np.where((family == 2)[:, None], _two_normals(pooled), pooled)
@@ -524,41 +594,56 @@ def _prior_step(
 SLOTS = 8
 #: The template sds the pairwise estimating equation is solved on.
 PAIR_SDS = np.geomspace(0.05, 4.0, 41)
+#: The centred normals of :data:`PAIR_SDS` on the grid, ``(J, K)``.
+_PAIR_PRIOR = _normal_weights(PAIR_SDS)
 
 
-def _pairwise_sd(p, y, summed, owner, n_owner) -> np.ndarray:
-    r"""The template sd that matches the covariance of outcomes within templates.
+def _pair_gap(p, total, c, by_unit, by_key) -> np.ndarray:
+    r"""The pairwise estimating equation's gap per owner and sd of :data:`PAIR_SDS`.
 
     Two cells of one template covary through its effect alone (the samples
     differ), so :math:`\sum_{i<j} (y_i - m_i)(y_j - m_j)` over the pairs of
     cells of each template has expectation :math:`\sum_{i<j}
     \operatorname{cov}_\tau(y_i, y_j)`, both computed on the grid for each
     sd of :data:`PAIR_SDS` (:math:`m` the probability averaged over the
-    normal prior). The root of their difference, interpolated in log sd, is
-    the estimate, per owner (pool or model). The equation involves the fitted
-    offsets only through differences within a template, so the shrinkage of
-    the sample effects' modes, which biases a plug-in marginal likelihood
-    towards no spread when each template has one or two cells, cancels to
-    first order. Owners without a pair of cells in any template get NaN.
+    normal prior); the gap is the first minus the second, summed per owner
+    (pool or model). ``p`` ``(keys, K)``: the probabilities of the cells of
+    each key (model, group and sample: one offset) on the grid; ``total``
+    ``(units, K)`` their sums per template; ``c`` the outcomes per template
+    (``unit_y``, ``unit_y2``: sums of y and y²) and per key (``key_y``,
+    ``key_n``: sum of y, cells); ``by_unit``, ``by_key`` sparse sums of
+    templates and keys into owners.
+
+    With :math:`Y_u, A_u, T_u` the sums over template u's cells of y, m and
+    p, the gap of u expands to :math:`\tfrac12 [Y_u^2 - \sum y^2 - 2 Y_u
+    A_u + 2 A_u^2 + 2 \sum y m - 2 \sum m^2 - (T_u^2 - \sum p^2) \cdot
+    G_\tau]`; every term but :math:`A_u^2` is linear in the cells, so it
+    is summed per key (cells sharing an offset) and per owner before the
+    product with the priors :math:`G_\tau`.
     """
-    prior = _normal_weights(PAIR_SDS)  # (J, K)
-    total = np.asarray(summed @ p)  # (units, K)
-    square = np.asarray(summed @ p**2)
-    m = p @ prior.T  # (cells, J)
-    r = y[:, None] - m
-    observed = 0.5 * (np.asarray(summed @ r) ** 2 - np.asarray(summed @ r**2))
-    predicted = 0.5 * (
-        (total**2 - square) @ prior.T - np.asarray(summed @ m) ** 2 + np.asarray(summed @ m**2)
-    )
-    gap = np.stack(
-        [np.bincount(owner, v, n_owner) for v in (observed - predicted).T], -1
-    )  # (owners, J)
-    pairs = np.bincount(owner, np.asarray(summed.sum(1)).ravel() > 1, n_owner) > 0
+    prior = _PAIR_PRIOR  # (J, K)
+    y = c["unit_y"][:, None]
+    per_unit = by_unit @ np.column_stack([y[:, 0] ** 2 - c["unit_y2"], -total * (total + 2.0 * y)])
+    per_key = by_key @ (p * (2.0 * c["key_y"][:, None] + c["key_n"][:, None] * p))
+    squares = by_unit @ (total @ prior.T) ** 2 - by_key @ (c["key_n"][:, None] * (p @ prior.T) ** 2)
+    return 0.5 * (per_unit[:, :1] + (per_unit[:, 1:] + per_key) @ prior.T + 2.0 * squares)
+
+
+def _pairwise_sd(gap, pairs) -> np.ndarray:
+    """The template sd that matches the covariance of outcomes within templates.
+
+    The root of the gap of :func:`_pair_gap` ``(owners, J)``, interpolated in
+    log sd, per owner. The equation involves the fitted offsets only through
+    differences within a template, so the shrinkage of the sample effects'
+    modes, which biases a plug-in marginal likelihood towards no spread when
+    each template has one or two cells, cancels to first order. Owners
+    without a pair of cells in any template (``pairs`` False) get NaN.
+    """
     # the gap falls as the sd grows; its first sign change, linearly in log sd
     below = gap <= 0
     first = np.where(below.any(-1), below.argmax(-1), PAIR_SDS.size - 1)
     hi = np.clip(first, 1, PAIR_SDS.size - 1)
-    rows = np.arange(n_owner)
+    rows = np.arange(gap.shape[0])
     g0, g1 = gap[rows, hi - 1], gap[rows, hi]
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.clip(np.nan_to_num(g0 / (g0 - g1)), 0.0, 1.0)
@@ -572,14 +657,14 @@ def _pairwise_sd(p, y, summed, owner, n_owner) -> np.ndarray:
 Z_IDENTIFIED = 1.645
 
 
-def _pair_z(p, y, cell_unit, unit_pool, n_units, pools) -> np.ndarray:
+def _pair_z(m, y, cell_unit, unit_pool, n_units, pools) -> np.ndarray:
     """How clearly the outcomes covary within templates, per pool: a z statistic.
 
     The sum over the pairs of cells of each template of their residual
-    products at no template spread (``p`` at the grid's 0), over its null
-    standard error; above :data:`Z_IDENTIFIED`, a spread is identified.
+    products at no template spread (``m``: each cell's probability at the
+    grid's 0), over its null standard error; above :data:`Z_IDENTIFIED`, a
+    spread is identified.
     """
-    m = p[:, GRID.size // 2]
     r, v = y - m, m * (1.0 - m)
 
     def pairs(x):
@@ -592,6 +677,10 @@ def _pair_z(p, y, cell_unit, unit_pool, n_units, pools) -> np.ndarray:
             np.bincount(unit_pool, pairs(v), pools)
         )
     return np.nan_to_num(z)
+
+
+#: The grid's powers 0, 1 and 2, ``(K, 3)``: moments of weights on it by one product.
+_POWERS = np.stack([np.ones_like(GRID), GRID, GRID**2], -1)
 
 
 def _two_normals(counts, steps: int = 10) -> np.ndarray:
@@ -610,14 +699,15 @@ def _two_normals(counts, steps: int = 10) -> np.ndarray:
     spread = np.stack([0.8 * sd, sd], -1)
     floor = 0.5 * (GRID[1] - GRID[0])
     for _ in range(steps):
-        z = (GRID[None, None, :] - mean[..., None]) / spread[..., None]
-        dens = share[..., None] * np.exp(-0.5 * z**2) / spread[..., None]
-        resp = dens / np.maximum(dens.sum(1, keepdims=True), 1e-300)
-        weight = resp * mass[:, None, :]
-        total = np.maximum(weight.sum(-1), 1e-12)
+        z = (GRID - mean[..., None]) / spread[..., None]
+        dens = np.exp(-0.5 * z * z) * (share / spread)[..., None]
+        weight = dens * (mass / np.maximum(dens.sum(1), 1e-300))[:, None, :]
+        # each component's mass, first and second moments on the grid, in one product
+        moments = weight @ _POWERS
+        total = np.maximum(moments[..., 0], 1e-12)
         share = total / total.sum(-1, keepdims=True)
-        mean = (weight @ GRID) / total
-        spread = np.sqrt(np.maximum((weight @ GRID**2) / total - mean**2, floor**2))
+        mean = moments[..., 1] / total
+        spread = np.sqrt(np.maximum(moments[..., 2] / total - mean**2, floor**2))
     edges = np.r_[-np.inf, 0.5 * (GRID[1:] + GRID[:-1]), np.inf]
     cdf = special.ndtr((edges[None, None, :] - mean[..., None]) / spread[..., None])
     return np.maximum((share[..., None] * np.diff(cdf, axis=-1)).sum(1), 1e-300)
@@ -641,7 +731,7 @@ def _sd_of(prior) -> np.ndarray:
     return np.sqrt(np.maximum(prior @ GRID**2 - (prior @ GRID) ** 2, 0.0))
 
 
-def _choose_family(loglik, unit_slice, unit_t, unit_pool, slices, pools, shared, prior):
+def _choose_family(lik, unit_slice, unit_t, unit_pool, slices, pools, shared, prior):
     """Per pool, the prior family fitted to half the templates that best predicts the other half.
 
     Two folds (even and odd template positions), each family fitted on one
@@ -649,25 +739,30 @@ def _choose_family(loglik, unit_slice, unit_t, unit_pool, slices, pools, shared,
     pooled normal stays unless another family beats it by
     :data:`FAMILY_MARGIN`. Returns ``(family (pools,), scores (pools, families))``.
     """
-    fold = (unit_t % 2).astype(bool)
+    # fit h = 0 is on the odd template positions and scores the even ones, h = 1 the other
+    # way; every fit runs at once, as pools of their own: copy c of a slice is slice
+    # c * slices + s, so copy c of a pool is c * pools + p
+    half = 1 - unit_t % 2
     score = np.full((pools, len(PRIORS)), -np.inf)
     score[:, list(AUTO)] = 0.0
-    for f in AUTO:
-        for held in (False, True):
-            keep = fold != held
-            fitted = _prior_step(
-                np.full(pools, f),
-                loglik[keep],
-                unit_slice[keep],
-                unit_pool[keep],
-                slices,
-                pools,
-                shared,
-                prior,
-                15,
-            )
-            _, marginal = _posterior(np.log(fitted), loglik[~keep], unit_slice[~keep])
-            score[:, f] += np.bincount(unit_pool[~keep], marginal, pools)
+    shapes = [f for f in AUTO if f]  # the families fitted by EM; the normal by its profile
+    for families in ([0], shapes):
+        n = len(families)
+        fitted = _prior_step(
+            np.repeat(families, 2 * pools),
+            {name: np.concatenate([value] * n) for name, value in lik.items()},
+            np.concatenate([unit_slice + slices * (2 * i + half) for i in range(n)]),
+            np.concatenate([unit_pool + pools * (2 * i + half) for i in range(n)]),
+            2 * n * slices,
+            2 * n * pools,
+            shared,
+            np.tile(prior, (2 * n, 1)),
+            15,
+        )
+        for i, f in enumerate(families):
+            # each template scored by the fit on the other half
+            marginal = _marginal(lik, fitted, unit_slice + slices * (2 * i + 1 - half))
+            score[:, f] += np.bincount(unit_pool, marginal, pools)
     gain = score - score[:, :1]
     best = gain.argmax(-1)
     return np.where(gain[np.arange(pools), best] > FAMILY_MARGIN, best, 0), score
@@ -720,8 +815,16 @@ def fit_grid(
     outcomes covary within templates, a one-sided 5% test); ``profile`` the pool's log
     marginal likelihood of normal priors on :data:`SD_GRID`; per template
     unit (the templates that exist, ``unit_slice``, ``unit_t``):
-    ``loglik`` on the grid; ``cell_p`` the probability of every observed
-    cell at every support point; ``cells``, ``iterations`` and the flat data.
+    ``loglik`` on the grid (and ``likelihood``, from :func:`_likelihoods`);
+    ``key_p`` the probability at every support point of the observed cells
+    of each key (cells of one model, group and sample share their logit;
+    ``cell_key`` the key of every cell, ``cell_unit`` its template);
+    ``cells``, ``iterations`` and the flat data.
+
+    The work per EM iteration is one exponential and one logarithm per key
+    and support point, sparse sums of cells into templates and keys, and an
+    exponential per template and support point; every prior tried reuses
+    the templates' scaled likelihoods.
     """
     d = _flat(np.asarray(y, dtype=float), templates, samples, groups)
     slices, n_t, n_s = d["slices"], d["n_t"], d["n_s"]
@@ -738,12 +841,42 @@ def fit_grid(
     cell_unit = unit_of[obs * n_t + t]
     n_units = unit_slice.size
     unit_pool = unit_slice // shared
-    # cells -> templates, as a sparse sum (np.add.at is slow)
-    summed = sparse.csr_matrix(
-        (np.ones(obs.size), (cell_unit, np.arange(obs.size))), shape=(n_units, obs.size)
+    # the cells of one model, group and sample share their logit (a key): the logits and
+    # probabilities on the grid are computed once per key, and summed into the templates
+    # by sparse products (np.add.at is slow)
+    width = max(n_g, 1)
+    code = (obs * width + (d["groups"][obs, t] if n_g else 0)) * n_s + s
+    present = np.zeros(slices * width * n_s, dtype=bool)
+    present[code] = True
+    keys = np.flatnonzero(present)
+    cell_key = (np.cumsum(present) - 1)[code]
+    n_keys = keys.size
+    key_obs = keys // (width * n_s)
+    key_b = (key_obs // shared) * n_s + keys % n_s
+    key_g = key_obs * n_g + (keys // n_s) % width if n_g else None
+    to_units = sparse.csr_matrix(
+        (np.ones(obs.size), (cell_unit, cell_key)), shape=(n_units, n_keys)
     )
-    b_index = (obs // shared) * n_s + s
-    g_index = obs * n_g + d["groups"][obs, t] if n_g else None
+    y_to_units = sparse.csr_matrix((yv, (cell_unit, cell_key)), shape=(n_units, n_keys))
+    to_keys = to_units.T.tocsr()
+    unit_cells = np.bincount(cell_unit, minlength=n_units)
+    c = {
+        "unit_y": np.bincount(cell_unit, yv, n_units),
+        "unit_y2": np.bincount(cell_unit, yv**2, n_units),
+        "key_y": np.bincount(cell_key, yv, n_keys),
+        "key_n": np.bincount(cell_key, minlength=n_keys).astype(float),
+    }
+    key_y = c["key_y"]
+    seen = unit_cells > 0
+    # sums into owners of the pairwise equation: pools (and models, for a normal per model)
+    owners = {
+        "pool": (_sum_by(unit_pool, pools), _sum_by(key_obs // shared, pools)),
+        "slice": (_sum_by(unit_slice, slices), _sum_by(key_obs, slices)),
+    }
+    has_pairs = {
+        "pool": np.bincount(unit_pool, unit_cells > 1, pools) > 0,
+        "slice": np.bincount(unit_slice, unit_cells > 1, slices) > 0,
+    }
     pool_samples = d["samples"].reshape(pools, shared, n_s)[:, 0]
     cells = np.bincount(obs, minlength=slices)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -751,8 +884,8 @@ def fit_grid(
     mu = np.where(cells > 0, special.logit(rate), 0.0)
     # the sample effects start at their smoothed log-odds, as an additive model would
     pool_rate = special.logit(
-        (np.bincount(b_index, yv, pools * n_s) + 1.0)
-        / (np.bincount(b_index, minlength=pools * n_s) + 2.0)
+        (np.bincount(key_b, key_y, pools * n_s) + 1.0)
+        / (np.bincount(key_b, c["key_n"], pools * n_s) + 2.0)
     ) - np.repeat(mu.reshape(pools, shared).mean(-1), n_s)
     b = np.where(d["samples"].reshape(pools, shared, n_s)[:, 0].ravel(), pool_rate, 0.0)
     gamma = np.zeros(slices * n_g)
@@ -763,40 +896,56 @@ def fit_grid(
     current = _normal_weights(np.ones(slices))
 
     def offsets():
-        o = mu[obs] + b[b_index]
-        return o + gamma[g_index] if n_g else o
+        o = mu[key_obs] + b[key_b]
+        return o + gamma[key_g] if n_g else o
 
     def likelihood():
-        x = offsets()[:, None] + GRID[None, :]
-        e = np.exp(-np.abs(x))
-        loglik = yv[:, None] * x - np.maximum(x, 0.0) - np.log1p(e)
-        p = np.where(x >= 0, 1.0, e) / (1.0 + e)
-        return np.asarray(summed @ loglik), p
+        """Each template's log-likelihood on the grid, and each key's probabilities."""
+        o = offsets()
+        # the odds e^(o + a) = e^o e^a: one exponential per key, not per support point
+        # (an offset beyond 300 logits is certain either way, and keeps e^o finite)
+        odds = np.exp(np.clip(o, -300.0, 300.0))[:, None] * _EXP_GRID[None, :]
+        q = np.add(odds, 1.0)
+        np.divide(1.0, q, out=q)  # 1 - p
+        # sum over cells of y x + log(1 - p): the y x part is linear in x
+        loglik = (
+            c["unit_y"][:, None] * GRID[None, :]
+            + (y_to_units @ o)[:, None]
+            + np.asarray(to_units @ np.log(q))
+        )
+        p = np.multiply(odds, q, out=odds)
+        return _likelihoods(loglik, seen), p, p * q
 
-    def newton(loglik, p, prior):
+    def pairwise(p, which):
+        by_unit, by_key = owners[which]
+        gap = _pair_gap(p, np.asarray(to_units @ p), c, by_unit, by_key)
+        return _pairwise_sd(gap, has_pairs[which])
+
+    def newton(lik, p, pq, prior):
         """One EM step of the fixed and sample effects; returns the largest change."""
         nonlocal var_b
-        weights, _ = _posterior(np.log(prior), loglik, unit_slice)
-        w = weights[cell_unit]
+        weights, _ = _posterior(lik, prior, unit_slice)
+        # every key's cells' posteriors, summed: the expectations are linear in them
+        w = np.asarray(to_keys @ weights)
         ep = np.einsum("ck,ck->c", w, p)
-        epq = np.einsum("ck,ck->c", w, p * (1.0 - p))
+        epq = np.einsum("ck,ck->c", w, pq)
         prec_b = np.repeat(1.0 / var_b, n_s)
-        hess_b = np.bincount(b_index, epq, pools * n_s) + prec_b
-        grad = np.bincount(b_index, ep - yv, pools * n_s) + prec_b * b
+        hess_b = np.bincount(key_b, epq, pools * n_s) + prec_b
+        grad = np.bincount(key_b, ep - key_y, pools * n_s) + prec_b * b
         # each block given the last: the expected probabilities follow a step to first order
         delta = np.clip(grad / hess_b, -1.0, 1.0)
         b[:] -= delta
-        ep -= epq * delta[b_index]
+        ep -= epq * delta[key_b]
         step = np.max(np.abs(delta), initial=0.0)
-        grad = np.bincount(obs, ep - yv, slices) + mu / FIXED_VARIANCE
-        hess = np.bincount(obs, epq, slices) + 1.0 / FIXED_VARIANCE
+        grad = np.bincount(key_obs, ep - key_y, slices) + mu / FIXED_VARIANCE
+        hess = np.bincount(key_obs, epq, slices) + 1.0 / FIXED_VARIANCE
         delta = np.clip(grad / hess, -1.0, 1.0)
         mu[:] -= delta
-        ep -= epq * delta[obs]
+        ep -= epq * delta[key_obs]
         step = max(step, np.max(np.abs(delta), initial=0.0))
         if n_g:
-            grad = np.bincount(g_index, ep - yv, slices * n_g) + gamma / FIXED_VARIANCE
-            hess = np.bincount(g_index, epq, slices * n_g) + 1.0 / FIXED_VARIANCE
+            grad = np.bincount(key_g, ep - key_y, slices * n_g) + gamma / FIXED_VARIANCE
+            hess = np.bincount(key_g, epq, slices * n_g) + 1.0 / FIXED_VARIANCE
             delta = np.clip(grad / hess, -1.0, 1.0)
             gamma[:] -= delta
             step = max(step, np.max(np.abs(delta), initial=0.0))
@@ -814,22 +963,21 @@ def fit_grid(
 
     iterations = 0
     stage = 0 if prior == "auto" else 1
+    latest = None
     while True:
         for _ in range(max_iter):
             iterations += 1
-            loglik, p = likelihood()
+            lik, p, pq = likelihood()
             sds = (
-                _pairwise_sd(p, yv, summed, unit_pool, pools),
-                _pairwise_sd(p, yv, summed, unit_slice, slices)
-                if (family == 1).any()
-                else np.full(slices, np.nan),
+                pairwise(p, "pool"),
+                pairwise(p, "slice") if (family == 1).any() else np.full(slices, np.nan),
             )
             new = _prior_step(
-                family, loglik, unit_slice, unit_pool, slices, pools, shared, current, 10, sds
+                family, lik, unit_slice, unit_pool, slices, pools, shared, current, 10, sds
             )
             change = np.max(np.abs(_sd_of(new) - _sd_of(current)), initial=0.0)
             current = new
-            step = newton(loglik, p, current)
+            step = newton(lik, p, pq, current)
             if max(step, change) < tolerance:
                 break
         if stage:
@@ -837,32 +985,34 @@ def fit_grid(
         stage = 1
         # the outcomes of a template with k binary cells carry k moments of its prior at
         # most: with fewer than SHAPE_CELLS per template there is no shape to choose
-        seen = np.bincount(cell_unit, minlength=n_units) > 0
         per_template = np.bincount(obs // shared, minlength=pools) / np.maximum(
             np.bincount(unit_pool, seen, pools), 1
         )
         if not (per_template >= SHAPE_CELLS).any():
             break
-        loglik, p = likelihood()
+        latest = likelihood()
         family, _ = _choose_family(
-            loglik, unit_slice, unit_t, unit_pool, slices, pools, shared, current
+            latest[0], unit_slice, unit_t, unit_pool, slices, pools, shared, current
         )
         family = np.where(per_template >= SHAPE_CELLS, family, 0)
         if not family.any():
             break
-    loglik, p = likelihood()
-    profile = _profile(loglik, unit_pool, pools)
-    identified = _pair_z(p, yv, cell_unit, unit_pool, n_units, pools) > Z_IDENTIFIED
-    epq = np.einsum(
-        "ck,ck->c", _posterior(np.log(current), loglik, unit_slice)[0][cell_unit], p * (1 - p)
+        latest = None
+    # the likelihood at the final estimates (the family's choice saw the same, if it ended)
+    lik, p, pq = latest or likelihood()
+    profile = _profile(lik, unit_pool, pools)
+    identified = (
+        _pair_z(p[cell_key, GRID.size // 2], yv, cell_unit, unit_pool, n_units, pools)
+        > Z_IDENTIFIED
     )
-    hess_b = np.bincount(b_index, epq, pools * n_s) + np.repeat(1.0 / var_b, n_s)
+    epq = np.einsum("ck,ck->c", np.asarray(to_keys @ _posterior(lik, current, unit_slice)[0]), pq)
+    hess_b = np.bincount(key_b, epq, pools * n_s) + np.repeat(1.0 / var_b, n_s)
     return {
         **d,
         "mu": mu,
         "b": np.repeat(b.reshape(pools, n_s), shared, 0),
         "gamma": gamma.reshape(slices, n_g),
-        "var_mu": 1.0 / (np.bincount(obs, epq, slices) + 1.0 / FIXED_VARIANCE),
+        "var_mu": 1.0 / (np.bincount(key_obs, epq, slices) + 1.0 / FIXED_VARIANCE),
         "var_b": np.repeat((1.0 / hess_b).reshape(pools, n_s), shared, 0),
         "prior": current,
         "tau_a": _sd_of(current),
@@ -870,11 +1020,13 @@ def fit_grid(
         "family": np.repeat(family, shared),
         "identified": np.repeat(identified, shared),
         "profile": np.repeat(profile, shared, 0),
-        "loglik": loglik,
+        "loglik": lik["loglik"],
+        "likelihood": lik,
         "unit_slice": unit_slice,
         "unit_t": unit_t,
         "cell_unit": cell_unit,
-        "cell_p": p,
+        "cell_key": cell_key,
+        "key_p": p,
         "cells": cells,
         "iterations": iterations,
         "n_groups": n_g,
@@ -908,18 +1060,19 @@ def grid_accuracy(f: dict) -> dict:
     total_v = np.where(inside, p * (1.0 - p), 0.0).sum(-1)
     n_units = unit_slice.size
     cells = f["cell_unit"]
+    p = f["key_p"]
     summed = sparse.csr_matrix(
-        (np.ones(cells.size), (cells, np.arange(cells.size))), shape=(n_units, cells.size)
+        (np.ones(cells.size), (cells, f["cell_key"])), shape=(n_units, p.shape[0])
     )
-    seen_p = np.asarray(summed @ f["cell_p"])
-    seen_v = np.asarray(summed @ (f["cell_p"] * (1.0 - f["cell_p"])))
+    seen_p = np.asarray(summed @ p)
+    seen_v = np.asarray(summed @ (p * (1.0 - p)))
     seen_y = np.bincount(cells, f["y"], n_units)
     g = groups[unit_slice, unit_t]
     nu = n[unit_slice][:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = (seen_y[:, None] + total_p[unit_slice, g] - seen_p) / nu
         var = np.maximum(total_v[unit_slice, g] - seen_v, 0.0) / nu**2
-    weights, _ = _posterior(np.log(f["prior"]), f["loglik"], unit_slice)
+    weights, _ = _posterior(f["likelihood"], f["prior"], unit_slice)
     return {"mean": np.clip(mean, 0.0, 1.0), "var": var, "weights": weights}
 
 
@@ -954,30 +1107,105 @@ def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 32) -> np.n
         np.stack([np.interp(levels, c, np.log(SD_GRID)) for c in cumulative])
         + np.log(scale)[:, None]
     )  # (slices, SLOTS)
-    cdf = np.empty((SLOTS, n_units, GRID.size))
+    # each template's posterior cdf under each slot's prior, a template's slots side by side
+    cdf = np.empty((n_units, SLOTS, GRID.size))
+    lik = f["likelihood"]
     for j in range(SLOTS):
         prior = np.where(normal[:, None], _normal_weights(np.exp(log_sd[:, j])), f["prior"])
-        cdf[j] = _posterior(np.log(prior), f["loglik"], unit_slice)[0].cumsum(-1)
-    cdf[..., -1] = 1.0
-    flat = (np.minimum(cdf, 1.0) + np.arange(SLOTS * n_units).reshape(SLOTS, n_units, 1)).ravel()
+        row = cdf[:, j]
+        np.cumsum(np.multiply(lik["scaled"], prior[unit_slice]), -1, out=row)
+        low = ~(row[:, -1] > _TINY)
+        if low.any():  # the likelihood and the prior barely overlap: in logs
+            row[low] = np.cumsum(_in_logs(lik, prior, unit_slice, low)[0], -1)
+        row /= row[:, -1:]
+    cdf = cdf.reshape(n_units * SLOTS, GRID.size)
+    guide = _guide(cdf)
+    # the accuracy tables with their end values repeated PAD times on each side and their
+    # steps to the next point: a shifted position past an end reads the end's value
+    tables = [np.pad(table[name], ((0, 0), (PAD, PAD)), mode="edge") for name in ("mean", "var")]
+    tables = [
+        v
+        for t in tables
+        for v in (t.ravel(), np.append(np.diff(t, axis=-1), np.zeros((n_units, 1)), -1).ravel())
+    ]
+    width = GRID.size + 2 * PAD
+    first = np.arange(n_units)[:, None] * width + PAD
     step = GRID[1] - GRID[0]
     sd_mu = np.sqrt(f["var_mu"])
     rows = np.arange(n_units)[:, None]
+    drawn = np.empty((n_units, n_draws))
     for start in range(0, n_draws, chunk):
         k = min(chunk, n_draws - start)
         pick = rng.integers(0, SLOTS, (slices, k))[unit_slice]  # (units, k)
-        # inverse cdf by one sorted search: row r's cdf lives in [r, r + 1] of a flat array
         u = rng.random((n_units, k))
-        row = pick * n_units + rows
-        effect = np.searchsorted(flat, row + u) - row * GRID.size
-        shift = sd_mu[:, None] * rng.standard_normal((slices, k))
-        position = np.clip(effect + shift[unit_slice] / step, 0.0, GRID.size - 1.0)
-        low = np.minimum(np.floor(position).astype(np.int64), GRID.size - 2)
-        frac = position - low
-        mean = table["mean"][rows, low] * (1 - frac) + table["mean"][rows, low + 1] * frac
-        var = table["var"][rows, low] * (1 - frac) + table["var"][rows, low + 1] * frac
-        value = mean + np.sqrt(var) * rng.standard_normal((n_units, k))
-        block = np.full((slices, n_t, k), np.nan)
-        block[unit_slice, unit_t] = np.clip(value, 0.0, 1.0)
-        out[:, start : start + k] = np.swapaxes(block, 1, 2)
+        effect = _inverse_cdf(cdf, guide, rows * SLOTS + pick, u)
+        # the model's shift in grid steps: its whole steps move the point, its fraction
+        # (the same for every template of the model) interpolates between two points
+        shift = sd_mu[:, None] * rng.standard_normal((slices, k)) / step
+        whole = np.floor(shift)
+        frac = (shift - whole)[unit_slice]
+        at = first + np.clip(effect + whole.astype(np.int64)[unit_slice], -PAD, GRID.size + PAD - 2)
+        mean_at, mean_step, var_at, var_step = (np.take(t, at) for t in tables)
+        value = mean_at + frac * mean_step
+        value += np.sqrt(var_at + frac * var_step) * rng.standard_normal((n_units, k))
+        np.clip(value, 0.0, 1.0, out=drawn[:, start : start + k])
+    out[unit_slice, :, unit_t] = drawn
     return out
+
+
+#: Grid points added at each end of the accuracy tables the draws interpolate in.
+PAD = 1
+
+
+#: Buckets of [0, 1) in the guide table of an inverse cdf (a power of two, so that
+#: ``u * GUIDE`` and ``cdf * GUIDE`` are exact).
+GUIDE = 32
+
+
+def _guide(cdf) -> np.ndarray:
+    """For each row of a cdf ``(rows, K)`` and each b in 0..GUIDE, the points below b / GUIDE.
+
+    The rows must be nondecreasing, in [0, 1]. Returns ``(rows, GUIDE + 1)``
+    small integers.
+    """
+    rows, width = cdf.shape
+    # point i lies below b / GUIDE exactly when floor(cdf_i * GUIDE) + 1 <= b: count the
+    # points of each row by that bucket, then accumulate (over the flat counts, which is
+    # faster than along short rows; the rows before row r hold r * K points)
+    index = np.int32 if rows * (GUIDE + 2) < 2**31 else np.int64
+    bucket = (cdf * GUIDE).astype(index)
+    bucket += (np.arange(rows, dtype=index) * (GUIDE + 2) + 1)[:, None]
+    below = np.cumsum(np.bincount(bucket.ravel(), minlength=rows * (GUIDE + 2)))
+    below = below.reshape(rows, GUIDE + 2)[:, : GUIDE + 1] - (np.arange(rows) * width)[:, None]
+    return below.astype(np.int8 if width < 128 else np.int64)
+
+
+def _inverse_cdf(cdf, guide, row, u) -> np.ndarray:
+    """Per draw, how many points of its row of ``cdf`` lie below ``u``: the inverse cdf.
+
+    ``row`` and ``u`` (in [0, 1)) of one shape; ``guide`` from :func:`_guide`.
+    The guide table (Chen's indexed search) bounds each draw's answer by the
+    points in the bucket of [0, 1) it falls in; most buckets hold none or
+    one, settled by one comparison, and the draws whose bucket holds more are
+    searched by halving. The answer is ``searchsorted(cdf[row], u)``.
+    """
+    shape = u.shape
+    row, u = row.ravel(), u.ravel()
+    bucket = (u * GUIDE).astype(np.int64)
+    low = guide[row, bucket].astype(np.int64)
+    high = guide[row, bucket + 1].astype(np.int64)
+    flat = cdf.ravel()
+    start = row * cdf.shape[1]
+    # the bucket's first point against the draw, for every draw at once
+    below = (flat[start + np.minimum(low, cdf.shape[1] - 1)] < u) & (low < high)
+    low += below
+    active = np.flatnonzero(below & (low < high))
+    while active.size:
+        lo, hi = low[active], high[active]
+        middle = (lo + hi) >> 1
+        below = flat[start[active] + middle] < u[active]
+        lo = np.where(below, middle + 1, lo)
+        hi = np.where(below, hi, middle)
+        low[active], high[active] = lo, hi
+        active = active[lo < hi]
+    return low.reshape(shape)

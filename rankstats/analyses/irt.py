@@ -357,6 +357,7 @@ def estimate_distribution(
         )
     rng, seed_attr = generator(seed)
     scores = per_sample_scores(cube, function)
+    original = scores.dims
     templates, samples = positions(scores)
     codes, n_groups, labels = _groups(scores, template_covariate, function)
     # the models of a task next to each other: they share the sample effects
@@ -379,7 +380,6 @@ def estimate_distribution(
     except ScoreValueError as error:
         raise ScoreValueError(f"{function}: {error}") from None
     base = [*lead, "model"]
-    original = per_sample_scores(cube, function).dims
     coords = {name: c for name, c in scores.coords.items() if set(c.dims) <= {*base, "template"}}
     data = {}
     for name, value in out.items():
