@@ -478,6 +478,13 @@ def _stability_caption(analysis: xr.Dataset) -> str:
         f"{board.get('seed', analysis.attrs.get('seed'))}). Rank sets: {rule}. Tie groups: "
         f"{board.get('tie_groups', 'not recorded')}. Arena rank: "
         f"{board.get('arena_rank', 'not recorded')}."
+        + (
+            " Adjusted AvgP (leader's row): its score given that it was picked for being "
+            f"the highest, median-unbiased, with its {level:.0%} conditional interval "
+            f"({analysis['leader_adjusted'].attrs.get('method', 'method not recorded')})."
+            if "leader_adjusted" in analysis
+            else ""
+        )
     )
 
 
@@ -819,6 +826,19 @@ def sections(analysis: xr.Dataset) -> list[Section]:
                 "arena rank": board["arena_rank"],
             }
         ).dropna(subset=["AvgP"])
+        if "leader_adjusted" in analysis:  # the winner's curse, on the leader's row only
+            adjusted = analysis[
+                ["leader", "leader_adjusted", "leader_adjusted_low", "leader_adjusted_high"]
+            ].to_dataframe()
+            at = pd.MultiIndex.from_arrays(
+                [adjusted.index.to_numpy(), adjusted["leader"].to_numpy()]
+            )
+            for column, name in (
+                ("adjusted AvgP", "leader_adjusted"),
+                ("adjusted low", "leader_adjusted_low"),
+                ("adjusted high", "leader_adjusted_high"),
+            ):
+                table[column] = pd.Series(adjusted[name].to_numpy(), index=at).reindex(table.index)
         for column in ("rank", "rank low", "rank high", "tie group", "arena rank"):
             if (table[column].dropna() % 1 == 0).all():  # whole ranks print as integers
                 table[column] = table[column].astype("Int64")

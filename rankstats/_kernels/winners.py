@@ -22,6 +22,21 @@ Bounds. For the winner (``top_k=1``): :math:`L = \max_{\rho_i < 1} Z_i / (1 -
 :math:`\hat\jmath` exactly when :math:`X_{\hat\jmath} < Z_i / (1 - \rho_i)` (all
 :math:`\rho_i < 1`), and :math:`\hat\jmath` is among the best k when fewer than
 k do: :math:`L` is the k-th largest :math:`Z_i / (1 - \rho_i)`, :math:`U = \infty`.
+
+Hybrid (AKM 2024, Section 4). As the winner's margin shrinks to 0 the
+conditional interval runs off towards minus infinity; with scores on a
+lattice (accuracies of n items) exact ties and one-step margins are common,
+and there the conditional interval under-covers. The hybrid interval also
+conditions on :math:`|X_{\hat\jmath} - \mu_{\hat\jmath}| \le c_\beta
+\sigma_{\hat\jmath}`, with :math:`c_\beta` the :math:`1 - \beta` quantile of
+:math:`\max_i |X_i - \mu_i| / \sigma_i`: the truncation becomes
+:math:`[\max(L, \mu - c_\beta\sigma), \min(U, \mu + c_\beta\sigma)]`, its
+quantiles are taken at :math:`(\alpha - \beta)/(1 - \beta)` and the
+interval lies inside the projection interval :math:`X_{\hat\jmath} \pm
+c_\beta\sigma_{\hat\jmath}`; it covers with probability at least
+:math:`1 - \alpha`. At an exact tie (:math:`X_{\hat\jmath} = L`, where the
+truncated distribution puts no mass below the observation) the projection
+interval itself is returned, which contains the hybrid one.
 """
 
 from __future__ import annotations
@@ -63,6 +78,63 @@ def truncated_cdf(y, mean, sd, low, high):
     return np.clip(np.where(upper, above, below), 0.0, 1.0)
 
 
+def _solve_hybrid(y, sd, low, high, target, c):
+    """As :func:`_solve`, the truncation also to ``mean ± c sd``, the mean within ``y ± c sd``.
+
+    Bisection on the window: where the root lies outside it the search ends
+    at the window's edge, which is the intersection with the projection
+    interval.
+    """
+    lo, hi = y - c * sd, y + c * sd
+    for _ in range(STEPS):
+        middle = 0.5 * (lo + hi)
+        if np.all((middle == lo) | (middle == hi)):
+            break
+        cdf = truncated_cdf(
+            y, middle, sd, np.maximum(low, middle - c * sd), np.minimum(high, middle + c * sd)
+        )
+        high_side = cdf > target
+        lo = np.where(high_side, middle, lo)
+        hi = np.where(high_side, hi, middle)
+    return 0.5 * (lo + hi)
+
+
+#: Normal draws for the projection's critical value under a correlated covariance.
+PROJECTION_DRAWS = 20_000
+#: Draws per block (bounds the memory: block x objects floats).
+PROJECTION_BLOCK = 1_000
+
+
+def projection_critical(covariance, beta, seed=0):
+    r"""The :math:`1 - \beta` quantile of :math:`\max_i |X_i - \mu_i| / \sigma_i` per leading index.
+
+    Exact (Šidák) for a diagonal covariance; otherwise from
+    :data:`PROJECTION_DRAWS` normal draws with a fixed ``seed``, so that the
+    same input gives the same interval.
+    """
+    covariance = np.asarray(covariance, dtype=float)
+    m = covariance.shape[-1]
+    off = covariance - np.eye(m) * np.diagonal(covariance, axis1=-2, axis2=-1)[..., None, :]
+    exact = special.ndtri(1.0 - (1.0 - (1.0 - beta) ** (1.0 / m)) / 2.0)
+    if not np.any(off):
+        return np.full(covariance.shape[:-2], exact)
+    sd = np.sqrt(np.diagonal(covariance, axis1=-2, axis2=-1))
+    safe = np.where(sd > 0, sd, 1.0)
+    correlation = covariance / safe[..., :, None] / safe[..., None, :]
+    values, vectors = np.linalg.eigh(correlation)
+    # the symmetric square root: unique, so a task's draws do not depend on the batch
+    factor = (vectors * np.sqrt(np.clip(values, 0.0, None))[..., None, :]) @ np.swapaxes(
+        vectors, -1, -2
+    )
+    rng = np.random.default_rng(seed)
+    maxima = []
+    for start in range(0, PROJECTION_DRAWS, PROJECTION_BLOCK):
+        size = min(PROJECTION_BLOCK, PROJECTION_DRAWS - start)
+        draws = factor @ rng.standard_normal((m, size))
+        maxima.append(np.abs(np.where(sd[..., None] > 0, draws, 0.0)).max(-2))
+    return np.quantile(np.concatenate(maxima, -1), 1.0 - beta, axis=-1)
+
+
 def _solve(y, sd, low, high, target):
     """The mean at which the truncated CDF at ``y`` is ``target`` (it falls as the mean rises)."""
     step = 10.0 * sd
@@ -91,10 +163,19 @@ def truncation_bounds(estimates, covariance, selected, top_k):
     ``estimates`` is ``(..., M)``, ``covariance`` ``(..., M, M)``,
     ``selected`` ``(..., k)`` indices; returns two ``(..., k)`` arrays.
     """
-    variance = np.take_along_axis(np.diagonal(covariance, axis1=-2, axis2=-1), selected, -1)
-    own = np.take_along_axis(estimates, selected, -1)
     # covariance of every object with each selected one: (..., k, M)
     cross = np.take_along_axis(covariance, selected[..., None], -2)
+    return bounds_of_rows(estimates, cross, selected, top_k)
+
+
+def bounds_of_rows(estimates, cross, selected, top_k):
+    """:func:`truncation_bounds` from the selected objects' rows of the covariance alone.
+
+    ``cross`` is ``(..., k, M)``: the covariance of every object with each
+    selected one (all the bounds need, so no ``M x M`` matrix is formed).
+    """
+    variance = np.take_along_axis(cross, selected[..., None], -1)[..., 0]
+    own = np.take_along_axis(estimates, selected, -1)
     rho = cross / variance[..., None]
     z = estimates[..., None, :] - rho * own[..., None]
     gap = 1.0 - rho
@@ -116,8 +197,8 @@ def truncation_bounds(estimates, covariance, selected, top_k):
     return ordered[..., -top_k], np.full(ordered.shape[:-1], np.inf)
 
 
-def winner_intervals(estimates, covariance, *, confidence_level=0.95, top_k=1):
-    """Conditional (median-unbiased) estimates and intervals of the best ``top_k`` objects.
+def winner_intervals(estimates, covariance, *, confidence_level=0.95, top_k=1, hybrid=None):
+    r"""Conditional (median-unbiased) estimates and intervals of the best ``top_k`` objects.
 
     Parameters
     ----------
@@ -129,6 +210,9 @@ def winner_intervals(estimates, covariance, *, confidence_level=0.95, top_k=1):
         Level of each interval.
     top_k : int
         How many of the best are selected (1: the winner).
+    hybrid : float, optional
+        :math:`\beta` of the hybrid interval (AKM recommend
+        :math:`\alpha / 10`); None for the conditional interval.
 
     Returns
     -------
@@ -142,19 +226,79 @@ def winner_intervals(estimates, covariance, *, confidence_level=0.95, top_k=1):
     covariance = np.asarray(covariance, dtype=float)
     # stable: among exactly tied estimates the first object is selected
     selected = np.argsort(-estimates, axis=-1, kind="stable")[..., :top_k]
-    own = np.take_along_axis(estimates, selected, -1)
     sd = np.sqrt(np.take_along_axis(np.diagonal(covariance, axis1=-2, axis2=-1), selected, -1))
-    low_bound, high_bound = truncation_bounds(estimates, covariance, selected, top_k)
+    bounds = truncation_bounds(estimates, covariance, selected, top_k)
+    critical = None if hybrid is None else projection_critical(covariance, hybrid)
+    return _adjusted(estimates, selected, sd, bounds, confidence_level, hybrid, critical)
+
+
+def leader_intervals_of_draws(estimates, draws, *, confidence_level=0.95, hybrid=None):
+    r""":func:`winner_intervals` of the leader, its covariance read from resampled draws.
+
+    Parameters
+    ----------
+    estimates : ndarray, shape (..., M)
+        The estimates; ``-inf`` for an object out of the selection.
+    draws : ndarray, shape (..., M, R)
+        Their bootstrap replicates (0 for an object out of the selection).
+    confidence_level, hybrid
+        As :func:`winner_intervals` (``top_k`` is 1).
+
+    Notes
+    -----
+    Only the leader's row of the covariance is formed (``O(M R)`` per
+    leading index, no ``M x M`` matrix), and the hybrid's projection
+    critical value is the :math:`1 - \beta` quantile over the replicates of
+    :math:`\max_i |X^*_i - \bar X^*_i| / \hat\sigma_i`: the bootstrap
+    max-t of the rank sets.
+    """
+    estimates = np.asarray(estimates, dtype=float)
+    deviation = draws - draws.mean(-1, keepdims=True)
+    n = max(draws.shape[-1] - 1, 1)
+    selected = np.argmax(estimates, axis=-1)[..., None]
+    leader = np.take_along_axis(deviation, selected[..., None], -2)  # (..., 1, R)
+    cross = np.einsum("...kr,...mr->...km", leader, deviation) / n
+    sd_all = np.sqrt(np.einsum("...mr,...mr->...m", deviation, deviation) / n)
+    sd = np.take_along_axis(sd_all, selected, -1)
+    bounds = bounds_of_rows(estimates, cross, selected, 1)
+    critical = None
+    if hybrid is not None:
+        scaled = np.abs(deviation) / np.where(sd_all > 0, sd_all, np.inf)[..., None]
+        critical = np.quantile(scaled.max(-2), 1.0 - hybrid, axis=-1)
+    return _adjusted(estimates, selected, sd, bounds, confidence_level, hybrid, critical)
+
+
+def _adjusted(estimates, selected, sd, bounds, confidence_level, hybrid, critical):
+    """The solved estimate and interval of each selected object, and the naive ones."""
+    own = np.take_along_axis(estimates, selected, -1)
+    low_bound, high_bound = bounds
     alpha = 1.0 - confidence_level
-    targets = np.array([1.0 - alpha / 2, 0.5, alpha / 2])
     shape = (*own.shape, 3)
-    solved = _solve(
-        np.broadcast_to(own[..., None], shape),
-        np.broadcast_to(sd[..., None], shape),
-        np.broadcast_to(low_bound[..., None], shape),
-        np.broadcast_to(high_bound[..., None], shape),
-        np.broadcast_to(targets, shape),
-    )
+    if hybrid is None:
+        targets = np.array([1.0 - alpha / 2, 0.5, alpha / 2])
+        solved = _solve(
+            np.broadcast_to(own[..., None], shape),
+            np.broadcast_to(sd[..., None], shape),
+            np.broadcast_to(low_bound[..., None], shape),
+            np.broadcast_to(high_bound[..., None], shape),
+            np.broadcast_to(targets, shape),
+        )
+    else:
+        level = (alpha - hybrid) / (1.0 - hybrid)
+        targets = np.array([1.0 - level / 2, 0.5, level / 2])
+        c = np.asarray(critical)[..., None, None]
+        solved = _solve_hybrid(
+            np.broadcast_to(own[..., None], shape),
+            np.broadcast_to(sd[..., None], shape),
+            np.broadcast_to(low_bound[..., None], shape),
+            np.broadcast_to(high_bound[..., None], shape),
+            np.broadcast_to(targets, shape),
+            np.broadcast_to(c, shape),
+        )
+        # an exact tie: no mass below the observation; the projection interval holds
+        tied = (own - low_bound <= TOLERANCE * np.maximum(np.abs(own), sd))[..., None]
+        projection = own[..., None] + np.array([-1.0, 0.0, 1.0]) * c * sd[..., None]
+        solved = np.where(tied, projection, solved)
     z = special.ndtri(1.0 - alpha / 2)
     return {
         "selected": selected,

@@ -1021,9 +1021,20 @@ def _stability(
     when the metrics section follows other conventions, the section keeps
     its own point AvgP and rank (``stability_avgp``, ``stability_rank``).
     """
-    from ..stability.resampling import leaderboard
+    from ..stability.resampling import leaderboard, replicates
+    from ..stability.winners import replicate_leaders
 
-    board = leaderboard(cube, n_resamples=n_resamples, over=over, seed=seed, nan_policy=nan_policy)
+    # the draws once: the leaderboard and the winner's-curse adjustment share them
+    reps = replicates(
+        cube,
+        n_resamples,
+        over,
+        seed=seed,
+        statistics=("avgp", "rank"),
+        nan_policy=nan_policy,
+    )
+    board = leaderboard(reps)
+    leaders = replicate_leaders(reps)
     # the defaults of templates_needed (a smaller n_resamples starts with fewer draws)
     needed = _templates_needed(scores, min(n_resamples, 200), seed, nan_policy)
     _stability_drops(log, st, board, needed, nan_policy)
@@ -1051,8 +1062,15 @@ def _stability(
             "templates_planned": needed["k_planned"],
             "templates_recommended": needed["k_recommended"],
             "templates_needed_resamples": needed["n_resamples"],
+            # the leader's score given that it was picked for being the highest
+            "leader": leaders["model"],
+            "leader_adjusted": leaders["adjusted_estimate"],
+            "leader_adjusted_low": leaders["low"],
+            "leader_adjusted_high": leaders["high"],
         }
     ).reset_coords(drop=True)
+    for name in ("leader", "leader_adjusted", "leader_adjusted_low", "leader_adjusted_high"):
+        data[name].attrs = _recorded(leaders.attrs)
     for name in ("avgp_low", "avgp_high", "rank_low", "rank_high", "tie_group", "arena_rank"):
         data[name].attrs = _recorded(board.attrs)
     for name in data.data_vars:

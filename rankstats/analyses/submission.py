@@ -802,7 +802,7 @@ def submission_markdown(result: SubmissionCheck) -> str:
     >>> text = submission_markdown(check_submission(cube.sel(model=["a", "b"]),
     ...                                             cube.sel(model=["new"]), seed=0))
     >>> print(text.splitlines()[0])
-    **new**: rank set [1, 3] of 3 on qa; beats the record a by +5.0 points (paired p = 0.576, McNemar); adjusted score 54.5 [37.0, 65.6]
+    **new**: rank set [1, 3] of 3 on qa; beats the record a by +5.0 points (paired p = 0.576, McNemar); adjusted score 54.5 [41.1, 65.8]
     """  # noqa: E501
     a = result.attrs
     points = a["points"]

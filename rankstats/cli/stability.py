@@ -131,12 +131,44 @@ def _say_unranked_tasks(board, reasons):
         )
 
 
-def _finish(arguments, cube, board, reasons, left_out, **settings) -> int:
+def _leaders_markdown(leaders) -> str:
+    """Each task's leader beside its winner's-curse-adjusted score."""
+    level = f"{leaders.attrs['confidence_level']:.0%}"
+    lines = [
+        "## The leaders, adjusted for the winner's curse",
+        "",
+        f"A leader's score was picked for being the highest, so it is biased upwards; "
+        f"the adjusted score corrects for that selection, with its {level} "
+        f"interval ({leaders.attrs['method']}; covariance {leaders.attrs['covariance']}).",
+        "",
+        f"| task | leader | score | {level} normal interval, ignoring selection | adjusted score "
+        f"| {level} interval, given selection |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for row in leaders.to_dataframe().reset_index().itertuples(index=False):
+        if not row.model or np.isnan(row.estimate):
+            continue
+        lines.append(
+            f"| {row.task} | {row.model} | {row.estimate:.4f} | "
+            f"[{row.naive_low:.4f}, {row.naive_high:.4f}] | {row.adjusted_estimate:.4f} | "
+            f"[{row.low:.4f}, {row.high:.4f}] |"
+        )
+    return "\n".join(lines)
+
+
+def _finish(arguments, cube, board, reasons, left_out, leaders, **settings) -> int:
     """Say which tasks rank no model, write the tables and draw the figures."""
     _say_unranked_tasks(board, reasons)
+    if prints_markdown(arguments):
+        print()
+        print(_leaders_markdown(leaders))
     write_tables(
         arguments,
-        {"leaderboard": board.to_dataframe(), "left_out": left_out.set_index(["task", "model"])},
+        {
+            "leaderboard": board.to_dataframe(),
+            "left_out": left_out.set_index(["task", "model"]),
+            "leaders": leaders.to_dataframe(),
+        },
         {
             "cube": arguments.cube,
             "over": settings.pop("over"),
@@ -168,6 +200,7 @@ def run(arguments) -> int:
     from .. import render
     from ..stability import leaderboard, replicates
     from ..stability.resampling import left_out_replicates
+    from ..stability.winners import replicate_leaders
 
     if arguments.chunks:
         try:
@@ -217,7 +250,8 @@ def run(arguments) -> int:
     )
     if prints_markdown(arguments):
         print(render.leaderboard_markdown(board, reasons, omitted))
-    return _finish(arguments, cube, board, reasons, left_out, over=over, by=arguments.by)
+    leaders = replicate_leaders(reps, confidence_level=arguments.confidence_level)
+    return _finish(arguments, cube, board, reasons, left_out, leaders, over=over, by=arguments.by)
 
 
 #: The note that says a leaderboard comes from the cube's standard errors.
@@ -264,8 +298,11 @@ def uses_standard_errors(cube, arguments) -> bool:
 
 def _from_standard_errors(cube, arguments) -> int:
     """The leaderboards from the cube's standard errors: print and write them."""
+    import xarray as xr
+
     from .. import render
     from ..stability.published import standard_error_leaderboard
+    from ..stability.winners import task_leaders
 
     cube = cube.compute()
     board = noted(
@@ -301,12 +338,24 @@ def _from_standard_errors(cube, arguments) -> int:
             f"# Leaderboards with {level} intervals (avgp, from the cube's standard errors; "
             f"{arguments.n_resamples} normal draws)\n{rest}"
         )
+    standard_error = board["standard_error"].transpose("task", "model")
+    variance = standard_error.to_numpy() ** 2
+    diagonal = np.eye(variance.shape[-1])[None] * variance[:, None, :]
+    diagonal = np.where(np.isnan(variance)[:, None, :], np.nan, diagonal)
+    leaders = task_leaders(
+        board["score"].where(board["rank"].notnull()),
+        xr.DataArray(diagonal, dims=("task", "model", "model_other")),
+        confidence_level=arguments.confidence_level,
+        higher_is_better=bool(board.attrs.get("higher_is_better", True)),
+    )
+    leaders.attrs["covariance"] = "diagonal, from the standard errors"
     return _finish(
         arguments,
         cube,
         board,
         reasons,
         left_out,
+        leaders,
         over="standard errors",
         by="avgp",
         standard_errors=board.attrs["standard_errors"],

@@ -38,6 +38,8 @@ from ..errors import (
     UnknownNameError,
 )
 from ._engine import generator
+from .winners import METHOD as WINNER_METHOD
+from .winners import beta_of
 
 __all__ = ["Claim", "check_claims", "read_claims"]
 
@@ -753,6 +755,7 @@ def check_claims(
                     view.estimate[item[1], use],
                     view.covariance[item[1]][np.ix_(use, use)],
                     confidence_level=checked["confidence_level"],
+                    hybrid=beta_of("hybrid", checked["confidence_level"]),
                 )
                 leader[row, column] = models[use[adjusted["selected"][0]]]
                 low, high = adjusted["low"][0], adjusted["high"][0]
@@ -797,8 +800,7 @@ def check_claims(
             ),
             "source": source,
             "higher_is_better": hib,
-            "winner_method": "conditional inference on winners (Andrews, Kitagawa & "
-            "McCloskey 2024)",
+            "winner_method": WINNER_METHOD,
             "note": note,
         },
     )
