@@ -425,7 +425,11 @@ def test_csv_names_a_folder_and_json_a_file(tmp_path, capsys, cube_file):
     )
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert sorted(p.name for p in tables.iterdir()) == ["leaderboard.csv", "left_out.csv"]
+    assert sorted(p.name for p in tables.iterdir()) == [
+        "leaderboard.csv",
+        "leaders.csv",
+        "left_out.csv",
+    ]
     board = (tables / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("model,task,") and len(board) == 1 + 3 * 2
     # every model ranked: the table of those left out has its header alone
