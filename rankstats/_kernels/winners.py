@@ -273,28 +273,17 @@ def _adjusted(estimates, selected, sd, bounds, confidence_level, hybrid, critica
     own = np.take_along_axis(estimates, selected, -1)
     low_bound, high_bound = bounds
     alpha = 1.0 - confidence_level
+    # the three quantiles (lower end, median, upper end) solved at once
     shape = (*own.shape, 3)
+    given = [np.broadcast_to(v[..., None], shape) for v in (own, sd, low_bound, high_bound)]
     if hybrid is None:
         targets = np.array([1.0 - alpha / 2, 0.5, alpha / 2])
-        solved = _solve(
-            np.broadcast_to(own[..., None], shape),
-            np.broadcast_to(sd[..., None], shape),
-            np.broadcast_to(low_bound[..., None], shape),
-            np.broadcast_to(high_bound[..., None], shape),
-            np.broadcast_to(targets, shape),
-        )
+        solved = _solve(*given, np.broadcast_to(targets, shape))
     else:
         level = (alpha - hybrid) / (1.0 - hybrid)
         targets = np.array([1.0 - level / 2, 0.5, level / 2])
         c = np.asarray(critical)[..., None, None]
-        solved = _solve_hybrid(
-            np.broadcast_to(own[..., None], shape),
-            np.broadcast_to(sd[..., None], shape),
-            np.broadcast_to(low_bound[..., None], shape),
-            np.broadcast_to(high_bound[..., None], shape),
-            np.broadcast_to(targets, shape),
-            np.broadcast_to(c, shape),
-        )
+        solved = _solve_hybrid(*given, np.broadcast_to(targets, shape), np.broadcast_to(c, shape))
         # an exact tie: no mass below the observation; the projection interval holds
         tied = (own - low_bound <= TOLERANCE * np.maximum(np.abs(own), sd))[..., None]
         projection = own[..., None] + np.array([-1.0, 0.0, 1.0]) * c * sd[..., None]

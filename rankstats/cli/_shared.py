@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OptionError, RankstatsError
+from ..errors import InputTypeError, MissingPathError, OptionError, RankstatsError
 
 #: The run went through.
 EXIT_OK = 0
@@ -635,3 +635,40 @@ def noted(function, *args, **kwargs):
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     return result
+
+
+def read_table(path: str):
+    """A CSV table (``.tsv``: tab-separated), or a one-line error naming the file."""
+    import pandas as pd
+
+    if not Path(path).is_file():
+        raise MissingPathError(f"{path}: no such file")
+    try:
+        return pd.read_csv(path, sep="\t" if path.endswith(".tsv") else ",")
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise InputTypeError(f"{path}: not a CSV table ({type(error).__name__})") from None
+
+
+def table_column(table, name: str, option: str):
+    """The column ``name`` that ``option`` names, or a usage error listing the columns."""
+    if name not in table.columns:
+        raise UsageError(
+            f"{option} {name!r} is not a column of the table (columns: "
+            f"{', '.join(map(str, table.columns))})"
+        )
+    return table[name]
+
+
+def label_column(table, labels: str | None, used):
+    """The models' labels: the ``--labels`` column, else the first text column not in ``used``.
+
+    None when there is no such column (the caller decides what names the models then).
+    """
+    import pandas as pd
+
+    if labels:
+        return table_column(table, labels, "--labels")
+    text = [
+        c for c in table.columns if c not in used and not pd.api.types.is_numeric_dtype(table[c])
+    ]
+    return table[text[0]] if text else None

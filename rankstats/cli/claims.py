@@ -12,15 +12,15 @@ contradicted) with the family-wise error over all of them held at
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..errors import MissingPathError
 from ._shared import (
     UsageError,
     add_input,
     add_output_options,
+    label_column,
     load_cube,
     prints_markdown,
+    read_table,
+    table_column,
     write_tables,
 )
 
@@ -120,46 +120,29 @@ def _claims(arguments):
     return claims
 
 
-def _column(table, name, option):
-    if name not in table.columns:
-        raise UsageError(
-            f"{option} {name!r} is not a column of the table (columns: "
-            f"{', '.join(map(str, table.columns))})"
-        )
-    return table[name]
-
-
 def _estimates(arguments):
     """The table as (estimates, standard errors): frames of tasks by models."""
     import pandas as pd
 
-    path = arguments.source
-    if not Path(path).is_file():
-        raise MissingPathError(f"{path}: no such file")
     if not arguments.standard_errors:
         raise UsageError("--estimates needs --standard-errors COLUMN")
-    table = pd.read_csv(path, sep="\t" if path.endswith(".tsv") else ",")
+    table = read_table(arguments.source)
     numbers = {
         "estimate": pd.to_numeric(
-            _column(table, arguments.estimates, "--estimates"), errors="coerce"
+            table_column(table, arguments.estimates, "--estimates"), errors="coerce"
         ),
         "standard_error": pd.to_numeric(
-            _column(table, arguments.standard_errors, "--standard-errors"), errors="coerce"
+            table_column(table, arguments.standard_errors, "--standard-errors"), errors="coerce"
         ),
     }
-    if arguments.labels:
-        labels = _column(table, arguments.labels, "--labels")
-    else:
-        used = {arguments.estimates, arguments.standard_errors, arguments.tasks}
-        text = [
-            c
-            for c in table.columns
-            if c not in used and not pd.api.types.is_numeric_dtype(table[c])
-        ]
-        if not text:
-            raise UsageError("the table has no column of text to name the models; give --labels")
-        labels = table[text[0]]
-    tasks = _column(table, arguments.tasks, "--tasks") if arguments.tasks else "all"
+    labels = label_column(
+        table,
+        arguments.labels,
+        {arguments.estimates, arguments.standard_errors, arguments.tasks},
+    )
+    if labels is None:
+        raise UsageError("the table has no column of text to name the models; give --labels")
+    tasks = table_column(table, arguments.tasks, "--tasks") if arguments.tasks else "all"
     long = pd.DataFrame({"model": labels.astype(str), "task": tasks, **numbers}).astype(
         {"task": str}
     )

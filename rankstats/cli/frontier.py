@@ -14,16 +14,18 @@ can be excluded from the true frontier
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from ..errors import InputTypeError, MissingPathError, MissingValueError
+from ..errors import InputTypeError, MissingValueError
 from ._shared import (
     UsageError,
     add_input,
     add_output,
     add_output_options,
+    label_column,
     load_cube,
     prints_markdown,
+    read_table,
+    table_column,
     write_tables,
 )
 
@@ -101,49 +103,22 @@ def add(commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _read(path: str):
-    import pandas as pd
-
-    if not Path(path).is_file():
-        raise MissingPathError(f"{path}: no such file")
-    try:
-        return pd.read_csv(path, sep="\t" if path.endswith(".tsv") else ",")
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputTypeError(f"{path}: not a CSV table ({type(error).__name__})") from None
-
-
-def _column(table, name, option):
-    if name not in table.columns:
-        raise UsageError(
-            f"{option} {name!r} is not a column of the table (columns: "
-            f"{', '.join(map(str, table.columns))})"
-        )
-    return table[name]
-
-
 def _estimates(arguments):
     """The table as (estimates, standard errors): Series labelled by model."""
     import pandas as pd
 
     if not arguments.standard_errors:
         raise UsageError("--estimates needs --standard-errors COLUMN")
-    table = _read(arguments.source)
-    estimates = pd.to_numeric(_column(table, arguments.estimates, "--estimates"), errors="coerce")
-    errors = pd.to_numeric(
-        _column(table, arguments.standard_errors, "--standard-errors"), errors="coerce"
+    table = read_table(arguments.source)
+    estimates = pd.to_numeric(
+        table_column(table, arguments.estimates, "--estimates"), errors="coerce"
     )
-    if arguments.labels:
-        labels = _column(table, arguments.labels, "--labels")
-    else:
-        used = {arguments.estimates, arguments.standard_errors}
-        text = [
-            c
-            for c in table.columns
-            if c not in used and not pd.api.types.is_numeric_dtype(table[c])
-        ]
-        if not text:
-            raise UsageError("the table has no column of text to name the models; give --labels")
-        labels = table[text[0]]
+    errors = pd.to_numeric(
+        table_column(table, arguments.standard_errors, "--standard-errors"), errors="coerce"
+    )
+    labels = label_column(table, arguments.labels, {arguments.estimates, arguments.standard_errors})
+    if labels is None:
+        raise UsageError("the table has no column of text to name the models; give --labels")
     index = pd.Index(labels.astype(str).to_numpy(), name="model")
     if index.has_duplicates:
         raise UsageError(f"the model labels repeat: {', '.join(index[index.duplicated()][:5])}")
@@ -156,7 +131,7 @@ def _cost(path, cube=None):
     import pandas as pd
     import xarray as xr
 
-    table = _read(path)
+    table = read_table(path)
     for name in ("model", "cost"):
         if name not in table.columns:
             raise InputTypeError(

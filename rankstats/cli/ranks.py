@@ -18,7 +18,10 @@ from ._shared import (
     add_output,
     add_output_options,
     integer,
+    label_column,
     prints_markdown,
+    read_table,
+    table_column,
     write_tables,
 )
 
@@ -94,36 +97,12 @@ def add(commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _read(path: str):
-    import pandas as pd
-
-    if not Path(path).is_file():
-        raise MissingPathError(f"{path}: no such file")
-    return pd.read_csv(path, sep="\t" if path.endswith(".tsv") else ",")
-
-
-def _column(table, name: str, option: str):
-    if name not in table.columns:
-        raise UsageError(
-            f"{option} {name!r} is not a column of the table (columns: "
-            f"{', '.join(map(str, table.columns))})"
-        )
-    return table[name]
-
-
 def _labels(table, arguments):
     import pandas as pd
 
-    if arguments.labels:
-        labels = _column(table, arguments.labels, "--labels")
-    else:
-        used = {arguments.estimates, arguments.standard_errors}
-        text = [
-            c
-            for c in table.columns
-            if c not in used and not pd.api.types.is_numeric_dtype(table[c])
-        ]
-        labels = table[text[0]] if text else pd.Series(range(1, len(table) + 1))
+    labels = label_column(table, arguments.labels, {arguments.estimates, arguments.standard_errors})
+    if labels is None:
+        labels = pd.Series(range(1, len(table) + 1))
     labels = labels.astype(str)
     if labels.duplicated().any():
         raise UsageError(f"the model labels repeat: {', '.join(labels[labels.duplicated()])}")
@@ -157,17 +136,17 @@ def run(arguments) -> int:
 
     from ..stability import rank_sets
 
-    table = _read(arguments.table)
+    table = read_table(arguments.table)
     labels = _labels(table, arguments)
     estimates = pd.Series(
         pd.to_numeric(
-            _column(table, arguments.estimates, "--estimates"), errors="coerce"
+            table_column(table, arguments.estimates, "--estimates"), errors="coerce"
         ).to_numpy(),
         index=labels,
     )
     given = {}
     if arguments.standard_errors:
-        column = _column(table, arguments.standard_errors, "--standard-errors")
+        column = table_column(table, arguments.standard_errors, "--standard-errors")
         given["standard_errors"] = pd.Series(
             pd.to_numeric(column, errors="coerce").to_numpy(), index=labels
         )
