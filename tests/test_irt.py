@@ -19,6 +19,7 @@ from scipy import optimize, special
 
 import rankstats
 from rankstats._kernels import irt as kernel
+from rankstats._kernels import irt_draws as draws
 from rankstats.cli import main
 from rankstats.errors import CubeError, DimensionError, OptionError
 
@@ -337,11 +338,10 @@ def test_each_model_alone_and_a_template_covariate():
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.data(), rows=st.integers(1, 6), width=st.integers(2, 60))
-def test_inverse_cdf_is_searchsorted_row_by_row(data, rows, width):
-    # the guide table and the halving search against numpy's searchsorted on each row, with
-    # points of no mass (repeated cdf values), cdf values on the bucket edges (k / GUIDE)
-    # and draws exactly on cdf values
+@given(data=st.data(), rows=st.integers(1, 6), width=st.integers(2, draws.WIDTH - 1))
+def test_search_is_searchsorted_row_by_row(data, rows, width):
+    # the branch-free halving search against numpy's searchsorted on each row, with points
+    # of no mass (repeated cdf values) and draws exactly on cdf values, in single precision
     mass = np.array(
         data.draw(
             st.lists(
@@ -355,16 +355,40 @@ def test_inverse_cdf_is_searchsorted_row_by_row(data, rows, width):
     )
     mass[:, -1] += 1.0
     cdf = np.cumsum(mass, -1)
-    cdf /= cdf[:, -1:]
+    cdf = (cdf / cdf[:, -1:]).astype(np.float32)
+    padded = np.full((rows, draws.WIDTH), 2.0, dtype=np.float32)
+    padded[:, : width - 1] = cdf[:, :-1]  # the last point reads 2, as in the kernel
     n = data.draw(st.integers(1, 40))
     row = np.array(data.draw(st.lists(st.integers(0, rows - 1), min_size=n, max_size=n)))
     exact = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     u = np.array(data.draw(st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=n, max_size=n)))
     column = np.array(data.draw(st.lists(st.integers(0, width - 1), min_size=n, max_size=n)))
-    u = np.where(exact, np.minimum(cdf[row, column], np.nextafter(1.0, 0.0)), u)
-    got = kernel._inverse_cdf(cdf, kernel._guide(cdf), row, u)
+    u = np.where(exact, cdf[row, column], u).astype(np.float32)
+    u = np.minimum(u, np.nextafter(np.float32(1.0), np.float32(0.0)))
+    got = draws.search(padded.ravel(), (row * draws.WIDTH).astype(np.int32), u)
     expected = [np.searchsorted(cdf[r], v) for r, v in zip(row, u, strict=True)]
     np.testing.assert_array_equal(got, expected)
+
+
+def test_draws_follow_each_template_s_posterior_on_the_grid():
+    # with no intercept shift and no unobserved outcomes' noise, a template's draws are its
+    # accuracy at grid points drawn from its posterior: their frequencies against the weights
+    cube = rankstats.planted_cube(models=2, templates=6, samples=8, seed=3)
+    design = rankstats.random_design(cube, budget=20, seed=3)
+    y = cube.score.where(design).isel(task=0).transpose("model", "template", "sample").values
+    fitted = kernel.fit_grid(y, np.ones((2, 6), bool), np.ones((2, 8), bool), prior="mixture")
+    fitted["var_mu"] = np.zeros_like(fitted["var_mu"])
+    table = kernel.grid_accuracy(fitted)
+    table["var"] = np.zeros_like(table["var"])
+    # distinct accuracies at every grid point, so a draw says which point it read
+    table["mean"] = np.tile(np.linspace(0.0, 1.0, kernel.GRID.size), (table["mean"].shape[0], 1))
+    out = draws.grid_draws(fitted, table, 20_000, np.random.default_rng(0))
+    point = np.rint(out * (kernel.GRID.size - 1)).astype(int)
+    for u, (m, t) in enumerate(zip(fitted["unit_slice"], fitted["unit_t"], strict=True)):
+        seen = np.bincount(point[m, :, t], minlength=kernel.GRID.size) / 20_000
+        weights = table["weights"][u]
+        # binomial standard errors of the frequencies, 5 of them and a floor
+        assert np.all(np.abs(seen - weights) <= 5 * np.sqrt(weights / 20_000) + 2e-3), u
 
 
 def _brute_force_fit_terms(fitted, y):

@@ -12,8 +12,8 @@ template covariate such as how a paraphrase was made). Only the cells of a
 partial design are observed (NaN elsewhere). :func:`fit_grid` integrates
 each template effect over a fixed grid of support points (EM), with
 :math:`G` a normal, a two-normal mixture or any distribution on the grid;
-:func:`grid_accuracy` and :func:`grid_draws` turn the fit into template
-accuracies and posterior draws of them. :func:`fit` is the penalised fit
+:func:`grid_accuracy` turns the fit into template accuracies (and
+:mod:`rankstats._kernels.irt_draws` into posterior draws of them). :func:`fit` is the penalised fit
 with normal template effects at their modes (block Newton steps), kept for
 fixed prior variances.
 
@@ -1039,8 +1039,9 @@ def grid_accuracy(f: dict) -> dict:
     Observed cells count as observed; an unobserved cell counts its
     probability at the support point. Returns ``mean`` (the template's
     accuracy at each point), ``var`` (the Bernoulli variance of its
-    unobserved outcomes there) and ``weights`` (the posterior of the
-    effect), per template unit.
+    unobserved outcomes there), ``weights`` (the posterior of the
+    effect) and ``observed`` (the part of the accuracy its observed cells
+    give, the same at every point), per template unit.
     """
     slices, n_t = f["templates"].shape
     unit_slice, unit_t = f["unit_slice"], f["unit_t"]
@@ -1073,139 +1074,9 @@ def grid_accuracy(f: dict) -> dict:
         mean = (seen_y[:, None] + total_p[unit_slice, g] - seen_p) / nu
         var = np.maximum(total_v[unit_slice, g] - seen_v, 0.0) / nu**2
     weights, _ = _posterior(f["likelihood"], f["prior"], unit_slice)
-    return {"mean": np.clip(mean, 0.0, 1.0), "var": var, "weights": weights}
-
-
-def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 32) -> np.ndarray:
-    """Joint draws of every template's accuracy, ``(slices, draws, template)``.
-
-    Each draw takes the normal prior's sd from its marginal likelihood
-    (:data:`SD_GRID`, flat in log sd: the spread is integrated over, not
-    plugged in) where the family is a normal, each template's effect from its
-    posterior on the grid under that prior, a common shift of the model's
-    intercept from its Laplace posterior, and the Bernoulli noise of the
-    template's unobserved outcomes. NaN where a template does not exist.
-    """
-    slices, n_t = f["templates"].shape
-    unit_slice, unit_t = f["unit_slice"], f["unit_t"]
-    n_units = unit_slice.size
-    out = np.full((slices, n_draws, n_t), np.nan)
-    if not n_units:
-        return out
-    normal = f["family"] == 0
-    # the spread's posterior on SD_GRID, and the templates' posterior under each sd
-    profile = f["profile"] - f["profile"].max(-1, keepdims=True)
-    chance = np.exp(profile)
-    chance /= chance.sum(-1, keepdims=True)
-    # the pairwise sd sits where the plug-in likelihood is biased low: the spread's
-    # posterior is moved there (in log sd), keeping its width
-    scale = np.maximum(f["tau_a"], SD_GRID[0]) / np.exp(chance @ np.log(SD_GRID))
-    # the spread's posterior by SLOTS equally likely values (its quantiles, in log sd)
-    levels = (np.arange(SLOTS) + 0.5) / SLOTS
-    cumulative = np.cumsum(chance, -1)
-    log_sd = (
-        np.stack([np.interp(levels, c, np.log(SD_GRID)) for c in cumulative])
-        + np.log(scale)[:, None]
-    )  # (slices, SLOTS)
-    # each template's posterior cdf under each slot's prior, a template's slots side by side
-    cdf = np.empty((n_units, SLOTS, GRID.size))
-    lik = f["likelihood"]
-    for j in range(SLOTS):
-        prior = np.where(normal[:, None], _normal_weights(np.exp(log_sd[:, j])), f["prior"])
-        row = cdf[:, j]
-        np.cumsum(np.multiply(lik["scaled"], prior[unit_slice]), -1, out=row)
-        low = ~(row[:, -1] > _TINY)
-        if low.any():  # the likelihood and the prior barely overlap: in logs
-            row[low] = np.cumsum(_in_logs(lik, prior, unit_slice, low)[0], -1)
-        row /= row[:, -1:]
-    cdf = cdf.reshape(n_units * SLOTS, GRID.size)
-    guide = _guide(cdf)
-    # the accuracy tables with their end values repeated PAD times on each side and their
-    # steps to the next point: a shifted position past an end reads the end's value
-    tables = [np.pad(table[name], ((0, 0), (PAD, PAD)), mode="edge") for name in ("mean", "var")]
-    tables = [
-        v
-        for t in tables
-        for v in (t.ravel(), np.append(np.diff(t, axis=-1), np.zeros((n_units, 1)), -1).ravel())
-    ]
-    width = GRID.size + 2 * PAD
-    first = np.arange(n_units)[:, None] * width + PAD
-    step = GRID[1] - GRID[0]
-    sd_mu = np.sqrt(f["var_mu"])
-    rows = np.arange(n_units)[:, None]
-    drawn = np.empty((n_units, n_draws))
-    for start in range(0, n_draws, chunk):
-        k = min(chunk, n_draws - start)
-        pick = rng.integers(0, SLOTS, (slices, k))[unit_slice]  # (units, k)
-        u = rng.random((n_units, k))
-        effect = _inverse_cdf(cdf, guide, rows * SLOTS + pick, u)
-        # the model's shift in grid steps: its whole steps move the point, its fraction
-        # (the same for every template of the model) interpolates between two points
-        shift = sd_mu[:, None] * rng.standard_normal((slices, k)) / step
-        whole = np.floor(shift)
-        frac = (shift - whole)[unit_slice]
-        at = first + np.clip(effect + whole.astype(np.int64)[unit_slice], -PAD, GRID.size + PAD - 2)
-        mean_at, mean_step, var_at, var_step = (np.take(t, at) for t in tables)
-        value = mean_at + frac * mean_step
-        value += np.sqrt(var_at + frac * var_step) * rng.standard_normal((n_units, k))
-        np.clip(value, 0.0, 1.0, out=drawn[:, start : start + k])
-    out[unit_slice, :, unit_t] = drawn
-    return out
-
-
-#: Grid points added at each end of the accuracy tables the draws interpolate in.
-PAD = 1
-
-
-#: Buckets of [0, 1) in the guide table of an inverse cdf (a power of two, so that
-#: ``u * GUIDE`` and ``cdf * GUIDE`` are exact).
-GUIDE = 32
-
-
-def _guide(cdf) -> np.ndarray:
-    """For each row of a cdf ``(rows, K)`` and each b in 0..GUIDE, the points below b / GUIDE.
-
-    The rows must be nondecreasing, in [0, 1]. Returns ``(rows, GUIDE + 1)``
-    small integers.
-    """
-    rows, width = cdf.shape
-    # point i lies below b / GUIDE exactly when floor(cdf_i * GUIDE) + 1 <= b: count the
-    # points of each row by that bucket, then accumulate (over the flat counts, which is
-    # faster than along short rows; the rows before row r hold r * K points)
-    index = np.int32 if rows * (GUIDE + 2) < 2**31 else np.int64
-    bucket = (cdf * GUIDE).astype(index)
-    bucket += (np.arange(rows, dtype=index) * (GUIDE + 2) + 1)[:, None]
-    below = np.cumsum(np.bincount(bucket.ravel(), minlength=rows * (GUIDE + 2)))
-    below = below.reshape(rows, GUIDE + 2)[:, : GUIDE + 1] - (np.arange(rows) * width)[:, None]
-    return below.astype(np.int8 if width < 128 else np.int64)
-
-
-def _inverse_cdf(cdf, guide, row, u) -> np.ndarray:
-    """Per draw, how many points of its row of ``cdf`` lie below ``u``: the inverse cdf.
-
-    ``row`` and ``u`` (in [0, 1)) of one shape; ``guide`` from :func:`_guide`.
-    The guide table (Chen's indexed search) bounds each draw's answer by the
-    points in the bucket of [0, 1) it falls in; most buckets hold none or
-    one, settled by one comparison, and the draws whose bucket holds more are
-    searched by halving. The answer is ``searchsorted(cdf[row], u)``.
-    """
-    shape = u.shape
-    row, u = row.ravel(), u.ravel()
-    bucket = (u * GUIDE).astype(np.int64)
-    low = guide[row, bucket].astype(np.int64)
-    high = guide[row, bucket + 1].astype(np.int64)
-    flat = cdf.ravel()
-    start = row * cdf.shape[1]
-    # the bucket's first point against the draw, for every draw at once
-    below = (flat[start + np.minimum(low, cdf.shape[1] - 1)] < u) & (low < high)
-    low += below
-    active = np.flatnonzero(below & (low < high))
-    while active.size:
-        lo, hi = low[active], high[active]
-        middle = (lo + hi) >> 1
-        below = flat[start[active] + middle] < u[active]
-        lo = np.where(below, middle + 1, lo)
-        hi = np.where(below, hi, middle)
-        low[active], high[active] = lo, hi
-        active = active[lo < hi]
-    return low.reshape(shape)
+    return {
+        "mean": np.clip(mean, 0.0, 1.0),
+        "var": var,
+        "weights": weights,
+        "observed": seen_y / n[unit_slice],
+    }

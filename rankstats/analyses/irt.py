@@ -40,6 +40,7 @@ import xarray as xr
 from .. import _options as o
 from .. import _xr
 from .._kernels import irt as _k
+from .._kernels import irt_draws as _kd
 from ..cube import provenance
 from ..errors import CubeError, DimensionError, OptionError, ScoreValueError
 from ..stability._checks import checked
@@ -179,7 +180,7 @@ def _fit_and_summarise(
         y, t_in, s_in, g_in, n_groups, shared=n_models if pool_models else 1, prior=prior
     )
     table = _k.grid_accuracy(fitted)
-    draws = _k.grid_draws(fitted, table, n_resamples, rng)
+    draws = _kd.grid_draws(fitted, table, n_resamples, rng)
     out = _k.summaries(draws, fitted["templates"], quantiles, confidence_level)
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.moveaxis(
