@@ -19,10 +19,11 @@ from scipy import special
 from .irt import GRID, SD_GRID, SLOTS, _in_logs, _normal_weights
 
 #: Points of a cdf row in the search: the grid's, then padding (a power of two).
-WIDTH = 64
+WIDTH = 1 << (GRID.size - 1).bit_length()
 #: Sums the posterior weights on the grid into a cdf row of :data:`WIDTH` points. The last
-#: grid point and the padding read 2, above every uniform, so the search needs no bounds
-#: (the last point is never below a uniform: its cdf is 1).
+#: grid point and the padding read 2 (twice the total), above every uniform once the row is
+#: divided by its total, so the search needs no bounds (the last point is never below a
+#: uniform: its cdf is 1).
 _CUMULATE = np.triu(np.ones((GRID.size, WIDTH), dtype=np.float32))
 _CUMULATE[:, GRID.size - 1 :] = 2.0
 #: The halvings of the search.
@@ -70,11 +71,11 @@ def search(cdf: np.ndarray, base: np.ndarray, u: np.ndarray) -> np.ndarray:
     gather for every draw at once. Equals ``searchsorted(row, u)`` (side
     left) on each draw's row.
     """
-    at = np.array(base, dtype=np.int64 if cdf.size >= 2**31 else np.int32)
+    at = np.array(base, dtype=np.int64)
     probe = np.empty_like(at)
     for half in _HALVES:
         np.add(at, half - 1, out=probe)
-        at += (cdf.take(probe) < u) * at.dtype.type(half)
+        at += (cdf.take(probe) < u) * half
     return at - base
 
 
@@ -145,7 +146,7 @@ def _tables(table: dict) -> tuple:
     return tuple(out)
 
 
-def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 22) -> np.ndarray:
+def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 15) -> np.ndarray:
     """Joint draws of every template's accuracy, ``(slices, draws, template)``.
 
     Each draw takes the prior's spread from its posterior (one of
@@ -155,7 +156,9 @@ def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 22) ->
     prior (:func:`search`), a common shift of the model's intercept from its
     Laplace posterior, and the Bernoulli noise of the template's unobserved
     outcomes (a normal with their variance). NaN where a template does not
-    exist. ``chunk`` bounds the cells drawn at once.
+    exist. ``chunk`` bounds the cells drawn at once: small enough that the
+    working arrays stay in cache and their memory is reused, not fetched
+    fresh from the system (a page fault per 4 KiB) for every chunk.
     """
     slices, n_t = f["templates"].shape
     out = np.full((slices, n_draws, n_t), np.nan)
@@ -165,8 +168,8 @@ def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 22) ->
     mean_table, sd_table = (_by_position(f, v, 0.0).ravel() for v in _tables(table))
     observed = _by_position(f, table["observed"], 0.0)[:, :, None]
     # the draws of one template side by side: its rows stay in cache while they are read
-    index = np.int64 if cdf.size >= 2**31 else np.int32
-    position = np.arange(slices * n_t, dtype=index).reshape(slices, n_t, 1)
+    # 64-bit indices: a gather of complex numbers by 32-bit ones is ten times slower
+    position = np.arange(slices * n_t, dtype=np.int64).reshape(slices, n_t, 1)
     # the rows of a (slice, slot, template): slot j of template t of slice s is row
     # (s * SLOTS + j) * n_t + t
     row_of = (position + (SLOTS - 1) * n_t * (position // n_t)) * WIDTH
@@ -176,7 +179,7 @@ def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 22) ->
     per = max(1, chunk // (slices * n_t))
     for start in range(0, n_draws, per):
         k = min(per, n_draws - start)
-        base = row_of + (rng.integers(0, SLOTS, (slices, 1, k)) * (n_t * WIDTH)).astype(index)
+        base = row_of + rng.integers(0, SLOTS, (slices, 1, k)) * (n_t * WIDTH)
         # the model's shift in grid steps: its whole steps move the point, its fraction
         # (the same for every template of the model) interpolates between two points
         shift = sd_mu * rng.standard_normal((slices, 1, k)) / step
@@ -185,7 +188,7 @@ def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 22) ->
         u = rng.random((slices, n_t, k), dtype=np.float32)
         z = _NORMAL_STRATA.take(rng.integers(0, 4096, (slices, n_t, k), dtype=np.int16))
         at = search(cdf, base, u)
-        at += whole.astype(index)
+        at += whole.astype(np.int64)
         np.clip(at, -PAD, GRID.size + PAD - 2, out=at)
         at += table_of
         mean = mean_table.take(at)
