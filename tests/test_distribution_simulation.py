@@ -124,8 +124,10 @@ def test_no_worse_than_the_reference_on_a_normal_cube_fast(budget):
 # the regimes where the reference is still closer beyond Monte Carlo error, measured by
 # the slow grid below (6 cubes of 16 models each)
 _BEHIND = {
+    # with two cells per template the skew barely moves the likelihood (the planted shape
+    # itself adds 0 to 2 to the log marginal likelihood of a pool of 1600 templates), so
+    # the normal is kept, and its upper tail lies too high
     ("skewed", 200): "the normal prior's upper tail, a skew two cells per template cannot show",
-    ("skewed", 400): "the long lower tail, which the cross-validation does not pick up yet",
 }
 
 

@@ -192,7 +192,8 @@ def add(commands) -> None:
         choices=("auto", "normal", "normal-per-model", "mixture", "nonparametric"),
         default="auto",
         help="irt: the distribution of the template effects (auto: the normal unless a "
-        "mixture or a nonparametric one predicts held-out templates better)",
+        "mixture or a nonparametric one predicts held-out templates better, or the "
+        "mixture where the effects test skewed)",
     )
     add_output_options(
         parser,
