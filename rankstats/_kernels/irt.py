@@ -854,6 +854,34 @@ def _skew_ratio(lik, unit_pool, pools, shared, prior) -> np.ndarray:
     return total.max(-1) - total[:, np.argmin(np.abs(SKEWS))]
 
 
+#: The change of the template prior's sd below which the iterations may stop.
+SD_TOLERANCE = 1e-2
+
+
+def _sample_variance(modes, precision, variance, inside, steps: int = 5) -> np.ndarray:
+    """The prior variance of the sample effects by marginal maximum likelihood, per pool.
+
+    Each effect's likelihood is taken as normal about its unpenalised
+    estimate: the mode ``modes`` ``(pools, sample)`` with its shrinkage
+    undone (``precision`` is the posterior's, the prior's ``1 / variance``
+    included; ``inside`` the samples that exist). The estimates are then
+    normal with variance v + their own, and v solves its likelihood
+    equation by ``steps`` fixed-point steps of the weighted moment
+    equation. The EM update (the mean of the squared modes plus their
+    posterior variances) has the same fixed point, but moves towards it by
+    a fraction of the way per iteration when the effects are not precise.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = 1.0 / np.maximum(precision - 1.0 / variance[:, None], 1e-12)
+        estimate = modes * (1.0 + own / variance[:, None])
+        v = variance
+        for _ in range(steps):
+            weight = np.where(inside, 1.0 / (v[:, None] + own) ** 2, 0.0)
+            v = (weight * (estimate**2 - own)).sum(-1) / weight.sum(-1)
+            v = np.clip(np.nan_to_num(v, nan=1.0), *VARIANCE_BOUNDS)
+    return v
+
+
 def fit_grid(
     y,
     templates,
@@ -864,7 +892,7 @@ def fit_grid(
     shared: int = 1,
     prior: str = "auto",
     max_iter: int = 100,
-    tolerance: float = 1e-2,
+    tolerance: float = 0.05,
 ) -> dict:
     r"""The item-response model with its template effects integrated over a grid: EM.
 
@@ -876,8 +904,11 @@ def fit_grid(
     update shrinks it towards 0), while the marginal likelihood still
     identifies it. The intercepts, group effects and sample effects are
     penalised modes of the expected log-likelihood (one Newton step each
-    per EM iteration); the sample effects' prior variance is the
-    Laplace-EM update (pooled over models they have many cells each).
+    per EM iteration); the sample effects' prior variance is their marginal
+    maximum likelihood under a normal approximation of each effect's
+    likelihood (:func:`_sample_variance`; pooled over models they have many
+    cells each). The iterations stop when no effect moves by ``tolerance``
+    of its standard error and the prior's sd by :data:`SD_TOLERANCE`.
 
     ``prior`` is one of :data:`PRIORS` or ``"auto"``: ``"normal"`` a centred
     normal shared by the models of a pool; ``"normal-per-model"`` one per
@@ -1022,19 +1053,20 @@ def fit_grid(
         delta = np.clip(grad / hess_b, -1.0, 1.0)
         b[:] -= delta
         ep -= epq * delta[key_b]
-        step = np.max(np.abs(delta), initial=0.0)
+        # steps in standard errors: a parameter's precision is how far it has to settle
+        step = np.max(np.abs(delta) * np.sqrt(hess_b), initial=0.0)
         grad = np.bincount(key_obs, ep - key_y, slices) + mu / FIXED_VARIANCE
         hess = np.bincount(key_obs, epq, slices) + 1.0 / FIXED_VARIANCE
         delta = np.clip(grad / hess, -1.0, 1.0)
         mu[:] -= delta
         ep -= epq * delta[key_obs]
-        step = max(step, np.max(np.abs(delta), initial=0.0))
+        step = max(step, np.max(np.abs(delta) * np.sqrt(hess), initial=0.0))
         if n_g:
             grad = np.bincount(key_g, ep - key_y, slices * n_g) + gamma / FIXED_VARIANCE
             hess = np.bincount(key_g, epq, slices * n_g) + 1.0 / FIXED_VARIANCE
             delta = np.clip(grad / hess, -1.0, 1.0)
             gamma[:] -= delta
-            step = max(step, np.max(np.abs(delta), initial=0.0))
+            step = max(step, np.max(np.abs(delta) * np.sqrt(hess), initial=0.0))
         # the sample effects and the intercepts share a common shift that only the priors
         # see: give it to the intercepts (the weaker prior), as the penalty would
         bb = b.reshape(pools, n_s)
@@ -1043,8 +1075,7 @@ def fit_grid(
             centre = np.nan_to_num(np.where(pool_samples, bb, 0.0).sum(-1) / count)
             bb -= np.where(pool_samples, centre[:, None], 0.0)
             mu[:] += np.repeat(centre, shared)
-            second = np.where(pool_samples, bb**2 + 1.0 / hess_b.reshape(pools, n_s), 0.0)
-            var_b = np.nan_to_num(np.clip(second.sum(-1) / count, *VARIANCE_BOUNDS), nan=1.0)
+            var_b = _sample_variance(bb, hess_b.reshape(pools, n_s), var_b, pool_samples)
         return step
 
     iterations = 0
@@ -1064,7 +1095,7 @@ def fit_grid(
             change = np.max(np.abs(_sd_of(new) - _sd_of(current)), initial=0.0)
             current = new
             step = newton(lik, p, pq, current)
-            if max(step, change) < tolerance:
+            if step < tolerance and change < SD_TOLERANCE:
                 break
         if stage:
             break

@@ -146,58 +146,71 @@ def _tables(table: dict) -> tuple:
     return tuple(out)
 
 
-def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 15) -> np.ndarray:
-    """Joint draws of every template's accuracy, ``(slices, draws, template)``.
+def draw_blocks(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 16):
+    """Joint draws of every template's accuracy, a block of slices at a time.
 
+    Yields ``(start, stop, draws)``: the slices ``start:stop`` and their
+    draws ``(slices, template, draw)``, NaN where a template does not exist.
     Each draw takes the prior's spread from its posterior (one of
     :data:`SLOTS` equally likely values of it per model, :func:`spread_slots`:
     the spread is integrated over, not plugged in) where the family is a
     normal, each template's effect from its posterior on the grid under that
     prior (:func:`search`), a common shift of the model's intercept from its
     Laplace posterior, and the Bernoulli noise of the template's unobserved
-    outcomes (a normal with their variance). NaN where a template does not
-    exist. ``chunk`` bounds the cells drawn at once: small enough that the
-    working arrays stay in cache and their memory is reused, not fetched
-    fresh from the system (a page fault per 4 KiB) for every chunk.
+    outcomes (a normal with their variance). A block holds about ``chunk``
+    cells, whole slices, every draw of them: the rows it reads stay in cache,
+    and its working arrays are small enough that their memory is reused, not
+    fetched fresh from the system (a page fault per 4 KiB) for every block.
     """
     slices, n_t = f["templates"].shape
-    out = np.full((slices, n_draws, n_t), np.nan)
     if not f["unit_slice"].size:
-        return out
+        for start in range(slices):
+            yield start, start + 1, np.full((1, n_t, n_draws), np.nan)
+        return
     cdf = _cdf_rows(f).ravel()
     mean_table, sd_table = (_by_position(f, v, 0.0).ravel() for v in _tables(table))
     observed = _by_position(f, table["observed"], 0.0)[:, :, None]
-    # the draws of one template side by side: its rows stay in cache while they are read
-    # 64-bit indices: a gather of complex numbers by 32-bit ones is ten times slower
-    position = np.arange(slices * n_t, dtype=np.int64).reshape(slices, n_t, 1)
-    # the rows of a (slice, slot, template): slot j of template t of slice s is row
-    # (s * SLOTS + j) * n_t + t
-    row_of = (position + (SLOTS - 1) * n_t * (position // n_t)) * WIDTH
-    table_of = position * (GRID.size + 2 * PAD) + PAD
+    missing = ~_by_position(f, np.ones(f["unit_slice"].size, dtype=bool), False)
     step = GRID[1] - GRID[0]
     sd_mu = np.sqrt(f["var_mu"])[:, None, None]
-    per = max(1, chunk // (slices * n_t))
-    for start in range(0, n_draws, per):
-        k = min(per, n_draws - start)
-        base = row_of + rng.integers(0, SLOTS, (slices, 1, k)) * (n_t * WIDTH)
+    per = max(1, chunk // (n_t * n_draws))
+    for start in range(0, slices, per):
+        stop = min(start + per, slices)
+        b = stop - start
+        # 64-bit indices: a gather of complex numbers by 32-bit ones is ten times slower
+        position = np.arange(start * n_t, stop * n_t, dtype=np.int64).reshape(b, n_t, 1)
+        # the rows of a (slice, slot, template): slot j of template t of slice s is row
+        # (s * SLOTS + j) * n_t + t
+        base = (position + (SLOTS - 1) * n_t * (position // n_t)) * WIDTH
+        base = base + rng.integers(0, SLOTS, (b, 1, n_draws)) * (n_t * WIDTH)
         # the model's shift in grid steps: its whole steps move the point, its fraction
         # (the same for every template of the model) interpolates between two points
-        shift = sd_mu * rng.standard_normal((slices, 1, k)) / step
+        shift = sd_mu[start:stop] * rng.standard_normal((b, 1, n_draws)) / step
         whole = np.floor(shift)
         frac = (shift - whole).astype(np.float32)
-        u = rng.random((slices, n_t, k), dtype=np.float32)
-        z = _NORMAL_STRATA.take(rng.integers(0, 4096, (slices, n_t, k), dtype=np.int16))
+        u = rng.random((b, n_t, n_draws), dtype=np.float32)
+        z = _NORMAL_STRATA.take(rng.integers(0, 4096, (b, n_t, n_draws), dtype=np.int16))
         at = search(cdf, base, u)
         at += whole.astype(np.int64)
         np.clip(at, -PAD, GRID.size + PAD - 2, out=at)
-        at += table_of
+        at += position * (GRID.size + 2 * PAD) + PAD
         mean = mean_table.take(at)
         value = mean.real + frac * mean.imag
         sd = sd_table.take(at)
         value += (sd.real + frac * sd.imag) * z
-        value = np.clip(observed + value, 0.0, 1.0)
-        out[:, start : start + k] = value.transpose(0, 2, 1)
-    exists = _by_position(f, np.ones(f["unit_slice"].size, dtype=bool), False)
-    if not exists.all():
-        out[np.broadcast_to(~exists[:, None, :], out.shape)] = np.nan
+        value = np.clip(observed[start:stop] + value, 0.0, 1.0)
+        if missing[start:stop].any():
+            value[missing[start:stop]] = np.nan
+        yield start, stop, value
+
+
+def grid_draws(f: dict, table: dict, n_draws: int, rng, chunk: int = 1 << 16) -> np.ndarray:
+    """Joint draws of every template's accuracy, ``(slices, draws, template)``.
+
+    :func:`draw_blocks` put together; NaN where a template does not exist.
+    """
+    slices, n_t = f["templates"].shape
+    out = np.empty((slices, n_draws, n_t))
+    for start, stop, block in draw_blocks(f, table, n_draws, rng, chunk):
+        out[start:stop] = block.transpose(0, 2, 1)
     return out

@@ -180,12 +180,18 @@ def _fit_and_summarise(
         y, t_in, s_in, g_in, n_groups, shared=n_models if pool_models else 1, prior=prior
     )
     table = _k.grid_accuracy(fitted)
-    draws = _kd.grid_draws(fitted, table, n_resamples, rng)
-    out = _k.summaries(draws, fitted["templates"], quantiles, confidence_level)
     tail = (1.0 - confidence_level) / 2.0
-    low, high = np.moveaxis(
-        _k.sorted_quantiles(np.swapaxes(draws, 1, 2), [tail, 1.0 - tail]), -1, 0
-    )
+    # the summaries a block of slices at a time: the draws are never all in memory
+    blocks = []
+    for start, stop, draws in _kd.draw_blocks(fitted, table, n_resamples, rng):
+        block = _k.summaries(
+            draws.transpose(0, 2, 1), fitted["templates"][start:stop], quantiles, confidence_level
+        )
+        block["template_low"], block["template_high"] = np.moveaxis(
+            _k.sorted_quantiles(draws, [tail, 1.0 - tail]), -1, 0
+        )
+        blocks.append(block)
+    out = {name: np.concatenate([b[name] for b in blocks]) for name in blocks[0]}
     point = np.full(fitted["templates"].shape, np.nan)
     point[fitted["unit_slice"], fitted["unit_t"]] = np.einsum(
         "uk,uk->u", table["weights"], table["mean"]
@@ -193,8 +199,6 @@ def _fit_and_summarise(
     present = fitted["cells"] > 0
     out.update(
         template_accuracy=point,
-        template_low=low,
-        template_high=high,
         calls=fitted["cells"].astype(float),
         template_sd=fitted["tau_a"],
         sample_sd=fitted["tau_b"],
