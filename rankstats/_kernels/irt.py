@@ -318,14 +318,19 @@ def summaries(draws: np.ndarray, templates: np.ndarray, quantiles, confidence_le
     else:
         values = {"quantile": q, "avgp": x.mean(-1), "maxp": x.max(-1)}
     tail = (1.0 - confidence_level) / 2.0
+    # every statistic's mean and interval over the draws by one sort: (..., statistic, draw)
+    stacked = np.concatenate(
+        [np.swapaxes(q, -1, -2), values["avgp"][..., None, :], values["maxp"][..., None, :]], -2
+    )
+    lo, hi = np.moveaxis(sorted_quantiles(stacked, [tail, 1.0 - tail]), -1, 0)
+    mean = stacked.mean(-1)
+    n_q = q.shape[-1]
     out = {}
-    for name, v in values.items():
-        axis = -2 if name == "quantile" else -1
-        lo, hi = np.quantile(v, [tail, 1.0 - tail], axis=axis)
+    for name, at in (("quantile", slice(0, n_q)), ("avgp", n_q), ("maxp", n_q + 1)):
         nan = empty[..., None] if name == "quantile" else empty
-        out[name] = np.where(nan, np.nan, v.mean(axis))
-        out[f"{name}_low"] = np.where(nan, np.nan, lo)
-        out[f"{name}_high"] = np.where(nan, np.nan, hi)
+        out[name] = np.where(nan, np.nan, mean[..., at])
+        out[f"{name}_low"] = np.where(nan, np.nan, lo[..., at])
+        out[f"{name}_high"] = np.where(nan, np.nan, hi[..., at])
     return out
 
 
