@@ -441,3 +441,34 @@ def test_grid_likelihood_and_pairwise_gap_match_cell_by_cell_sums():
     by_key = kernel._sum_by(np.repeat(np.arange(3), 10), 3)
     got = kernel._pair_gap(key_p, to_units @ key_p, sums, by_unit, by_key)
     np.testing.assert_allclose(got, gap, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(5, 60),
+    spread=st.floats(0.3, 3.0),
+)
+def test_sample_variance_is_the_marginal_maximum_likelihood(seed, n, spread):
+    # unpenalised estimates normal about 0 with variance v + their own: the fixed-point
+    # steps against a bounded scalar optimiser of the same likelihood
+    rng = np.random.default_rng(seed)
+    own = rng.uniform(0.05, 1.0, n)
+    estimate = rng.normal(0.0, np.sqrt(spread**2 + own))
+    start = 1.0
+    # the modes under the starting variance and their posterior precisions, as the fit has
+    precision = 1.0 / own + 1.0 / start
+    modes = estimate / (1.0 + own / start)
+    got = kernel._sample_variance(
+        modes[None], precision[None], np.array([start]), np.ones((1, n), bool), steps=500
+    )[0]
+
+    def minus_log_likelihood(v):
+        total = v + own
+        return 0.5 * np.sum(np.log(total) + estimate**2 / total)
+
+    low, high = kernel.VARIANCE_BOUNDS
+    oracle = optimize.minimize_scalar(
+        minus_log_likelihood, bounds=(low, high), method="bounded", options={"xatol": 1e-10}
+    ).x
+    assert abs(minus_log_likelihood(got) - minus_log_likelihood(oracle)) < 1e-7

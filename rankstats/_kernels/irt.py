@@ -439,8 +439,9 @@ AUTO = (0, 2, 3)
 SHAPE_CELLS = 3.0
 #: EM steps of each shape fitted to half the templates, from the fitted normal. On 30
 #: planted cubes each (16 models x 100 templates, 4 and 8 cells per template) the normal
-#: was kept as often with 8 as with 15 (90-100% of normal cubes, 0-27% of skewed and
-#: bimodal ones); more steps only move the choice from the mixture to the nonparametric.
+#: was kept as often with 8 as with 15 (90-100% of normal cubes, 83-100% of cubes with
+#: model-specific sample difficulties, 0-27% of skewed and bimodal ones); more steps
+#: only move the choice from the mixture to the nonparametric.
 CHOICE_STEPS = 8
 #: How much better (in held-out log marginal likelihood) another family must predict
 #: than the pooled normal (or the nonparametric than the mixture) to replace it.
@@ -587,9 +588,10 @@ def _prior_step(family, lik, unit_slice, unit_pool, slices, pools, shared, prior
     """
     choice = np.repeat(family, shared)
     pool_sd, slice_sd = (np.full(pools, np.nan), np.full(slices, np.nan)) if sds is None else sds
-    if np.isnan(pool_sd).any():
+    # the shapes fitted without sds need no normal (nor its profile)
+    if np.isnan(pool_sd).any() and ((choice == 0).any() or sds is not None):
         pool_sd = np.where(np.isnan(pool_sd), _best_sd(_profile(lik, unit_pool, pools)), pool_sd)
-    out = _normal_weights(np.repeat(pool_sd, shared))
+    out = _normal_weights(np.repeat(np.nan_to_num(pool_sd, nan=1.0), shared))
     if (choice == 1).any():
         if np.isnan(slice_sd).any():
             slice_sd = np.where(
@@ -782,7 +784,7 @@ def _choose_family(lik, unit_slice, unit_t, unit_pool, slices, pools, shared, pr
         n = len(families)
         fitted = _prior_step(
             np.repeat(families, 2 * pools),
-            {name: np.concatenate([value] * n) for name, value in lik.items()},
+            lik if n == 1 else {name: np.concatenate([value] * n) for name, value in lik.items()},
             np.concatenate([unit_slice + slices * (2 * i + half) for i in range(n)]),
             np.concatenate([unit_pool + pools * (2 * i + half) for i in range(n)]),
             2 * n * slices,
