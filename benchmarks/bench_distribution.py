@@ -5,6 +5,8 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_distribution.py                 # timing, about a minute
     .venv/bin/python benchmarks/bench_distribution.py --accuracy      # + errors, several minutes
     .venv/bin/python benchmarks/bench_distribution.py --readme        # + the README section
+    .venv/bin/python benchmarks/bench_distribution.py --figure FILE.png  # the errors' figure,
+                                        # from the last --accuracy run
 
 ``rankstats``
     ``rankstats.estimate_distribution(partial, n_resamples=200)``: the item-response model
@@ -179,6 +181,52 @@ def markdown(times, rows) -> str:
     return "\n".join(lines)
 
 
+def figure(rows, path) -> None:
+    """The errors against the budget, one panel per cube and error, both estimators."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = ("W1", "5% quantile", "95% quantile")
+    columns = (0, 1, 3)
+    fig, axes = plt.subplots(
+        len(metrics), len(SHAPES), figsize=(12, 7.5), sharex=True, sharey="row", squeeze=False
+    )
+    style = {"rankstats": ("C0", "o"), "reference": ("C1", "s")}
+    for j, shape in enumerate(SHAPES):
+        for name, (colour, marker) in style.items():
+            mine = sorted(
+                (r for r in rows if r["cube"] == shape and r["estimator"] == name),
+                key=lambda r: r["budget"],
+            )
+            budgets = [r["budget"] / 100 for r in mine]
+            for i, column in enumerate(columns):
+                axes[i, j].errorbar(
+                    budgets,
+                    [r["error"][column] for r in mine],
+                    yerr=[2 * r["se"][column] for r in mine],
+                    color=colour,
+                    marker=marker,
+                    capsize=3,
+                    label="rankstats" if name == "rankstats" else "one-hot Rasch",
+                )
+        axes[0, j].set_title(shape)
+        axes[-1, j].set_xlabel("cells per template")
+        axes[-1, j].set_xscale("log", base=2)
+        axes[-1, j].set_xticks([2, 4, 8], ["2", "4", "8"])
+    for i, metric in enumerate(metrics):
+        axes[i, 0].set_ylabel(f"{metric} error")
+    axes[0, 0].legend(frameon=False)
+    fig.suptitle(
+        "Distribution of per-template accuracy: error against the truth "
+        "(16 models x 100 templates, mean over cubes, ± 2 SE)"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accuracy", action="store_true")
@@ -187,14 +235,21 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--models", type=int, default=16)
     parser.add_argument("--name", default="distribution")
+    parser.add_argument("--figure", help="write the errors' figure here (PNG)")
     args = parser.parse_args(argv)
+    root = pathlib.Path(__file__).parent
+    if args.figure and not args.accuracy:
+        saved = json.loads((root / "results" / f"{args.name}.json").read_text())
+        figure(saved["accuracy"], args.figure)
+        return 0
     budgets = (200, 400, 800)
     rankstats.estimate_distribution(  # warm the imports and caches before timing
         cube_of("normal", 2, 0).isel(sample=slice(0, 10)), n_resamples=2, seed=0
     )
     times = timing((8, 16, 32, 64), (200, 800), args.repeats)
     rows = accuracy(budgets, args.seeds, args.models) if args.accuracy else []
-    root = pathlib.Path(__file__).parent
+    if args.figure:
+        figure(rows, args.figure)
     (root / "results").mkdir(exist_ok=True)
     (root / "results" / f"{args.name}.json").write_text(
         json.dumps({"timing": times, "accuracy": rows}, indent=1)
