@@ -291,7 +291,7 @@ def estimate_distribution(
 
     Notes
     -----
-    Each template effect is integrated out over a grid of 49 support points
+    Each template effect is integrated out over a grid of 31 support points
     (-6 to 6 on the logit scale), so nothing rests on a template's mode,
     which two cells hardly move. The intercepts, group and sample effects
     are penalised modes of the expected log-likelihood (EM: one Newton step
@@ -323,17 +323,18 @@ def estimate_distribution(
 
     On planted cubes (16 models, 100 templates, 100 samples, 6 cubes each,
     ``benchmarks/bench_distribution.py --accuracy``) the Wasserstein-1
-    distance to the true distribution of per-template accuracy was 0.032,
-    0.022 and 0.016 at 200, 400 and 800 cells per model (2, 4, 8 per
+    distance to the true distribution of per-template accuracy was 0.031,
+    0.022 and 0.015 at 200, 400 and 800 cells per model (2, 4, 8 per
     template) for normal effects, against 0.036, 0.024 and 0.017 for a
     one-hot Rasch fit per model; for bimodal effects (15% of the templates
-    3 logits lower) 0.044, 0.032 and 0.022 against 0.071, 0.052 and 0.037,
-    with the 5% quantile's error 0.10, 0.06 and 0.02 against 0.20, 0.16
-    and 0.12. Skewed effects are the exception: the 95% quantile at 2 cells
-    per template (0.046 against 0.027) and the 5% quantile at 4 and 8 (by
-    0.006-0.007) are further off than the reference's. The nominal 95%
-    intervals of the 5% and 95% quantiles covered the truth 96% and 97% of
-    the time at 2 cells per template (10 cubes). See
+    3 logits lower) 0.044, 0.026 and 0.017 against 0.071, 0.052 and 0.037,
+    with the 5% quantile's error 0.10, 0.04 and 0.02 against 0.20, 0.16
+    and 0.12. Skewed effects at 2 cells per template are the exception: the
+    95% quantile is further off (0.046 against 0.027); from 4 cells the skew
+    test finds the long tail and both tails are as close as the
+    reference's or closer. The nominal 95%
+    intervals of the 5% and 95% quantiles covered the truth 95.6% and 95.0%
+    of the time at 2 cells per template (10 cubes). See
     docs/statistics/estimators.md.
 
     References
