@@ -557,8 +557,13 @@ def _profile(lik, owner, n_owner, sds=None) -> np.ndarray:
 
 def _sum_by(owner, n_owner, values=None):
     """The sparse ``(n_owner, owner.size)`` matrix that sums rows into their owners'."""
-    values = np.ones(owner.size) if values is None else values
-    return sparse.csr_matrix((values, (owner, np.arange(owner.size))), shape=(n_owner, owner.size))
+    # built in compressed rows directly (no coordinate format to convert): each owner's
+    # row lists its rows in order
+    order = np.argsort(owner, kind="stable")
+    starts = np.zeros(n_owner + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=n_owner), out=starts[1:])
+    values = np.ones(owner.size) if values is None else np.asarray(values, dtype=float)[order]
+    return sparse.csr_matrix((values, order, starts), shape=(n_owner, owner.size))
 
 
 def _best_sd(profile) -> np.ndarray:
@@ -983,12 +988,13 @@ def fit_grid(
     key_obs = keys // (width * n_s)
     key_b = (key_obs // shared) * n_s + keys % n_s
     key_g = key_obs * n_g + (keys // n_s) % width if n_g else None
-    to_units = sparse.csr_matrix(
-        (np.ones(obs.size), (cell_unit, cell_key)), shape=(n_units, n_keys)
-    )
-    y_to_units = sparse.csr_matrix((yv, (cell_unit, cell_key)), shape=(n_units, n_keys))
-    to_keys = to_units.T.tocsr()
+    # the cells come in (slice, template, sample) order: each template's cells are one run
+    # of rows, their keys increasing, so the sums are compressed rows as they stand
     unit_cells = np.bincount(cell_unit, minlength=n_units)
+    unit_starts = np.concatenate([[0], np.cumsum(unit_cells)])
+    to_units = sparse.csr_matrix((np.ones(obs.size), cell_key, unit_starts), (n_units, n_keys))
+    y_to_units = sparse.csr_matrix((yv, cell_key, unit_starts), (n_units, n_keys))
+    to_keys = to_units.T.tocsr()
     c = {
         "unit_y": np.bincount(cell_unit, yv, n_units),
         "unit_y2": np.bincount(cell_unit, yv**2, n_units),
@@ -999,8 +1005,8 @@ def fit_grid(
     seen = unit_cells > 0
     # sums into owners of the pairwise equation: pools (and models, for a normal per model)
     owners = {
-        "pool": (_sum_by(unit_pool, pools), _sum_by(key_obs // shared, pools)),
-        "slice": (_sum_by(unit_slice, slices), _sum_by(key_obs, slices)),
+        "pool": lambda: (_sum_by(unit_pool, pools), _sum_by(key_obs // shared, pools)),
+        "slice": lambda: (_sum_by(unit_slice, slices), _sum_by(key_obs, slices)),
     }
     has_pairs = {
         "pool": np.bincount(unit_pool, unit_cells > 1, pools) > 0,
@@ -1046,6 +1052,8 @@ def fit_grid(
         return _likelihoods(loglik, seen), p, p * q
 
     def pairwise(p, which):
+        if callable(owners[which]):  # built once, where first needed
+            owners[which] = owners[which]()
         by_unit, by_key = owners[which]
         gap = _pair_gap(p, np.asarray(to_units @ p), c, by_unit, by_key)
         return _pairwise_sd(gap, has_pairs[which])
