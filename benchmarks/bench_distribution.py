@@ -241,16 +241,18 @@ def main(argv=None) -> int:
     parser.add_argument("--figure", help="write the errors' figure here (PNG)")
     args = parser.parse_args(argv)
     root = pathlib.Path(__file__).parent
+    saved = root / "results" / f"{args.name}.json"
     if args.figure and not args.accuracy:
-        saved = json.loads((root / "results" / f"{args.name}.json").read_text())
-        figure(saved["accuracy"], args.figure)
+        rows = json.loads(saved.read_text())["accuracy"] if saved.exists() else []
+        if not rows:
+            parser.error(f"--figure: {saved} holds no errors yet; add --accuracy")
+        figure(rows, args.figure)
         return 0
     budgets = (200, 400, 800)
     rankstats.estimate_distribution(  # warm the imports and caches before timing
         cube_of("normal", 2, 0).isel(sample=slice(0, 10)), n_resamples=2, seed=0
     )
     times = timing((8, 16, 32, 64), (200, 800), args.repeats)
-    saved = root / "results" / f"{args.name}.json"
     if args.accuracy:
         rows = accuracy(budgets, args.seeds, args.models)
     else:  # the last errors measured, for the README section
