@@ -337,6 +337,26 @@ def test_each_model_alone_and_a_template_covariate():
 # ---- the grid kernels against brute force ----------------------------------------------------
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    owner=st.lists(st.integers(0, 5), min_size=1, max_size=30),
+    extra=st.integers(0, 3),
+    weighted=st.booleans(),
+)
+def test_sum_by_adds_rows_into_their_owners(owner, extra, weighted):
+    # owners unsorted, repeated and some without any row; against np.add.at
+    owner = np.array(owner)
+    n_owner = int(owner.max()) + 1 + extra
+    rng = np.random.default_rng(owner.size)
+    values = rng.random(owner.size) if weighted else None
+    x = rng.random((owner.size, 3))
+    expected = np.zeros((n_owner, 3))
+    np.add.at(expected, owner, x * (values[:, None] if weighted else 1.0))
+    summed = kernel._sum_by(owner, n_owner, values)
+    assert summed.has_canonical_format
+    np.testing.assert_allclose(summed @ x, expected, rtol=1e-12, atol=1e-12)
+
+
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), rows=st.integers(1, 6), width=st.integers(2, draws.WIDTH - 1))
 def test_search_is_searchsorted_row_by_row(data, rows, width):
