@@ -64,20 +64,29 @@ def test_penalised_fit_matches_scipy_on_the_dense_design():
     np.testing.assert_allclose(fit["b"][0], oracle[1 + n_t :], atol=1e-6)
 
 
-def test_every_cell_observed_gives_the_exact_distribution():
-    cube = rankstats.planted_cube(models=3, templates=15, samples=12, seed=4)
+@pytest.mark.parametrize("shape", [(3, 15, 12, 4), (2, 3, 3, 0)])
+def test_every_cell_observed_gives_the_exact_distribution(shape):
+    models, templates, samples, seed = shape
+    cube = rankstats.planted_cube(models=models, templates=templates, samples=samples, seed=seed)
     out = rankstats.estimate_distribution(cube, n_resamples=20, seed=0)
     exact = rankstats.template_scores(cube)
-    np.testing.assert_allclose(out.template_accuracy.transpose(*exact.dims), exact, atol=1e-12)
+    np.testing.assert_allclose(
+        out.template_accuracy.transpose(*exact.dims), exact, rtol=0, atol=1e-12
+    )
     quantiles = exact.quantile(out["quantile"].values, "template")
-    np.testing.assert_allclose(out.quantiles.transpose(*quantiles.dims), quantiles, atol=1e-12)
     np.testing.assert_allclose(
-        out.avgp, exact.mean("template").transpose(*out.avgp.dims), atol=1e-12
+        out.quantiles.transpose(*quantiles.dims), quantiles, rtol=0, atol=1e-12
     )
     np.testing.assert_allclose(
-        out.maxp, exact.max("template").transpose(*out.maxp.dims), atol=1e-12
+        out.avgp, exact.mean("template").transpose(*out.avgp.dims), rtol=0, atol=1e-12
     )
-    np.testing.assert_array_equal(out.calls, 15 * 12)
+    np.testing.assert_allclose(
+        out.maxp, exact.max("template").transpose(*out.maxp.dims), rtol=0, atol=1e-12
+    )
+    np.testing.assert_array_equal(out.calls, templates * samples)
+    # nothing unobserved: the intervals are the exact values too
+    np.testing.assert_allclose(out.quantiles_low, out.quantiles, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.template_high, out.template_accuracy, rtol=0, atol=1e-12)
 
 
 def test_the_planted_template_spread_is_recovered_with_many_cells():

@@ -1199,21 +1199,28 @@ def grid_accuracy(f: dict) -> dict:
     n_units = unit_slice.size
     cells = f["cell_unit"]
     p = f["key_p"]
-    summed = sparse.csr_matrix(
-        (np.ones(cells.size), (cells, f["cell_key"])), shape=(n_units, p.shape[0])
-    )
+    # the cells come in template order (see fit_grid): compressed rows as they stand
+    unit_cells = np.bincount(cells, minlength=n_units)
+    starts = np.concatenate([[0], np.cumsum(unit_cells)])
+    summed = sparse.csr_matrix((np.ones(cells.size), f["cell_key"], starts), (n_units, p.shape[0]))
     seen_p = np.asarray(summed @ p)
     seen_v = np.asarray(summed @ (p * (1.0 - p)))
     seen_y = np.bincount(cells, f["y"], n_units)
     g = groups[unit_slice, unit_t]
     nu = n[unit_slice][:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
+        observed = seen_y / n[unit_slice]
         mean = (seen_y[:, None] + total_p[unit_slice, g] - seen_p) / nu
         var = np.maximum(total_v[unit_slice, g] - seen_v, 0.0) / nu**2
+    # a template with every sample observed has nothing to predict: the difference of the
+    # two sums would leave rounding noise (its square root, in the draws, about 1e-9)
+    full = unit_cells >= n[unit_slice]
+    mean[full] = observed[full, None]
+    var[full] = 0.0
     weights, _ = _posterior(f["likelihood"], f["prior"], unit_slice)
     return {
         "mean": np.clip(mean, 0.0, 1.0),
         "var": var,
         "weights": weights,
-        "observed": seen_y / n[unit_slice],
+        "observed": observed,
     }
