@@ -48,7 +48,9 @@ def test_the_record_chain_is_the_same(audit):
     assert audit.previous.values.tolist() == [s["previous"] for s in steps]
     assert audit.record.values.tolist() == [s["new"] for s in steps]
     assert audit.n_date_models.values.tolist() == [s["date_group"] for s in steps]
-    np.testing.assert_allclose(audit.margin.values, [s["margin"] for s in steps], atol=1e-12)
+    np.testing.assert_allclose(
+        audit.margin.values, [s["margin"] for s in steps], rtol=0, atol=1e-12
+    )
     assert audit.wins.values.tolist() == [s["b_only"] for s in steps]
     assert audit.losses.values.tolist() == [s["a_only"] for s in steps]
 

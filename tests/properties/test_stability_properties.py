@@ -112,7 +112,7 @@ def test_win_tie_and_loss_add_up_to_one(cube, over, seed):
     tie = wins.tie.transpose("task", "model", "model_b").values
     total = win + np.swapaxes(win, -1, -2) + tie
     defined = ~np.isnan(total)
-    np.testing.assert_allclose(total[defined], 1.0, atol=1e-12)
+    np.testing.assert_allclose(total[defined], 1.0, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(
         np.diagonal(tie, axis1=-2, axis2=-1)[~np.isnan(np.diagonal(tie, axis1=-2, axis2=-1))], 1.0
     )
