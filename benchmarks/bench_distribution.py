@@ -242,21 +242,19 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     root = pathlib.Path(__file__).parent
     saved = root / "results" / f"{args.name}.json"
+    # the last errors measured: for the figure or the README section without --accuracy
+    last = json.loads(saved.read_text())["accuracy"] if saved.exists() else []
     if args.figure and not args.accuracy:
-        rows = json.loads(saved.read_text())["accuracy"] if saved.exists() else []
-        if not rows:
+        if not last:
             parser.error(f"--figure: {saved} holds no errors yet; add --accuracy")
-        figure(rows, args.figure)
+        figure(last, args.figure)
         return 0
     budgets = (200, 400, 800)
     rankstats.estimate_distribution(  # warm the imports and caches before timing
         cube_of("normal", 2, 0).isel(sample=slice(0, 10)), n_resamples=2, seed=0
     )
     times = timing((8, 16, 32, 64), (200, 800), args.repeats)
-    if args.accuracy:
-        rows = accuracy(budgets, args.seeds, args.models)
-    else:  # the last errors measured, for the README section
-        rows = json.loads(saved.read_text())["accuracy"] if saved.exists() else []
+    rows = accuracy(budgets, args.seeds, args.models) if args.accuracy else last
     if args.figure:
         figure(rows, args.figure)
     (root / "results").mkdir(exist_ok=True)

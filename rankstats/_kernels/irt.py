@@ -566,6 +566,19 @@ def _sum_by(owner, n_owner, values=None):
     return sparse.csr_matrix((values, order, starts), shape=(n_owner, owner.size))
 
 
+def _cells_by_unit(cell_unit, cell_key, n_units: int, n_keys: int, values=None):
+    """The sparse ``(n_units, n_keys)`` matrix that sums each template's cells by key.
+
+    The cells come in (slice, template, sample) order (:func:`_flat`): each
+    template's cells are one run, their keys increasing, so the matrix is
+    built in compressed rows as they stand.
+    """
+    starts = np.zeros(n_units + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cell_unit, minlength=n_units), out=starts[1:])
+    values = np.ones(cell_unit.size) if values is None else values
+    return sparse.csr_matrix((values, cell_key, starts), shape=(n_units, n_keys))
+
+
 def _best_sd(profile) -> np.ndarray:
     """The sd of :data:`SD_GRID` with the largest profile, refined by a parabola in log sd."""
     n = SD_GRID.size
@@ -988,13 +1001,10 @@ def fit_grid(
     key_obs = keys // (width * n_s)
     key_b = (key_obs // shared) * n_s + keys % n_s
     key_g = key_obs * n_g + (keys // n_s) % width if n_g else None
-    # the cells come in (slice, template, sample) order: each template's cells are one run
-    # of rows, their keys increasing, so the sums are compressed rows as they stand
-    unit_cells = np.bincount(cell_unit, minlength=n_units)
-    unit_starts = np.concatenate([[0], np.cumsum(unit_cells)])
-    to_units = sparse.csr_matrix((np.ones(obs.size), cell_key, unit_starts), (n_units, n_keys))
-    y_to_units = sparse.csr_matrix((yv, cell_key, unit_starts), (n_units, n_keys))
+    to_units = _cells_by_unit(cell_unit, cell_key, n_units, n_keys)
+    y_to_units = _cells_by_unit(cell_unit, cell_key, n_units, n_keys, yv)
     to_keys = to_units.T.tocsr()
+    unit_cells = np.diff(to_units.indptr)
     c = {
         "unit_y": np.bincount(cell_unit, yv, n_units),
         "unit_y2": np.bincount(cell_unit, yv**2, n_units),
@@ -1004,9 +1014,11 @@ def fit_grid(
     key_y = c["key_y"]
     seen = unit_cells > 0
     # sums into owners of the pairwise equation: pools (and models, for a normal per model)
-    owners = {
-        "pool": lambda: (_sum_by(unit_pool, pools), _sum_by(key_obs // shared, pools)),
-        "slice": lambda: (_sum_by(unit_slice, slices), _sum_by(key_obs, slices)),
+    # (built once, where first needed: the models' only for a normal per model)
+    owners = {}
+    owner_of = {
+        "pool": (unit_pool, key_obs // shared, pools),
+        "slice": (unit_slice, key_obs, slices),
     }
     has_pairs = {
         "pool": np.bincount(unit_pool, unit_cells > 1, pools) > 0,
@@ -1052,8 +1064,9 @@ def fit_grid(
         return _likelihoods(loglik, seen), p, p * q
 
     def pairwise(p, which):
-        if callable(owners[which]):  # built once, where first needed
-            owners[which] = owners[which]()
+        if which not in owners:
+            units, keys_, n_owner = owner_of[which]
+            owners[which] = (_sum_by(units, n_owner), _sum_by(keys_, n_owner))
         by_unit, by_key = owners[which]
         gap = _pair_gap(p, np.asarray(to_units @ p), c, by_unit, by_key)
         return _pairwise_sd(gap, has_pairs[which])
@@ -1199,10 +1212,8 @@ def grid_accuracy(f: dict) -> dict:
     n_units = unit_slice.size
     cells = f["cell_unit"]
     p = f["key_p"]
-    # the cells come in template order (see fit_grid): compressed rows as they stand
-    unit_cells = np.bincount(cells, minlength=n_units)
-    starts = np.concatenate([[0], np.cumsum(unit_cells)])
-    summed = sparse.csr_matrix((np.ones(cells.size), f["cell_key"], starts), (n_units, p.shape[0]))
+    summed = _cells_by_unit(cells, f["cell_key"], n_units, p.shape[0])
+    unit_cells = np.diff(summed.indptr)
     seen_p = np.asarray(summed @ p)
     seen_v = np.asarray(summed @ (p * (1.0 - p)))
     seen_y = np.bincount(cells, f["y"], n_units)

@@ -332,10 +332,9 @@ def estimate_distribution(
     and 0.12. Skewed effects at 2 cells per template are the exception: the
     95% quantile is further off (0.046 against 0.027); from 4 cells the skew
     test finds the long tail and both tails are as close as the
-    reference's or closer. The nominal 95%
-    intervals of the 5% and 95% quantiles covered the truth 95.6% and 95.0%
-    of the time at 2 cells per template (10 cubes). See
-    docs/statistics/estimators.md.
+    reference's or closer. The nominal 95% intervals of the 5% and 95%
+    quantiles covered the truth 95.6% and 95.0% of the time at 2 cells per
+    template (10 cubes). See docs/statistics/estimators.md.
 
     References
     ----------
